@@ -1,0 +1,5 @@
+//! Library part of the `h5` command: the canonical dump and the text dumps,
+//! reusable by tests.
+#![deny(missing_docs)]
+
+pub mod canon;

@@ -1,0 +1,31 @@
+//! Element layout and values: decoding raw element bytes of any datatype into
+//! [`Value`]s, byte order, conversions.
+
+pub mod decode;
+pub mod value;
+
+pub use value::{Reference, Region, Value};
+
+use crate::error::Result;
+use crate::Addr;
+use alloc::vec::Vec;
+
+/// Access to the global heap, needed to decode variable-length data and references.
+pub trait HeapResolver {
+    /// The bytes of object `index` in the global heap collection at `collection`.
+    ///
+    /// # Errors
+    /// Whatever reading the collection fails with.
+    fn global_heap_object(&self, collection: Addr, index: u32) -> Result<Vec<u8>>;
+}
+
+/// A resolver for data that has no variable-length parts; fails on any heap access.
+pub struct NoHeap;
+
+impl HeapResolver for NoHeap {
+    fn global_heap_object(&self, collection: Addr, _index: u32) -> Result<Vec<u8>> {
+        Err(crate::Error::unsupported(alloc::format!(
+            "global heap access (collection {collection}) without a file"
+        )))
+    }
+}

@@ -1,0 +1,54 @@
+//! Symbol table node (`SNOD`) and symbol table entry, spec III.C/III.D.
+
+use crate::codec::Cursor;
+use crate::error::Result;
+use crate::{Addr, Ctx};
+use alloc::vec::Vec;
+
+/// Cached scratch-pad information of a symbol table entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryCache {
+    /// Nothing cached.
+    None,
+    /// The object is a group: its B-tree and local heap.
+    Group {
+        /// v1 B-tree address.
+        btree: Addr,
+        /// Local heap address.
+        heap: Addr,
+    },
+    /// The entry is a soft link: offset of its target in the local heap.
+    SoftLink {
+        /// Local heap offset of the target path.
+        offset: u32,
+    },
+}
+
+/// A symbol table entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SymbolTableEntry {
+    /// Offset of the link name in the group's local heap.
+    pub name_offset: u64,
+    /// Object header address.
+    pub header: Addr,
+    /// Cache.
+    pub cache: EntryCache,
+}
+
+impl SymbolTableEntry {
+    /// Decode one entry.
+    ///
+    /// # Errors
+    /// `Truncated`.
+    pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
+        let _ = ctx;
+        Err(cur.unsupported("not implemented yet"))
+    }
+}
+
+/// A symbol table node: a leaf of a group's v1 B-tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolTableNode {
+    /// Entries in name order.
+    pub entries: Vec<SymbolTableEntry>,
+}

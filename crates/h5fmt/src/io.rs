@@ -1,0 +1,267 @@
+//! Byte sources: `&[u8]`/`Vec<u8>` (no_std), files and mmap (std).
+
+use crate::addr::Addr;
+use crate::error::{Error, Result};
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// Random-access reads from a byte source.
+pub trait ReadAt: Send + Sync {
+    /// Total length in bytes.
+    fn len(&self) -> u64;
+    /// Whether the source is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Fill `buf` from absolute position `pos`.
+    ///
+    /// # Errors
+    /// `Truncated` past the end, `Io` on failure.
+    fn read_at(&self, pos: u64, buf: &mut [u8]) -> Result<()>;
+    /// The whole source as one slice, when it is in memory (zero-copy reads).
+    fn as_slice(&self) -> Option<&[u8]> {
+        None
+    }
+}
+
+fn slice_read(data: &[u8], pos: u64, buf: &mut [u8]) -> Result<()> {
+    let start = usize::try_from(pos).map_err(|_| Error::truncated("read past end of file", pos))?;
+    let end = start.checked_add(buf.len()).ok_or_else(|| Error::truncated("read past end of file", pos))?;
+    match data.get(start..end) {
+        Some(s) => {
+            buf.copy_from_slice(s);
+            Ok(())
+        }
+        None => Err(Error::truncated(
+            alloc::format!("read of {} bytes past end of file ({} bytes)", buf.len(), data.len()),
+            pos,
+        )),
+    }
+}
+
+impl ReadAt for Vec<u8> {
+    fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+    fn read_at(&self, pos: u64, buf: &mut [u8]) -> Result<()> {
+        slice_read(self, pos, buf)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
+    }
+}
+
+impl ReadAt for Arc<[u8]> {
+    fn len(&self) -> u64 {
+        (**self).len() as u64
+    }
+    fn read_at(&self, pos: u64, buf: &mut [u8]) -> Result<()> {
+        slice_read(self, pos, buf)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
+    }
+}
+
+impl ReadAt for &'static [u8] {
+    fn len(&self) -> u64 {
+        (**self).len() as u64
+    }
+    fn read_at(&self, pos: u64, buf: &mut [u8]) -> Result<()> {
+        slice_read(self, pos, buf)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
+    }
+}
+
+/// A memory-mapped file (std).
+#[cfg(feature = "std")]
+pub struct MmapSource {
+    map: memmap2::Mmap,
+}
+
+#[cfg(feature = "std")]
+impl MmapSource {
+    /// Map `file` read-only.
+    ///
+    /// # Errors
+    /// `Io` when mapping fails.
+    pub fn new(file: &std::fs::File) -> Result<Self> {
+        // SAFETY: the map is read-only; a concurrent writer truncating the file
+        // could fault, which is the documented risk of every mmap reader. Callers
+        // that cannot accept it use `FileSource`.
+        let map = unsafe { memmap2::Mmap::map(file) }?;
+        Ok(MmapSource { map })
+    }
+}
+
+#[cfg(feature = "std")]
+impl ReadAt for MmapSource {
+    fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+    fn read_at(&self, pos: u64, buf: &mut [u8]) -> Result<()> {
+        slice_read(&self.map, pos, buf)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(&self.map)
+    }
+}
+
+/// A file read with positioned reads (std, unix `pread`).
+#[cfg(feature = "std")]
+pub struct FileSource {
+    file: std::fs::File,
+    len: u64,
+}
+
+#[cfg(feature = "std")]
+impl FileSource {
+    /// Wrap an open file.
+    ///
+    /// # Errors
+    /// `Io` when its length cannot be read.
+    pub fn new(file: std::fs::File) -> Result<Self> {
+        let len = file.metadata()?.len();
+        Ok(FileSource { file, len })
+    }
+}
+
+#[cfg(feature = "std")]
+impl ReadAt for FileSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_at(&self, pos: u64, buf: &mut [u8]) -> Result<()> {
+        let end = pos.checked_add(buf.len() as u64);
+        if end.is_none_or(|e| e > self.len) {
+            return Err(Error::truncated("read past end of file", pos));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileExt;
+            self.file.read_exact_at(buf, pos)?;
+            Ok(())
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = (&self.file, buf);
+            Err(Error::unsupported("positioned reads need a unix platform; use mmap"))
+        }
+    }
+}
+
+/// The file's bytes as the reader sees them: a source plus the superblock's
+/// base address, with every read bounds-checked against the end of file and
+/// the limits.
+#[derive(Clone)]
+pub struct Storage {
+    src: Arc<dyn ReadAt>,
+    base: u64,
+    len: u64,
+}
+
+impl core::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Storage").field("base", &self.base).field("len", &self.len).finish()
+    }
+}
+
+impl Storage {
+    /// A storage over `src` with base address 0.
+    pub fn new(src: Arc<dyn ReadAt>) -> Self {
+        let len = src.len();
+        Storage { src, base: 0, len }
+    }
+    /// The same source with another base address (the superblock's).
+    #[must_use]
+    pub fn with_base(&self, base: u64) -> Self {
+        Storage { src: self.src.clone(), base, len: self.len }
+    }
+    /// The base address added to every relative address.
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+    /// Length of the underlying source in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+    /// Whether the source is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Bytes from `addr` to the end of the source.
+    pub fn available(&self, addr: Addr) -> u64 {
+        match self.base.checked_add(addr.0) {
+            Some(abs) => self.len.saturating_sub(abs),
+            None => 0,
+        }
+    }
+    /// The underlying source.
+    pub fn source(&self) -> &Arc<dyn ReadAt> {
+        &self.src
+    }
+
+    /// Absolute position of a relative address, checked for `len` bytes.
+    ///
+    /// # Errors
+    /// `Corrupt` for the undefined address, `Truncated` past the end of file.
+    pub fn absolute(&self, addr: Addr, len: u64) -> Result<u64> {
+        if addr.is_undef() {
+            return Err(Error::corrupt("read at the undefined address", u64::MAX));
+        }
+        let abs = self.base.checked_add(addr.0).ok_or_else(|| Error::corrupt("address overflows", addr.0))?;
+        match abs.checked_add(len) {
+            Some(end) if end <= self.len => Ok(abs),
+            _ => Err(Error::truncated(
+                alloc::format!("{len} bytes at address {addr} lie past the end of file ({} bytes)", self.len),
+                abs,
+            )),
+        }
+    }
+
+    /// Read exactly `len` bytes at relative address `addr`.
+    ///
+    /// # Errors
+    /// `Truncated` past the end of file, `Io`.
+    pub fn read(&self, addr: Addr, len: u64) -> Result<Vec<u8>> {
+        let abs = self.absolute(addr, len)?;
+        let n = usize::try_from(len).map_err(|_| Error::limit("read larger than the address space"))?;
+        let mut buf = vec![0u8; n];
+        self.src.read_at(abs, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Read into `buf` at relative address `addr`.
+    ///
+    /// # Errors
+    /// `Truncated` past the end of file, `Io`.
+    pub fn read_into(&self, addr: Addr, buf: &mut [u8]) -> Result<()> {
+        let abs = self.absolute(addr, buf.len() as u64)?;
+        self.src.read_at(abs, buf)
+    }
+
+    /// Read up to `max` bytes at `addr` (fewer at the end of the file), for
+    /// structures whose size is only known after decoding their prefix.
+    ///
+    /// # Errors
+    /// `Truncated` if `addr` itself is past the end of file.
+    pub fn read_upto(&self, addr: Addr, max: u64) -> Result<Vec<u8>> {
+        let avail = self.available(addr);
+        if avail == 0 {
+            return Err(Error::truncated(alloc::format!("address {addr} is past the end of file"), addr.0));
+        }
+        self.read(addr, max.min(avail))
+    }
+
+    /// Zero-copy view of `len` bytes at `addr`, when the source is in memory.
+    pub fn slice(&self, addr: Addr, len: u64) -> Option<&[u8]> {
+        let abs = self.absolute(addr, len).ok()?;
+        let s = self.src.as_slice()?;
+        let start = usize::try_from(abs).ok()?;
+        let end = start.checked_add(usize::try_from(len).ok()?)?;
+        s.get(start..end)
+    }
+}

@@ -1,0 +1,14 @@
+//! The lazy high-level read API: [`File`], [`Group`], [`Dataset`], [`Attribute`].
+//! This is the only layer that follows addresses.
+
+pub mod btree_v1;
+pub mod btree_v2;
+pub mod chunks;
+pub mod fractal_heap;
+pub mod global_heap;
+pub mod local_heap;
+pub mod object_header;
+
+mod api;
+
+pub use api::{Attribute, Dataset, File, Group, Link, Object};
