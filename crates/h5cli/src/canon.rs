@@ -1,11 +1,514 @@
-//! `h5canon/1`: the canonical JSON dump of a file (see shared/conformance/CANON.md).
+//! `h5canon/1`: the canonical JSON dump of a file (see `shared/conformance/CANON.md`).
+//!
+//! Objects are walked breadth-first from `/`, links in byte order of their
+//! names, and each object is described once, at the first path that reaches it.
 
+use h5fmt::data::{Reference, Value};
+use h5fmt::format::datatype::{ByteOrder, CharSet, Datatype, RefKind, StringPad};
+use h5fmt::format::message::{FillState, LinkTarget, SpaceKind};
+use h5fmt::read::LayoutClass;
+use h5fmt::{Addr, Attribute, Dataset, File, Object};
+use serde_json::{json, Map, Value as Json};
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
+
+/// Elements up to which `data` is written inline.
+const INLINE_MAX: u64 = 64;
+/// Bytes of compact JSON up to which `data` (and a fill value) is written inline.
+const INLINE_MAX_BYTES: usize = 4096;
 
 /// The canonical dump of the file at `path`, as a JSON value.
 ///
 /// # Errors
 /// A one-line message naming the object path and what could not be read.
-pub fn dump(path: &Path) -> Result<serde_json::Value, String> {
-    Err(format!("{}: canonical dump not implemented yet", path.display()))
+pub fn dump(path: &Path) -> Result<Json, String> {
+    let file = File::open(path).map_err(|e| format!("/: cannot open file: {e}"))?;
+    dump_file(&file)
+}
+
+/// The canonical dump of an open file.
+///
+/// # Errors
+/// A one-line message naming the object path and what could not be read.
+pub fn dump_file(file: &File) -> Result<Json, String> {
+    let root = file.root().map_err(|e| named("/", &e.to_string()))?;
+    let mut canon: HashMap<Addr, String> = HashMap::new();
+    canon.insert(root.addr(), "/".to_string());
+    let mut order: Vec<(String, Object)> = vec![("/".to_string(), Object::Group(root.clone()))];
+    let mut links_of: HashMap<String, Vec<(String, LinkOut)>> = HashMap::new();
+    let mut queue = VecDeque::from([("/".to_string(), root)]);
+    let max_objects = file.ctx().limits.max_objects;
+    while let Some((gpath, g)) = queue.pop_front() {
+        let links = g
+            .links()
+            .map_err(|e| named(&gpath, &format!("cannot list links: {e}")))?;
+        let mut outs = Vec::with_capacity(links.len());
+        for l in links {
+            let lpath = join(&gpath, &l.name);
+            let out = match l.target {
+                LinkTarget::Hard(addr) => {
+                    if let std::collections::hash_map::Entry::Vacant(slot) = canon.entry(addr) {
+                        if order.len() >= max_objects {
+                            return Err(named(&lpath, "too many objects (limit)"));
+                        }
+                        let obj = file
+                            .object_at(addr, &lpath)
+                            .map_err(|e| named(&lpath, &format!("cannot resolve link: {e}")))?;
+                        slot.insert(lpath.clone());
+                        if let Object::Group(sub) = &obj {
+                            queue.push_back((lpath.clone(), sub.clone()));
+                        }
+                        order.push((lpath.clone(), obj));
+                    }
+                    LinkOut::Hard(addr)
+                }
+                LinkTarget::Soft(s) => LinkOut::Json(json!({ "soft": s })),
+                LinkTarget::External { file: f, path: p } => {
+                    LinkOut::Json(json!({ "external": { "file": f, "path": p } }))
+                }
+                LinkTarget::UserDefined { class, .. } => {
+                    return Err(named(
+                        &lpath,
+                        &format!("unsupported user-defined link type {class}"),
+                    ))
+                }
+            };
+            outs.push((l.name, out));
+        }
+        links_of.insert(gpath, outs);
+    }
+
+    let cx = Canon { canon: &canon };
+    let mut objects = Map::new();
+    for (p, obj) in &order {
+        let desc = match obj {
+            Object::Group(g) => {
+                let mut lk = Map::new();
+                for (name, out) in links_of.remove(p).unwrap_or_default() {
+                    let v = match out {
+                        LinkOut::Hard(a) => {
+                            json!({ "hard": canon.get(&a).cloned().unwrap_or_default() })
+                        }
+                        LinkOut::Json(j) => j,
+                    };
+                    lk.insert(name, v);
+                }
+                let attrs = g.attrs().map_err(|e| named(p, &e.to_string()))?;
+                json!({ "kind": "group", "attrs": cx.attrs(p, attrs)?, "links": lk })
+            }
+            Object::Dataset(d) => {
+                let mut m = cx.dataset(p, d)?;
+                let attrs = d.attrs().map_err(|e| named(p, &e.to_string()))?;
+                m.insert("attrs".into(), cx.attrs(p, attrs)?);
+                Json::Object(m)
+            }
+            Object::Datatype(t) => {
+                let attrs = t.attrs().map_err(|e| named(p, &e.to_string()))?;
+                json!({ "kind": "datatype", "attrs": cx.attrs(p, attrs)?,
+                        "dtype": dtype_json(t.dtype()).map_err(|e| named(p, &e))? })
+            }
+        };
+        objects.insert(p.clone(), desc);
+    }
+    Ok(json!({ "format": "h5canon/1", "objects": objects }))
+}
+
+enum LinkOut {
+    Hard(Addr),
+    Json(Json),
+}
+
+fn join(parent: &str, name: &str) -> String {
+    if parent == "/" {
+        format!("/{name}")
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
+/// Prefix `msg` with `path` unless the message already names it.
+fn named(path: &str, msg: &str) -> String {
+    if msg.starts_with(&format!("{path}:")) || msg.starts_with(&format!("{path} (")) {
+        msg.to_string()
+    } else {
+        format!("{path}: {msg}")
+    }
+}
+
+/// The compact JSON text that `data_sha256` hashes (Python's
+/// `json.dumps(v, separators=(",", ":"), ensure_ascii=False)`).
+pub fn compact(v: &Json) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// Lowercase hex SHA-256 of the compact JSON of `v`.
+pub fn sha_of(v: &Json) -> String {
+    hex(&Sha256::digest(compact(v).as_bytes()))
+}
+
+fn hex(b: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(b.len() * 2);
+    for x in b {
+        let _ = write!(s, "{x:02x}");
+    }
+    s
+}
+
+fn order_str(o: ByteOrder) -> Result<&'static str, String> {
+    match o {
+        ByteOrder::Little => Ok("le"),
+        ByteOrder::Big => Ok("be"),
+        ByteOrder::Vax => Err("unsupported byte order (VAX)".into()),
+    }
+}
+
+fn is_ieee(size: u32, l: &h5fmt::format::datatype::FloatLayout) -> bool {
+    let (sp, ep, es, mp, ms, bias) = match size {
+        2 => (15, 10, 5, 0, 10, 15),
+        4 => (31, 23, 8, 0, 23, 127),
+        8 => (63, 52, 11, 0, 52, 1023),
+        16 => (127, 112, 15, 0, 112, 16383),
+        _ => return false,
+    };
+    l.sign_pos == sp
+        && l.exp_pos == ep
+        && l.exp_size == es
+        && l.mant_pos == mp
+        && l.mant_size == ms
+        && l.exp_bias == bias
+        && l.bit_offset == 0
+        && u32::from(l.precision) == size * 8
+        && l.norm == 2
+}
+
+/// The DTYPE JSON of a datatype.
+///
+/// # Errors
+/// For types h5canon/1 cannot represent (VAX order).
+pub fn dtype_json(t: &Datatype) -> Result<Json, String> {
+    Ok(match t {
+        Datatype::Integer {
+            size,
+            order,
+            signed,
+            ..
+        } => {
+            json!({"class": "int", "size": size, "order": order_str(*order)?, "signed": signed})
+        }
+        Datatype::Float {
+            size,
+            order,
+            layout,
+        } => {
+            if *order == ByteOrder::Vax {
+                return Err("unsupported float byte order (VAX)".into());
+            }
+            let mut m = json!({"class": "float", "size": size, "order": order_str(*order)?});
+            if !is_ieee(*size, layout) {
+                m["nonstandard"] = Json::Bool(true);
+            }
+            m
+        }
+        Datatype::Time { size, order, .. } => {
+            json!({"class": "time", "size": size, "order": order_str(*order)?})
+        }
+        Datatype::String { size, pad, cset } => {
+            json!({"class": "string", "size": size, "cset": cset_str(*cset), "pad": pad_str(*pad)})
+        }
+        Datatype::VarLenString { pad, cset, .. } => {
+            json!({"class": "string", "size": "vlen", "cset": cset_str(*cset), "pad": pad_str(*pad)})
+        }
+        Datatype::Bitfield { size, order, .. } => {
+            json!({"class": "bitfield", "size": size, "order": order_str(*order)?})
+        }
+        Datatype::Opaque { size, tag } => json!({"class": "opaque", "size": size, "tag": tag}),
+        Datatype::Compound { size, members } => {
+            let mut ms = Vec::with_capacity(members.len());
+            for m in members {
+                ms.push(json!({"name": m.name, "offset": m.offset, "type": dtype_json(&m.dtype)?}));
+            }
+            json!({"class": "compound", "size": size, "members": ms})
+        }
+        Datatype::Reference { kind, .. } => {
+            let k = match kind {
+                RefKind::Object1 => "object1",
+                RefKind::Region1 => "region1",
+                RefKind::Std => "std",
+            };
+            json!({"class": "ref", "kind": k})
+        }
+        Datatype::Enum { base, members } => {
+            let Datatype::Integer {
+                order,
+                signed,
+                bit_offset,
+                precision,
+                ..
+            } = base.as_ref()
+            else {
+                return Err("enum base is not an integer".into());
+            };
+            let mut ms = Vec::with_capacity(members.len());
+            for m in members {
+                let v = h5fmt::data::convert::int_value(
+                    &m.value,
+                    *order,
+                    *signed,
+                    *bit_offset,
+                    *precision,
+                );
+                ms.push(json!([m.name, int_json(v)]));
+            }
+            json!({"class": "enum", "base": dtype_json(base)?, "members": ms})
+        }
+        Datatype::VarLenSequence { base, .. } => {
+            json!({"class": "vlen", "base": dtype_json(base)?})
+        }
+        Datatype::Array { dims, base } => {
+            json!({"class": "array", "dims": dims, "base": dtype_json(base)?})
+        }
+        Datatype::Complex { size, base } => {
+            let order = match base.as_ref() {
+                Datatype::Float { order, .. } => order_str(*order)?,
+                _ => return Err("complex base is not a float".into()),
+            };
+            json!({"class": "complex", "size": size, "order": order})
+        }
+    })
+}
+
+fn cset_str(c: CharSet) -> &'static str {
+    match c {
+        CharSet::Ascii => "ascii",
+        CharSet::Utf8 => "utf8",
+    }
+}
+
+fn pad_str(p: StringPad) -> &'static str {
+    match p {
+        StringPad::NullTerm => "nullterm",
+        StringPad::NullPad => "nullpad",
+        StringPad::SpacePad => "spacepad",
+    }
+}
+
+fn int_json(v: i128) -> Json {
+    if let Ok(x) = i64::try_from(v) {
+        Json::from(x)
+    } else if let Ok(x) = u64::try_from(v) {
+        Json::from(x)
+    } else {
+        big_json(&v.to_string())
+    }
+}
+
+/// A JSON number too large for 64 bits (serde_json's arbitrary precision).
+fn big_json(digits: &str) -> Json {
+    serde_json::from_str(digits).unwrap_or(Json::Null)
+}
+
+struct Canon<'a> {
+    canon: &'a HashMap<Addr, String>,
+}
+
+impl Canon<'_> {
+    fn obj_path(&self, a: Addr) -> Json {
+        match self.canon.get(&a) {
+            Some(p) => Json::String(p.clone()),
+            None => json!({"unreachable": true}),
+        }
+    }
+
+    fn value(&self, v: &Value) -> Result<Json, String> {
+        Ok(match v {
+            Value::Int(x) => Json::from(*x),
+            Value::UInt(x) => Json::from(*x),
+            Value::BigInt(x) => int_json(*x),
+            Value::BigUInt(x) => {
+                if let Ok(y) = u64::try_from(*x) {
+                    Json::from(y)
+                } else {
+                    big_json(&x.to_string())
+                }
+            }
+            Value::F16(b) => Json::String(format!("0x{b:04x}")),
+            Value::F32(f) => Json::String(format!("0x{:08x}", f.to_bits())),
+            Value::F64(f) => Json::String(format!("0x{:016x}", f.to_bits())),
+            Value::F128(b) => Json::String(format!("0x{b:032x}")),
+            Value::NonStandardFloat(x) => {
+                if let Ok(y) = u64::try_from(*x) {
+                    Json::from(y)
+                } else {
+                    big_json(&x.to_string())
+                }
+            }
+            Value::Str(s) => Json::String(s.clone()),
+            Value::RawStr(b) | Value::Opaque(b) => json!({"hex": hex(b)}),
+            Value::Enum { code, .. } => int_json(*code),
+            Value::Compound(ms) => Json::Array(
+                ms.iter()
+                    .map(|(_, v)| self.value(v))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Array(xs) | Value::Vlen(xs) => {
+                Json::Array(xs.iter().map(|v| self.value(v)).collect::<Result<_, _>>()?)
+            }
+            Value::Ref(r) => match r {
+                Reference::Null => Json::Null,
+                Reference::Object(a) => self.obj_path(*a),
+                Reference::Region { obj, region } => {
+                    let Some((lo, hi)) = &region.bounds else {
+                        return Err("region reference with an empty selection has no bounds".into());
+                    };
+                    let mut m = Map::new();
+                    m.insert("obj".into(), self.obj_path(*obj));
+                    m.insert("npoints".into(), Json::from(region.npoints));
+                    m.insert("bounds".into(), json!([lo, hi]));
+                    Json::Object(m)
+                }
+                Reference::Attribute { obj, name } => {
+                    let mut m = Map::new();
+                    m.insert("obj".into(), self.obj_path(*obj));
+                    m.insert("attr".into(), Json::String(name.clone()));
+                    Json::Object(m)
+                }
+                Reference::External { .. } => json!({"unreachable": true}),
+            },
+            Value::Time(t) => Json::from(*t),
+            Value::Complex(re, im) => Json::Array(vec![self.value(re)?, self.value(im)?]),
+        })
+    }
+
+    /// Nested JSON lists following `shape` (the bare element for a scalar).
+    fn nest(&self, flat: &[Value], shape: &[u64]) -> Result<Json, String> {
+        match shape {
+            [] => match flat.first() {
+                Some(v) => self.value(v),
+                None => Err("scalar dataspace without an element".into()),
+            },
+            [_] => Ok(Json::Array(
+                flat.iter()
+                    .map(|v| self.value(v))
+                    .collect::<Result<_, _>>()?,
+            )),
+            [n, rest @ ..] => {
+                let step =
+                    usize::try_from(rest.iter().product::<u64>()).map_err(|_| "shape too large")?;
+                let mut out = Vec::new();
+                for i in 0..usize::try_from(*n).map_err(|_| "shape too large")? {
+                    let part = flat.get(i * step..(i + 1) * step).unwrap_or(&[]);
+                    out.push(self.nest(part, rest)?);
+                }
+                Ok(Json::Array(out))
+            }
+        }
+    }
+
+    fn attrs(&self, path: &str, attrs: Vec<Attribute>) -> Result<Json, String> {
+        let mut out = Map::new();
+        for a in attrs {
+            let wher = format!("{path} (attribute {:?})", a.name());
+            let dt = dtype_json(a.dtype()).map_err(|e| format!("{wher}: {e}"))?;
+            let mut ent = Map::new();
+            ent.insert("dtype".into(), dt);
+            if a.space().kind == SpaceKind::Null {
+                ent.insert("shape".into(), Json::Null);
+                ent.insert("data".into(), Json::Null);
+            } else {
+                ent.insert("shape".into(), json!(a.shape()));
+                let vals = a.read_values().map_err(|e| format!("{wher}: {e}"))?;
+                let v = self
+                    .nest(&vals, a.shape())
+                    .map_err(|e| format!("{wher}: {e}"))?;
+                let text = compact(&v);
+                if a.len() <= INLINE_MAX && text.len() <= INLINE_MAX_BYTES {
+                    ent.insert("data".into(), v);
+                }
+                ent.insert(
+                    "data_sha256".into(),
+                    Json::String(hex(&Sha256::digest(text.as_bytes()))),
+                );
+            }
+            if out.contains_key(a.name()) {
+                return Err(format!("{path}: duplicate attribute name {:?}", a.name()));
+            }
+            out.insert(a.name().to_string(), Json::Object(ent));
+        }
+        Ok(Json::Object(out))
+    }
+
+    fn dataset(&self, p: &str, d: &Dataset) -> Result<Map<String, Json>, String> {
+        let err = |e: String| named(p, &e);
+        let mut m = Map::new();
+        m.insert("kind".into(), json!("dataset"));
+        m.insert("dtype".into(), dtype_json(d.dtype()).map_err(err)?);
+        let space = d.space();
+        let (shape, maxshape) = match space.kind {
+            SpaceKind::Null => (Json::Null, Json::Null),
+            SpaceKind::Scalar => (json!([]), Json::Null),
+            SpaceKind::Simple => (json!(d.shape()), json!(d.maxshape())),
+        };
+        m.insert("shape".into(), shape);
+        m.insert("maxshape".into(), maxshape);
+        let layout = match d.layout_class() {
+            LayoutClass::Compact => "compact",
+            LayoutClass::Contiguous => "contiguous",
+            LayoutClass::Chunked => "chunked",
+            LayoutClass::Virtual => "virtual",
+        };
+        m.insert("layout".into(), json!(layout));
+        if let h5fmt::format::message::Layout::Chunked(cl) = d.layout() {
+            m.insert("chunks".into(), json!(cl.dims));
+            let filters: Vec<Json> = d
+                .filters()
+                .filters
+                .iter()
+                .map(|f| json!([f.id, f.client_data]))
+                .collect();
+            m.insert("filters".into(), Json::Array(filters));
+        }
+        let heap = d.file().heap();
+        let ctx = d.file().ctx();
+        let fill = d.fill_value();
+        let fill_json = match fill.state {
+            FillState::Undefined => json!({"state": "undefined", "value": null}),
+            FillState::Default | FillState::User => {
+                let state = if fill.state == FillState::User {
+                    "user"
+                } else {
+                    "default"
+                };
+                let bytes = d.fill_bytes();
+                let vals = h5fmt::data::decode::decode_elements(d.dtype(), &bytes, 1, ctx, &heap)
+                    .map_err(|e| named(p, &format!("cannot read fill value: {e}")))?;
+                let v = self.nest(&vals, &[]).map_err(err)?;
+                let text = compact(&v);
+                if text.len() <= INLINE_MAX_BYTES {
+                    json!({"state": state, "value": v})
+                } else {
+                    json!({"state": state, "value_sha256": hex(&Sha256::digest(text.as_bytes()))})
+                }
+            }
+        };
+        m.insert("fill".into(), fill_json);
+        if space.kind == SpaceKind::Null {
+            m.insert("data".into(), Json::Null);
+        } else {
+            let vals = d
+                .read_values()
+                .map_err(|e| named(p, &format!("cannot read data: {e}")))?;
+            let v = self.nest(&vals, d.shape()).map_err(err)?;
+            let text = compact(&v);
+            if d.len() <= INLINE_MAX && text.len() <= INLINE_MAX_BYTES {
+                m.insert("data".into(), v);
+            }
+            m.insert(
+                "data_sha256".into(),
+                Json::String(hex(&Sha256::digest(text.as_bytes()))),
+            );
+        }
+        Ok(m)
+    }
 }

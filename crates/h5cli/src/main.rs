@@ -1,17 +1,91 @@
-//! The `h5` command.
+//! The `h5` command: `ls`, `dump`, for HDF5 files, in pure Rust.
 
-fn main() {
+use std::path::Path;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage:
+  h5 ls [-r] FILE [PATH]          list a group's members (recursively with -r)
+  h5 dump FILE [PATH]             readable text dump (like h5dump)
+  h5 dump --json FILE [PATH]      readable JSON with real numbers
+  h5 dump --canonical FILE        the h5canon/1 canonical JSON document";
+
+fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() == 3 && args[0] == "dump" && args[1] == "--canonical" {
-        match h5cli::canon::dump(std::path::Path::new(&args[2])) {
-            Ok(v) => println!("{v}"),
-            Err(e) => {
-                eprintln!("h5: {e}");
-                std::process::exit(2);
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let one_line = e.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!("h5: {one_line}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let (cmd, rest) = args.split_first().ok_or_else(|| USAGE.to_string())?;
+    let flags: Vec<&str> = rest
+        .iter()
+        .filter(|a| a.starts_with('-'))
+        .map(String::as_str)
+        .collect();
+    let pos: Vec<&str> = rest
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(String::as_str)
+        .collect();
+    let has = |f: &str| flags.contains(&f);
+    let file_arg = pos.first().ok_or_else(|| USAGE.to_string())?;
+    let obj_path = pos.get(1).copied().unwrap_or("/");
+    match cmd.as_str() {
+        "ls" => {
+            check_flags(&flags, &["-r", "--recursive"])?;
+            let file = open(file_arg)?;
+            h5cli::text::ls(
+                &file,
+                obj_path,
+                has("-r") || has("--recursive"),
+                &mut std::io::stdout().lock(),
+            )
+        }
+        "dump" => {
+            check_flags(&flags, &["--canonical", "--json"])?;
+            if has("--canonical") {
+                let v = h5cli::canon::dump(Path::new(file_arg))?;
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+                );
+                Ok(())
+            } else if has("--json") {
+                let file = open(file_arg)?;
+                let v = h5cli::text::json_dump(&file, obj_path)?;
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+                );
+                Ok(())
+            } else {
+                let file = open(file_arg)?;
+                h5cli::text::dump(&file, file_arg, obj_path, &mut std::io::stdout().lock())
             }
         }
-    } else {
-        eprintln!("usage: h5 dump --canonical FILE");
-        std::process::exit(2);
+        "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!("unknown command {other:?}\n{USAGE}")),
     }
+}
+
+fn check_flags(flags: &[&str], allowed: &[&str]) -> Result<(), String> {
+    for f in flags {
+        if !allowed.contains(f) {
+            return Err(format!("unknown option {f}\n{USAGE}"));
+        }
+    }
+    Ok(())
+}
+
+fn open(path: &str) -> Result<h5fmt::File, String> {
+    h5fmt::File::open(path).map_err(|e| format!("{path}: {e}"))
 }

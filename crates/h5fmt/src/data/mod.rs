@@ -1,6 +1,7 @@
 //! Element layout and values: decoding raw element bytes of any datatype into
 //! [`Value`]s, byte order, conversions.
 
+pub mod convert;
 pub mod decode;
 pub mod value;
 

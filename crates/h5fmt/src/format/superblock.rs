@@ -50,3 +50,23 @@ impl Superblock {
         Err(cur.unsupported("not implemented yet"))
     }
 }
+
+/// Find the superblock signature: at 0, 512, 1024, 2048, … within the source.
+///
+/// # Errors
+/// `Corrupt` when no signature is found.
+pub fn locate(src: &dyn crate::io::ReadAt) -> Result<u64> {
+    let len = src.len();
+    let mut off = 0u64;
+    loop {
+        if off.saturating_add(8) > len {
+            return Err(crate::Error::corrupt("no HDF5 signature found", 0));
+        }
+        let mut sig = [0u8; 8];
+        src.read_at(off, &mut sig)?;
+        if sig == SIGNATURE {
+            return Ok(off);
+        }
+        off = if off == 0 { 512 } else { off.saturating_mul(2) };
+    }
+}

@@ -1,20 +1,1089 @@
-//! Placeholder; replaced by the real API.
+//! The lazy high-level read API.
 
-/// An open HDF5 file.
-#[derive(Debug)]
-pub struct File;
+use crate::data::decode::decode_elements;
+use crate::data::{HeapResolver, Value};
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::datatype::Datatype;
+use crate::format::message::attribute::MaybeShared;
+use crate::format::message::{
+    kind, AttributeInfo, AttributeMessage, Dataspace, ExternalFiles, FillState, FillValue,
+    FilterPipeline, Layout, Link as LinkMessage, LinkInfo, LinkTarget, Message, SharedMessage,
+    SharedTarget, SpaceKind, SymbolTableMessage,
+};
+use crate::format::object_header::ObjectHeader;
+use crate::format::superblock::Superblock;
+use crate::format::symbol_table_node::EntryCache;
+use crate::io::{ReadAt, Storage};
+use crate::read::btree_v2::BTreeV2;
+use crate::read::fractal_heap::FractalHeap;
+use crate::read::global_heap::GlobalHeap;
+use crate::read::local_heap::LocalHeap;
+use crate::read::object_header::read_object_header;
+use crate::{Addr, Ctx, Limits};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// How deep shared-message references may chain before we call it corrupt.
+const MAX_SHARED_DEPTH: usize = 4;
+
+struct Inner {
+    st: Storage,
+    ctx: Ctx,
+    sb: Superblock,
+    sohm: Option<crate::read::sohm::SohmIndexes>,
+    #[cfg(feature = "std")]
+    dir: Option<std::path::PathBuf>,
+}
+
+/// An open HDF5 file. Cheap to clone; every object keeps the file alive.
+#[derive(Clone)]
+pub struct File {
+    inner: Arc<Inner>,
+}
+
+impl core::fmt::Debug for File {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("File")
+            .field("superblock_version", &self.inner.sb.version)
+            .field("len", &self.inner.st.len())
+            .finish()
+    }
+}
+
+impl File {
+    /// Open the file at `path` (memory-mapped, read-only; a read-only open never writes).
+    ///
+    /// # Errors
+    /// `Io` when the file cannot be opened; any decode error of the superblock.
+    #[cfg(feature = "std")]
+    pub fn open(path: impl AsRef<std::path::Path>) -> Result<File> {
+        Self::open_with_limits(path, Limits::default())
+    }
+
+    /// Open the file at `path` with explicit resource limits.
+    ///
+    /// # Errors
+    /// As [`File::open`].
+    #[cfg(feature = "std")]
+    pub fn open_with_limits(path: impl AsRef<std::path::Path>, limits: Limits) -> Result<File> {
+        let path = path.as_ref();
+        let f =
+            std::fs::File::open(path).map_err(|e| Error::io(format!("{}: {e}", path.display())))?;
+        let src: Arc<dyn ReadAt> = match crate::io::MmapSource::new(&f) {
+            Ok(m) => Arc::new(m),
+            Err(_) => Arc::new(crate::io::FileSource::new(f)?),
+        };
+        let mut file = Self::from_source_inner(src, limits)?;
+        if let Some(inner) = Arc::get_mut(&mut file.inner) {
+            inner.dir = path.parent().map(|p| p.to_path_buf());
+        }
+        Ok(file)
+    }
+
+    /// Open a file held in memory (works without `std`).
+    ///
+    /// # Errors
+    /// Any decode error of the superblock.
+    pub fn from_bytes(bytes: impl Into<Vec<u8>>) -> Result<File> {
+        Self::from_source(Arc::new(bytes.into()), Limits::default())
+    }
+
+    /// Open any byte source with explicit resource limits.
+    ///
+    /// # Errors
+    /// Any decode error of the superblock.
+    pub fn from_source(src: Arc<dyn ReadAt>, limits: Limits) -> Result<File> {
+        Self::from_source_inner(src, limits)
+    }
+
+    fn from_source_inner(src: Arc<dyn ReadAt>, limits: Limits) -> Result<File> {
+        let sig_at = crate::format::superblock::locate(&*src)?;
+        let st0 = Storage::new(src);
+        let bytes = st0.read_upto(Addr(sig_at), 4096)?;
+        let ctx0 = Ctx {
+            sizes: crate::Sizes::default(),
+            limits,
+        };
+        let sb = Superblock::decode(&mut crate::codec::Cursor::new(&bytes, sig_at), ctx0)?;
+        let st = st0.with_base(sb.base_address);
+        let ctx = Ctx {
+            sizes: sb.sizes,
+            limits,
+        };
+        let sohm = crate::read::sohm::SohmIndexes::load(&st, ctx, &sb)?;
+        Ok(File {
+            inner: Arc::new(Inner {
+                st,
+                ctx,
+                sb,
+                sohm,
+                #[cfg(feature = "std")]
+                dir: None,
+            }),
+        })
+    }
+
+    /// The decoded superblock.
+    pub fn superblock(&self) -> &Superblock {
+        &self.inner.sb
+    }
+    /// The decode context (sizes and limits).
+    pub fn ctx(&self) -> Ctx {
+        self.inner.ctx
+    }
+    /// The storage (source plus base address).
+    pub fn storage(&self) -> &Storage {
+        &self.inner.st
+    }
+
+    /// The root group.
+    ///
+    /// # Errors
+    /// Decode errors of the root object header.
+    pub fn root(&self) -> Result<Group> {
+        match self.object_at(self.inner.sb.root, "/")? {
+            Object::Group(g) => Ok(g),
+            _ => Err(
+                Error::corrupt("the root object is not a group", self.inner.sb.root.0)
+                    .with_path("/"),
+            ),
+        }
+    }
+
+    /// The object whose header is at `addr`, named `path` in errors.
+    ///
+    /// # Errors
+    /// Decode errors of its object header.
+    pub fn object_at(&self, addr: Addr, path: &str) -> Result<Object> {
+        let header = read_object_header(&self.inner.st, addr, self.inner.ctx)
+            .map_err(|e| e.with_path(path))?;
+        let base = ObjectBase {
+            file: self.clone(),
+            addr,
+            path: String::from(path),
+            header: Arc::new(header),
+        };
+        base.classify().map_err(|e| e.with_path(path))
+    }
+
+    /// The object at an absolute `path` (following soft links).
+    ///
+    /// # Errors
+    /// `NotFound` when a component is missing; decode errors.
+    pub fn object(&self, path: &str) -> Result<Object> {
+        self.resolve(path, 0)
+    }
+
+    fn resolve(&self, path: &str, hops: usize) -> Result<Object> {
+        if hops > self.inner.ctx.limits.max_link_hops {
+            return Err(Error::limit("too many soft link hops").with_path(path));
+        }
+        let mut cur = Object::Group(self.root()?);
+        let mut cur_path = String::from("/");
+        for comp in path.split('/').filter(|c| !c.is_empty() && *c != ".") {
+            let g = match cur {
+                Object::Group(g) => g,
+                _ => {
+                    return Err(
+                        Error::not_found(format!("{cur_path} is not a group")).with_path(path)
+                    )
+                }
+            };
+            let link = g.link(comp)?;
+            let child_path = join_path(&cur_path, comp);
+            cur = match link.target {
+                LinkTarget::Hard(addr) => self.object_at(addr, &child_path)?,
+                LinkTarget::Soft(ref target) => {
+                    let abs = if target.starts_with('/') {
+                        target.clone()
+                    } else {
+                        join_path(&cur_path, target)
+                    };
+                    self.resolve(&abs, hops + 1)?
+                }
+                LinkTarget::External { .. } | LinkTarget::UserDefined { .. } => {
+                    return Err(
+                        Error::unsupported("following external or user-defined links")
+                            .with_path(&child_path),
+                    )
+                }
+            };
+            cur_path = child_path;
+        }
+        Ok(cur)
+    }
+
+    /// The group at `path`.
+    ///
+    /// # Errors
+    /// `NotFound`, `Usage` when it is not a group, decode errors.
+    pub fn group(&self, path: &str) -> Result<Group> {
+        match self.object(path)? {
+            Object::Group(g) => Ok(g),
+            _ => Err(Error::usage("not a group").with_path(path)),
+        }
+    }
+
+    /// The dataset at `path`.
+    ///
+    /// # Errors
+    /// `NotFound`, `Usage` when it is not a dataset, decode errors.
+    pub fn dataset(&self, path: &str) -> Result<Dataset> {
+        match self.object(path)? {
+            Object::Dataset(d) => Ok(*d),
+            _ => Err(Error::usage("not a dataset").with_path(path)),
+        }
+    }
+
+    /// A global-heap resolver for decoding variable-length data and references.
+    pub fn heap(&self) -> GlobalHeap {
+        GlobalHeap::new(&self.inner.st, self.inner.ctx)
+    }
+
+    /// The body of `msg`, fetching it from wherever it is shared.
+    fn message_body(&self, msg: &Message, depth: usize) -> Result<Vec<u8>> {
+        if !msg.is_shared() {
+            return Ok(msg.data.clone());
+        }
+        if depth >= MAX_SHARED_DEPTH {
+            return Err(Error::corrupt("shared message chain too long", msg.offset));
+        }
+        let shared = SharedMessage::decode(&mut msg.cursor(), self.inner.ctx)?;
+        self.shared_body(msg.kind, &shared, depth)
+    }
+
+    fn shared_body(&self, kind: u16, shared: &SharedMessage, depth: usize) -> Result<Vec<u8>> {
+        match shared.target {
+            SharedTarget::ObjectHeader(addr) => {
+                let h = read_object_header(&self.inner.st, addr, self.inner.ctx)?;
+                let m = h.find(kind).ok_or_else(|| {
+                    Error::corrupt(
+                        format!("shared message of type {kind} not found in the header at {addr}"),
+                        addr.0,
+                    )
+                })?;
+                self.message_body(m, depth + 1)
+            }
+            SharedTarget::SohmHeap(id) => match &self.inner.sohm {
+                Some(s) => s.get(&self.inner.st, self.inner.ctx, kind, &id),
+                None => Err(Error::corrupt(
+                    "message shared in the SOHM heap, but the file has no SOHM table",
+                    0,
+                )),
+            },
+        }
+    }
+
+    fn resolve_dtype(&self, d: &MaybeShared<Datatype>) -> Result<Datatype> {
+        match d {
+            MaybeShared::Inline(t) => Ok(t.clone()),
+            MaybeShared::Shared(s) => {
+                let body = self.shared_body(kind::DATATYPE, s, 0)?;
+                Datatype::decode(&mut crate::codec::Cursor::new(&body, 0), self.inner.ctx)
+            }
+        }
+    }
+
+    fn resolve_space(&self, d: &MaybeShared<Dataspace>) -> Result<Dataspace> {
+        match d {
+            MaybeShared::Inline(t) => Ok(t.clone()),
+            MaybeShared::Shared(s) => {
+                let body = self.shared_body(kind::DATASPACE, s, 0)?;
+                Dataspace::decode(&mut crate::codec::Cursor::new(&body, 0), self.inner.ctx)
+            }
+        }
+    }
+}
+
+fn join_path(parent: &str, name: &str) -> String {
+    if parent == "/" {
+        format!("/{name}")
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
+/// What every object has: its file, header address, path and decoded header.
+#[derive(Clone)]
+struct ObjectBase {
+    file: File,
+    addr: Addr,
+    path: String,
+    header: Arc<ObjectHeader>,
+}
+
+impl ObjectBase {
+    fn classify(self) -> Result<Object> {
+        let h = &self.header;
+        let has = |k| h.find(k).is_some();
+        if has(kind::LAYOUT) {
+            return Ok(Object::Dataset(Box::new(Dataset::load(self)?)));
+        }
+        if has(kind::SYMBOL_TABLE)
+            || has(kind::LINK_INFO)
+            || has(kind::LINK)
+            || has(kind::GROUP_INFO)
+        {
+            return Ok(Object::Group(Group { base: self }));
+        }
+        if has(kind::DATATYPE) {
+            let m = h
+                .find(kind::DATATYPE)
+                .ok_or_else(|| Error::corrupt("datatype vanished", 0))?;
+            let body = self.file.message_body(m, 0)?;
+            let dtype = Datatype::decode(
+                &mut crate::codec::Cursor::new(&body, m.offset),
+                self.file.inner.ctx,
+            )?;
+            return Ok(Object::Datatype(NamedDatatype { base: self, dtype }));
+        }
+        // An object header with none of the above: libhdf5 treats a header with no
+        // recognisable messages as a group only if it has group messages, so this is
+        // an object type we cannot name.
+        Err(Error::unsupported(format!(
+            "object at {} is neither a group, dataset nor datatype",
+            self.addr
+        )))
+    }
+
+    fn decode_msg<T>(
+        &self,
+        m: &Message,
+        f: impl FnOnce(&mut crate::codec::Cursor<'_>, Ctx) -> Result<T>,
+    ) -> Result<T> {
+        let body = self.file.message_body(m, 0)?;
+        let base = if m.is_shared() { 0 } else { m.offset };
+        f(
+            &mut crate::codec::Cursor::new(&body, base),
+            self.file.inner.ctx,
+        )
+        .map_err(|e| e.with_path(&self.path))
+    }
+
+    fn attributes(&self) -> Result<Vec<Attribute>> {
+        let mut out = Vec::new();
+        for m in self.header.all(kind::ATTRIBUTE) {
+            let a = self.decode_msg(m, AttributeMessage::decode)?;
+            out.push(self.make_attr(a)?);
+        }
+        if let Some(m) = self.header.find(kind::ATTRIBUTE_INFO) {
+            let info = self.decode_msg(m, AttributeInfo::decode)?;
+            if let Some(heap_addr) = info.heap.defined() {
+                let st = &self.file.inner.st;
+                let ctx = self.file.inner.ctx;
+                let heap =
+                    FractalHeap::open(st, ctx, heap_addr).map_err(|e| e.with_path(&self.path))?;
+                let tree =
+                    BTreeV2::open(st, ctx, info.name_index).map_err(|e| e.with_path(&self.path))?;
+                for rec in tree.records().map_err(|e| e.with_path(&self.path))? {
+                    let id = rec
+                        .get(..8)
+                        .ok_or_else(|| Error::corrupt("short attribute name record", 0))?;
+                    let bytes = heap.get(id).map_err(|e| e.with_path(&self.path))?;
+                    let a =
+                        AttributeMessage::decode(&mut crate::codec::Cursor::new(&bytes, 0), ctx)
+                            .map_err(|e| e.with_path(&self.path))?;
+                    out.push(self.make_attr(a)?);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn make_attr(&self, a: AttributeMessage) -> Result<Attribute> {
+        let dtype = self
+            .file
+            .resolve_dtype(&a.dtype)
+            .map_err(|e| e.with_path(&self.path))?;
+        let space = self
+            .file
+            .resolve_space(&a.space)
+            .map_err(|e| e.with_path(&self.path))?;
+        Ok(Attribute {
+            file: self.file.clone(),
+            owner: self.path.clone(),
+            name: a.name,
+            dtype,
+            space,
+            data: a.data,
+        })
+    }
+}
+
+/// Any object reachable in a file.
+#[derive(Clone)]
+pub enum Object {
+    /// A group.
+    Group(Group),
+    /// A dataset.
+    Dataset(Box<Dataset>),
+    /// A committed (named) datatype.
+    Datatype(NamedDatatype),
+}
+
+impl core::fmt::Debug for Object {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Object::Group(g) => write!(f, "Group({})", g.path()),
+            Object::Dataset(d) => write!(f, "Dataset({})", d.path()),
+            Object::Datatype(t) => write!(f, "Datatype({})", t.path()),
+        }
+    }
+}
+
+impl Object {
+    fn base(&self) -> &ObjectBase {
+        match self {
+            Object::Group(g) => &g.base,
+            Object::Dataset(d) => &d.base,
+            Object::Datatype(t) => &t.base,
+        }
+    }
+    /// Object header address (identifies the object within the file).
+    pub fn addr(&self) -> Addr {
+        self.base().addr
+    }
+    /// The path this object was opened by.
+    pub fn path(&self) -> &str {
+        &self.base().path
+    }
+    /// The decoded object header.
+    pub fn header(&self) -> &ObjectHeader {
+        &self.base().header
+    }
+    /// All attributes.
+    ///
+    /// # Errors
+    /// Decode errors.
+    pub fn attrs(&self) -> Result<Vec<Attribute>> {
+        self.base().attributes()
+    }
+}
+
+/// A link of a group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// Link name.
+    pub name: String,
+    /// Where it points.
+    pub target: LinkTarget,
+    /// Creation order, when tracked.
+    pub creation_order: Option<u64>,
+}
+
 /// A group.
-#[derive(Debug)]
-pub struct Group;
+#[derive(Clone)]
+pub struct Group {
+    base: ObjectBase,
+}
+
+impl core::fmt::Debug for Group {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Group({})", self.base.path)
+    }
+}
+
+impl Group {
+    /// The path this group was opened by.
+    pub fn path(&self) -> &str {
+        &self.base.path
+    }
+    /// Object header address.
+    pub fn addr(&self) -> Addr {
+        self.base.addr
+    }
+    /// The file.
+    pub fn file(&self) -> &File {
+        &self.base.file
+    }
+    /// The decoded object header.
+    pub fn header(&self) -> &ObjectHeader {
+        &self.base.header
+    }
+
+    /// All links, sorted by name (byte order).
+    ///
+    /// # Errors
+    /// Decode errors, named with the group path.
+    pub fn links(&self) -> Result<Vec<Link>> {
+        let mut links = self
+            .links_unsorted()
+            .map_err(|e| e.with_path(&self.base.path))?;
+        links.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        Ok(links)
+    }
+
+    fn links_unsorted(&self) -> Result<Vec<Link>> {
+        let file = &self.base.file;
+        let st = &file.inner.st;
+        let ctx = file.inner.ctx;
+        let mut out = Vec::new();
+        if let Some(m) = self.base.header.find(kind::SYMBOL_TABLE) {
+            let stab = self.base.decode_msg(m, SymbolTableMessage::decode)?;
+            let heap = LocalHeap::read(st, ctx, stab.heap)?;
+            for e in crate::read::btree_v1::group_entries(st, ctx, stab.btree)? {
+                let name = heap.string_at(e.name_offset)?;
+                let target = match e.cache {
+                    EntryCache::SoftLink { offset } if e.header.is_undef() => {
+                        LinkTarget::Soft(heap.string_at(u64::from(offset))?)
+                    }
+                    _ => LinkTarget::Hard(e.header),
+                };
+                out.push(Link {
+                    name,
+                    target,
+                    creation_order: None,
+                });
+            }
+            return Ok(out);
+        }
+        for m in self.base.header.all(kind::LINK) {
+            let l = self.base.decode_msg(m, LinkMessage::decode)?;
+            out.push(Link {
+                name: l.name,
+                target: l.target,
+                creation_order: l.creation_order,
+            });
+        }
+        if let Some(m) = self.base.header.find(kind::LINK_INFO) {
+            let info = self.base.decode_msg(m, LinkInfo::decode)?;
+            if let Some(heap_addr) = info.heap.defined() {
+                let heap = FractalHeap::open(st, ctx, heap_addr)?;
+                let tree = BTreeV2::open(st, ctx, info.name_index)?;
+                for rec in tree.records()? {
+                    // Link name record (type 5): 4-byte hash, then the heap id.
+                    let id = rec
+                        .get(4..)
+                        .ok_or_else(|| Error::corrupt("short link name record", 0))?;
+                    let bytes = heap.get(id)?;
+                    let l = LinkMessage::decode(&mut crate::codec::Cursor::new(&bytes, 0), ctx)?;
+                    out.push(Link {
+                        name: l.name,
+                        target: l.target,
+                        creation_order: l.creation_order,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Names of all links, sorted.
+    ///
+    /// # Errors
+    /// As [`Group::links`].
+    pub fn member_names(&self) -> Result<Vec<String>> {
+        Ok(self.links()?.into_iter().map(|l| l.name).collect())
+    }
+
+    /// The link called `name`.
+    ///
+    /// # Errors
+    /// `NotFound`; decode errors.
+    pub fn link(&self, name: &str) -> Result<Link> {
+        self.links()?
+            .into_iter()
+            .find(|l| l.name == name)
+            .ok_or_else(|| {
+                Error::not_found(format!("no link named {name:?}")).with_path(&self.base.path)
+            })
+    }
+
+    /// The object a member link points at (hard and soft links are followed).
+    ///
+    /// # Errors
+    /// `NotFound`, `Unsupported` for external links; decode errors.
+    pub fn member(&self, name: &str) -> Result<Object> {
+        let path = join_path(&self.base.path, name);
+        self.base.file.object(&path)
+    }
+
+    /// All attributes.
+    ///
+    /// # Errors
+    /// Decode errors.
+    pub fn attrs(&self) -> Result<Vec<Attribute>> {
+        self.base.attributes()
+    }
+
+    /// The attribute called `name`.
+    ///
+    /// # Errors
+    /// `NotFound`; decode errors.
+    pub fn attr(&self, name: &str) -> Result<Attribute> {
+        find_attr(self.attrs()?, name, &self.base.path)
+    }
+}
+
+fn find_attr(attrs: Vec<Attribute>, name: &str, path: &str) -> Result<Attribute> {
+    attrs
+        .into_iter()
+        .find(|a| a.name == name)
+        .ok_or_else(|| Error::not_found(format!("no attribute named {name:?}")).with_path(path))
+}
+
+/// A committed (named) datatype.
+#[derive(Clone)]
+pub struct NamedDatatype {
+    base: ObjectBase,
+    dtype: Datatype,
+}
+
+impl NamedDatatype {
+    /// The path this datatype was opened by.
+    pub fn path(&self) -> &str {
+        &self.base.path
+    }
+    /// The datatype.
+    pub fn dtype(&self) -> &Datatype {
+        &self.dtype
+    }
+    /// All attributes.
+    ///
+    /// # Errors
+    /// Decode errors.
+    pub fn attrs(&self) -> Result<Vec<Attribute>> {
+        self.base.attributes()
+    }
+}
+
+/// Storage layout class, as reported by `H5Pget_layout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutClass {
+    /// Data in the object header.
+    Compact,
+    /// One contiguous block (or external files).
+    Contiguous,
+    /// Chunked.
+    Chunked,
+    /// Virtual dataset.
+    Virtual,
+}
+
 /// A dataset.
-#[derive(Debug)]
-pub struct Dataset;
-/// An attribute.
-#[derive(Debug)]
-pub struct Attribute;
-/// Any object.
-#[derive(Debug)]
-pub struct Object;
-/// A link.
-#[derive(Debug)]
-pub struct Link;
+#[derive(Clone)]
+pub struct Dataset {
+    base: ObjectBase,
+    dtype: Datatype,
+    space: Dataspace,
+    layout: Layout,
+    pipeline: FilterPipeline,
+    fill: FillValue,
+    external: Option<ExternalFiles>,
+}
+
+impl core::fmt::Debug for Dataset {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Dataset({})", self.base.path)
+    }
+}
+
+impl Dataset {
+    fn load(base: ObjectBase) -> Result<Dataset> {
+        let h = base.header.clone();
+        let need = |k: u16, what: &str| {
+            h.find(k).ok_or_else(|| {
+                Error::corrupt(format!("dataset has no {what} message"), base.addr.0)
+            })
+        };
+        let dtype = base.decode_msg(need(kind::DATATYPE, "datatype")?, Datatype::decode)?;
+        let space = base.decode_msg(need(kind::DATASPACE, "dataspace")?, Dataspace::decode)?;
+        let layout = base.decode_msg(need(kind::LAYOUT, "layout")?, Layout::decode)?;
+        let pipeline = match h.find(kind::FILTER_PIPELINE) {
+            Some(m) => base.decode_msg(m, FilterPipeline::decode)?,
+            None => FilterPipeline::default(),
+        };
+        let fill = if let Some(m) = h.find(kind::FILL_VALUE) {
+            base.decode_msg(m, FillValue::decode)?
+        } else if let Some(m) = h.find(kind::FILL_VALUE_OLD) {
+            base.decode_msg(m, FillValue::decode_old)?
+        } else {
+            FillValue {
+                version: 0,
+                alloc_time: 0,
+                fill_time: 0,
+                state: FillState::Default,
+                value: None,
+            }
+        };
+        let external = match h.find(kind::EXTERNAL_FILES) {
+            Some(m) => Some(base.decode_msg(m, ExternalFiles::decode)?),
+            None => None,
+        };
+        Ok(Dataset {
+            base,
+            dtype,
+            space,
+            layout,
+            pipeline,
+            fill,
+            external,
+        })
+    }
+
+    /// The path this dataset was opened by.
+    pub fn path(&self) -> &str {
+        &self.base.path
+    }
+    /// Object header address.
+    pub fn addr(&self) -> Addr {
+        self.base.addr
+    }
+    /// The file.
+    pub fn file(&self) -> &File {
+        &self.base.file
+    }
+    /// The element datatype.
+    pub fn dtype(&self) -> &Datatype {
+        &self.dtype
+    }
+    /// The dataspace.
+    pub fn space(&self) -> &Dataspace {
+        &self.space
+    }
+    /// Current dimensions (`[]` for scalar and null dataspaces).
+    pub fn shape(&self) -> &[u64] {
+        &self.space.dims
+    }
+    /// Maximum dimensions (`None` entries are unlimited); `None` for scalar/null.
+    pub fn maxshape(&self) -> Option<Vec<Option<u64>>> {
+        if self.space.kind != SpaceKind::Simple {
+            return None;
+        }
+        Some(match &self.space.max_dims {
+            Some(m) => m
+                .iter()
+                .map(|&d| {
+                    if d == Dataspace::UNLIMITED {
+                        None
+                    } else {
+                        Some(d)
+                    }
+                })
+                .collect(),
+            None => self.space.dims.iter().map(|&d| Some(d)).collect(),
+        })
+    }
+    /// The layout message.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    /// The layout class.
+    pub fn layout_class(&self) -> LayoutClass {
+        match (&self.layout, &self.external) {
+            (Layout::Compact { .. }, _) => LayoutClass::Compact,
+            (Layout::Contiguous { .. }, _) => LayoutClass::Contiguous,
+            (Layout::Chunked(_), _) => LayoutClass::Chunked,
+            (Layout::Virtual { .. }, _) => LayoutClass::Virtual,
+        }
+    }
+    /// The filter pipeline (empty when none).
+    pub fn filters(&self) -> &FilterPipeline {
+        &self.pipeline
+    }
+    /// The fill value message (or the default when the file has none).
+    pub fn fill_value(&self) -> &FillValue {
+        &self.fill
+    }
+    /// Number of elements.
+    pub fn len(&self) -> u64 {
+        self.space.num_elements().unwrap_or(0)
+    }
+    /// Whether the dataset has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The fill element bytes (`dtype.size()` bytes): the user value, or zeros.
+    pub fn fill_bytes(&self) -> Vec<u8> {
+        let n = usize::try_from(self.dtype.size()).unwrap_or(0);
+        match (&self.fill.state, &self.fill.value) {
+            (FillState::User, Some(v)) if v.len() == n => v.clone(),
+            _ => vec![0u8; n],
+        }
+    }
+
+    /// All attributes.
+    ///
+    /// # Errors
+    /// Decode errors.
+    pub fn attrs(&self) -> Result<Vec<Attribute>> {
+        self.base.attributes()
+    }
+
+    /// The attribute called `name`.
+    ///
+    /// # Errors
+    /// `NotFound`; decode errors.
+    pub fn attr(&self, name: &str) -> Result<Attribute> {
+        find_attr(self.attrs()?, name, &self.base.path)
+    }
+
+    /// The whole dataset's raw bytes in file element layout and byte order,
+    /// row-major (`len() * dtype().size()` bytes).
+    ///
+    /// # Errors
+    /// `Limit` when larger than `Limits::max_read_bytes`; decode and filter errors.
+    pub fn read_raw(&self) -> Result<Vec<u8>> {
+        self.read_raw_inner()
+            .map_err(|e| e.with_path(&self.base.path))
+    }
+
+    fn read_raw_inner(&self) -> Result<Vec<u8>> {
+        let file = &self.base.file;
+        let st = &file.inner.st;
+        let ctx = file.inner.ctx;
+        let elem = self.dtype.size();
+        let count = self
+            .space
+            .num_elements()
+            .ok_or_else(|| Error::limit("element count overflows"))?;
+        let total = count
+            .checked_mul(elem)
+            .ok_or_else(|| Error::limit("dataset size overflows"))?;
+        if total > ctx.limits.max_read_bytes {
+            return Err(Error::limit(format!(
+                "dataset of {total} bytes exceeds the read limit"
+            )));
+        }
+        let total_usize =
+            usize::try_from(total).map_err(|_| Error::limit("dataset larger than memory"))?;
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        match &self.layout {
+            Layout::Compact { data } => {
+                let d = data.get(..total_usize).ok_or_else(|| {
+                    Error::corrupt(
+                        format!("compact data holds {} bytes, {total} needed", data.len()),
+                        self.base.addr.0,
+                    )
+                })?;
+                Ok(d.to_vec())
+            }
+            Layout::Contiguous { addr, size } => {
+                if let Some(ext) = &self.external {
+                    return self.read_external(ext, total_usize);
+                }
+                if addr.is_undef() {
+                    return Ok(repeat_fill(&self.fill_bytes(), count));
+                }
+                if *size < total {
+                    return Err(Error::corrupt(
+                        format!("contiguous storage holds {size} bytes, {total} needed"),
+                        addr.0,
+                    ));
+                }
+                st.read(*addr, total)
+            }
+            Layout::Chunked(cl) => {
+                let elem_usize =
+                    usize::try_from(elem).map_err(|_| Error::limit("element too large"))?;
+                let max_dims: Vec<u64> = match &self.space.max_dims {
+                    Some(m) => m.clone(),
+                    None => self.space.dims.clone(),
+                };
+                let fill = self.fill_bytes();
+                let req = crate::read::chunks::ChunkedRead {
+                    layout: cl,
+                    pipeline: &self.pipeline,
+                    dims: &self.space.dims,
+                    max_dims: &max_dims,
+                    element_size: elem_usize,
+                    fill: &fill,
+                };
+                crate::read::chunks::read_all(st, ctx, &req)
+            }
+            Layout::Virtual { .. } => Err(Error::unsupported("virtual datasets")),
+        }
+    }
+
+    #[cfg(feature = "std")]
+    fn read_external(&self, ext: &ExternalFiles, total: usize) -> Result<Vec<u8>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let file = &self.base.file;
+        let heap = LocalHeap::read(&file.inner.st, file.inner.ctx, ext.heap)?;
+        let mut out = vec![0u8; total];
+        let mut pos = 0usize;
+        for slot in &ext.files {
+            if pos >= total {
+                break;
+            }
+            let name = heap.string_at(slot.name_offset)?;
+            let want = usize::try_from(slot.size)
+                .unwrap_or(usize::MAX)
+                .min(total - pos);
+            let path = match &file.inner.dir {
+                Some(d) if !std::path::Path::new(&name).is_absolute() => d.join(&name),
+                _ => std::path::PathBuf::from(&name),
+            };
+            let mut f = std::fs::File::open(&path)
+                .map_err(|e| Error::io(format!("external file {}: {e}", path.display())))?;
+            f.seek(SeekFrom::Start(slot.file_offset))?;
+            let dst = out
+                .get_mut(pos..pos + want)
+                .ok_or_else(|| Error::limit("external slot"))?;
+            // A short external file reads as zeros past its end, as in libhdf5.
+            let mut got = 0;
+            while got < want {
+                let n = f.read(&mut dst[got..])?;
+                if n == 0 {
+                    break;
+                }
+                got += n;
+            }
+            pos += want;
+        }
+        Ok(out)
+    }
+
+    #[cfg(not(feature = "std"))]
+    fn read_external(&self, _ext: &ExternalFiles, _total: usize) -> Result<Vec<u8>> {
+        Err(Error::unsupported(
+            "external raw storage needs the std feature",
+        ))
+    }
+
+    /// The whole dataset decoded into values (row-major, flat).
+    ///
+    /// # Errors
+    /// As [`Dataset::read_raw`], plus element decode errors.
+    pub fn read_values(&self) -> Result<Vec<Value>> {
+        let raw = self.read_raw()?;
+        let heap = self.base.file.heap();
+        decode_elements(
+            &self.dtype,
+            &raw,
+            self.len(),
+            self.base.file.inner.ctx,
+            &heap,
+        )
+        .map_err(|e| e.with_path(&self.base.path))
+    }
+
+    /// The whole dataset as native numbers of type `T`, converted from the
+    /// file's integer or float type (range-checked).
+    ///
+    /// # Errors
+    /// `Unrepresentable` when the file type or a value does not fit `T`.
+    pub fn read<T: crate::data::convert::H5Native>(&self) -> Result<Vec<T>> {
+        let raw = self.read_raw()?;
+        crate::data::convert::convert_slice(&self.dtype, &raw)
+            .map_err(|e| e.with_path(&self.base.path))
+    }
+}
+
+fn repeat_fill(fill: &[u8], count: u64) -> Vec<u8> {
+    let n = usize::try_from(count).unwrap_or(0);
+    if fill.iter().all(|&b| b == 0) {
+        return vec![0u8; n.saturating_mul(fill.len())];
+    }
+    let mut v = Vec::with_capacity(n.saturating_mul(fill.len()));
+    for _ in 0..n {
+        v.extend_from_slice(fill);
+    }
+    v
+}
+
+/// An attribute, fully loaded (attributes are small).
+#[derive(Clone)]
+pub struct Attribute {
+    file: File,
+    owner: String,
+    name: String,
+    dtype: Datatype,
+    space: Dataspace,
+    data: Vec<u8>,
+}
+
+impl core::fmt::Debug for Attribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Attribute({} of {})", self.name, self.owner)
+    }
+}
+
+impl Attribute {
+    /// The attribute name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The element datatype.
+    pub fn dtype(&self) -> &Datatype {
+        &self.dtype
+    }
+    /// The dataspace.
+    pub fn space(&self) -> &Dataspace {
+        &self.space
+    }
+    /// Current dimensions.
+    pub fn shape(&self) -> &[u64] {
+        &self.space.dims
+    }
+    /// Raw data bytes in file layout.
+    pub fn raw(&self) -> &[u8] {
+        &self.data
+    }
+    /// Number of elements.
+    pub fn len(&self) -> u64 {
+        self.space.num_elements().unwrap_or(0)
+    }
+    /// Whether the attribute has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// All values (row-major, flat).
+    ///
+    /// # Errors
+    /// Decode errors, named with the owner path and attribute name.
+    pub fn read_values(&self) -> Result<Vec<Value>> {
+        let heap = self.file.heap();
+        decode_elements(
+            &self.dtype,
+            &self.data,
+            self.len(),
+            self.file.inner.ctx,
+            &heap,
+        )
+        .map_err(|e| e.with_path(&self.where_()))
+    }
+    /// Values as native numbers of type `T`.
+    ///
+    /// # Errors
+    /// `Unrepresentable` when the type or a value does not fit `T`.
+    pub fn read<T: crate::data::convert::H5Native>(&self) -> Result<Vec<T>> {
+        let n = usize::try_from(self.len().saturating_mul(self.dtype.size())).unwrap_or(usize::MAX);
+        let raw = self.data.get(..n).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Truncated,
+                "attribute data shorter than its dataspace",
+            )
+            .with_path(&self.where_())
+        })?;
+        crate::data::convert::convert_slice(&self.dtype, raw)
+            .map_err(|e| e.with_path(&self.where_()))
+    }
+    /// A string attribute as a Rust `String` (fixed or variable length, scalar or first element).
+    ///
+    /// # Errors
+    /// `Unrepresentable` when the attribute is not a string.
+    pub fn read_string(&self) -> Result<String> {
+        match self.read_values()?.into_iter().next() {
+            Some(Value::Str(s)) => Ok(s),
+            Some(Value::RawStr(b)) => Ok(String::from_utf8_lossy(&b).to_string()),
+            _ => Err(Error::unrepresentable("attribute is not a string").with_path(&self.where_())),
+        }
+    }
+    fn where_(&self) -> String {
+        format!("{} (attribute {:?})", self.owner, self.name)
+    }
+}
+
+impl HeapResolver for File {
+    fn global_heap_object(&self, collection: Addr, index: u32) -> Result<Vec<u8>> {
+        self.heap().global_heap_object(collection, index)
+    }
+}

@@ -8,7 +8,8 @@ pub mod fractal_heap;
 pub mod global_heap;
 pub mod local_heap;
 pub mod object_header;
+pub mod sohm;
 
 mod api;
 
-pub use api::{Attribute, Dataset, File, Group, Link, Object};
+pub use api::{Attribute, Dataset, File, Group, LayoutClass, Link, NamedDatatype, Object};

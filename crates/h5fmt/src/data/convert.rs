@@ -1,0 +1,240 @@
+//! Conversion of raw elements to native Rust numbers: byte order, integer
+//! widening/narrowing with range checks, float widening/narrowing.
+
+use crate::error::{Error, Result};
+use crate::format::datatype::{ByteOrder, Datatype};
+use alloc::format;
+use alloc::vec::Vec;
+
+/// A native numeric type that file data can be converted to.
+pub trait H5Native: Copy + 'static {
+    /// Type name for messages.
+    const NAME: &'static str;
+    /// From an integer, if it fits.
+    fn from_i128(v: i128) -> Option<Self>;
+    /// From a float; `None` when `Self` is an integer type.
+    fn from_f64(v: f64) -> Option<Self>;
+}
+
+macro_rules! native_int {
+    ($($t:ty),*) => {$(
+        impl H5Native for $t {
+            const NAME: &'static str = stringify!($t);
+            fn from_i128(v: i128) -> Option<Self> { <$t>::try_from(v).ok() }
+            fn from_f64(_v: f64) -> Option<Self> { None }
+        }
+    )*};
+}
+native_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl H5Native for f32 {
+    const NAME: &'static str = "f32";
+    #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+    fn from_i128(v: i128) -> Option<Self> {
+        Some(v as f32)
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    fn from_f64(v: f64) -> Option<Self> {
+        Some(v as f32)
+    }
+}
+
+impl H5Native for f64 {
+    const NAME: &'static str = "f64";
+    #[allow(clippy::cast_precision_loss)]
+    fn from_i128(v: i128) -> Option<Self> {
+        Some(v as f64)
+    }
+    fn from_f64(v: f64) -> Option<Self> {
+        Some(v)
+    }
+}
+
+fn load_u128(b: &[u8], order: ByteOrder) -> u128 {
+    let mut v = 0u128;
+    match order {
+        ByteOrder::Big => {
+            for &x in b {
+                v = (v << 8) | u128::from(x);
+            }
+        }
+        _ => {
+            for &x in b.iter().rev() {
+                v = (v << 8) | u128::from(x);
+            }
+        }
+    }
+    v
+}
+
+/// Integer value of raw bytes: the `precision` bits at `bit_offset`,
+/// sign-extended when `signed` (what libhdf5's conversion yields).
+pub fn int_value(
+    b: &[u8],
+    order: ByteOrder,
+    signed: bool,
+    bit_offset: u16,
+    precision: u16,
+) -> i128 {
+    let raw = load_u128(b, order);
+    let prec = u32::from(precision).min(128);
+    let off = u32::from(bit_offset).min(127);
+    let shifted = raw >> off;
+    let masked = if prec >= 128 {
+        shifted
+    } else {
+        shifted & ((1u128 << prec) - 1)
+    };
+    if signed && prec > 0 && prec < 128 && (masked >> (prec - 1)) & 1 == 1 {
+        #[allow(clippy::cast_possible_wrap)]
+        let v = (masked | (!0u128 << prec)) as i128;
+        v
+    } else {
+        #[allow(clippy::cast_possible_wrap)]
+        let v = masked as i128;
+        v
+    }
+}
+
+/// IEEE binary16 bits to f64.
+pub fn f16_to_f64(bits: u16) -> f64 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = i32::from((bits >> 10) & 0x1f);
+    let mant = f64::from(bits & 0x3ff);
+    match exp {
+        0 => sign * mant * 2f64.powi(-24),
+        31 => {
+            if mant == 0.0 {
+                sign * f64::INFINITY
+            } else {
+                f64::NAN
+            }
+        }
+        e => sign * (1.0 + mant / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+type Converter<T> = dyn Fn(&[u8]) -> Option<T>;
+
+/// Convert a buffer of raw elements of `dtype` to native numbers `T`.
+///
+/// # Errors
+/// `Unrepresentable` when the type or a value does not fit `T`.
+pub fn convert_slice<T: H5Native>(dtype: &Datatype, raw: &[u8]) -> Result<Vec<T>> {
+    let (size, conv): (usize, &Converter<T>) = match dtype {
+        Datatype::Integer {
+            size,
+            order,
+            signed,
+            bit_offset,
+            precision,
+        } => {
+            let (o, s, bo, p) = (*order, *signed, *bit_offset, *precision);
+            (size_of(*size)?, &move |b: &[u8]| {
+                T::from_i128(int_value(b, o, s, bo, p))
+            })
+        }
+        Datatype::Enum { base, .. } => match base.as_ref() {
+            Datatype::Integer {
+                size,
+                order,
+                signed,
+                bit_offset,
+                precision,
+            } => {
+                let (o, s, bo, p) = (*order, *signed, *bit_offset, *precision);
+                (size_of(*size)?, &move |b: &[u8]| {
+                    T::from_i128(int_value(b, o, s, bo, p))
+                })
+            }
+            _ => return Err(unrep::<T>(dtype)),
+        },
+        Datatype::Float { size, order, .. } if dtype_is_ieee(dtype) => {
+            let o = *order;
+            match size {
+                2 => (2, &move |b: &[u8]| {
+                    #[allow(clippy::cast_possible_truncation)]
+                    let bits = load_u128(b, o) as u16;
+                    T::from_f64(f16_to_f64(bits))
+                }),
+                4 => (4, &move |b: &[u8]| {
+                    #[allow(clippy::cast_possible_truncation)]
+                    let bits = load_u128(b, o) as u32;
+                    T::from_f64(f64::from(f32::from_bits(bits)))
+                }),
+                8 => (8, &move |b: &[u8]| {
+                    #[allow(clippy::cast_possible_truncation)]
+                    let bits = load_u128(b, o) as u64;
+                    T::from_f64(f64::from_bits(bits))
+                }),
+                _ => return Err(unrep::<T>(dtype)),
+            }
+        }
+        _ => return Err(unrep::<T>(dtype)),
+    };
+    if size == 0 {
+        return Err(unrep::<T>(dtype));
+    }
+    let mut out = Vec::with_capacity(raw.len() / size);
+    for chunk in raw.chunks_exact(size) {
+        match conv(chunk) {
+            Some(v) => out.push(v),
+            None => {
+                return Err(Error::unrepresentable(format!(
+                    "value at element {} does not fit {}",
+                    out.len(),
+                    T::NAME
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn dtype_is_ieee(dtype: &Datatype) -> bool {
+    match dtype {
+        Datatype::Float { size, layout, .. } => {
+            let (sp, ep, es, mp, ms, bias) = match size {
+                2 => (15, 10, 5, 0, 10, 15),
+                4 => (31, 23, 8, 0, 23, 127),
+                8 => (63, 52, 11, 0, 52, 1023),
+                _ => return false,
+            };
+            layout.sign_pos == sp
+                && layout.exp_pos == ep
+                && layout.exp_size == es
+                && layout.mant_pos == mp
+                && layout.mant_size == ms
+                && layout.exp_bias == bias
+                && layout.bit_offset == 0
+                && u32::from(layout.precision) == size * 8
+                && layout.norm == 2
+        }
+        _ => false,
+    }
+}
+
+fn size_of(size: u32) -> Result<usize> {
+    usize::try_from(size).map_err(|_| Error::unrepresentable("element size"))
+}
+
+fn unrep<T: H5Native>(dtype: &Datatype) -> Error {
+    Error::unrepresentable(format!("cannot convert {dtype:?} to {}", T::NAME))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_precision_sign_extends() {
+        // 3-bit signed value 0b101 (= -3) at bit offset 2 in one byte.
+        assert_eq!(int_value(&[0b1_0100], ByteOrder::Little, true, 2, 3), -3);
+        assert_eq!(
+            int_value(&[0x80, 0x00], ByteOrder::Big, true, 0, 16),
+            -32768
+        );
+        assert_eq!(f16_to_f64(0x3c00), 1.0);
+        assert_eq!(f16_to_f64(0xc000), -2.0);
+    }
+}
