@@ -7,7 +7,9 @@ const USAGE: &str = "usage:
   h5 ls [-r] FILE [PATH]          list a group's members (recursively with -r)
   h5 dump FILE [PATH]             readable text dump (like h5dump)
   h5 dump --json FILE [PATH]      readable JSON with real numbers
-  h5 dump --canonical FILE        the h5canon/1 canonical JSON document";
+  h5 dump --canonical FILE        the h5canon/1 canonical JSON document
+  h5 cat FILE PATH [--slice S]    raw native-endian bytes of a dataset (or a
+                                  numpy-style slice such as 0:100,::2) to stdout";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -68,6 +70,27 @@ fn run(args: &[String]) -> Result<(), String> {
                 let file = open(file_arg)?;
                 h5cli::text::dump(&file, file_arg, obj_path, &mut std::io::stdout().lock())
             }
+        }
+        "cat" => {
+            check_flags(&flags, &[])?;
+            let file = open(file_arg)?;
+            let path = pos.get(1).ok_or_else(|| USAGE.to_string())?;
+            let d = file.dataset(path).map_err(|e| e.to_string())?;
+            let mut bytes = match slice {
+                Some(spec) => {
+                    let sel = h5fmt::data::hyperslab::Selection::parse(spec, d.shape())
+                        .map_err(|e| e.to_string())?;
+                    d.read_slice(&sel).map_err(|e| e.to_string())?
+                }
+                None => d.read_raw().map_err(|e| e.to_string())?,
+            };
+            h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
+                .map_err(|e| format!("{path}: {e}"))?;
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)
+                .and_then(|()| out.flush())
+                .map_err(|e| e.to_string())
         }
         "help" | "--help" | "-h" => {
             println!("{USAGE}");

@@ -222,6 +222,77 @@ fn unrep<T: H5Native>(dtype: &Datatype) -> Error {
     Error::unrepresentable(format!("cannot convert {dtype:?} to {}", T::NAME))
 }
 
+/// Rewrite raw elements of `dtype` in place from the file's byte order to the
+/// machine's (integers, floats, bitfields, enums, time, complex, and those
+/// inside compounds and arrays; strings and opaque bytes are left alone).
+///
+/// # Errors
+/// `Unrepresentable` for variable-length data and references, which have no
+/// fixed native layout.
+pub fn to_native_order(dtype: &Datatype, data: &mut [u8]) -> Result<()> {
+    let size = usize::try_from(dtype.size()).map_err(|_| Error::unrepresentable("element size"))?;
+    if size == 0 {
+        return Ok(());
+    }
+    for elem in data.chunks_exact_mut(size) {
+        swap_element(dtype, elem)?;
+    }
+    Ok(())
+}
+
+fn swap_element(dtype: &Datatype, e: &mut [u8]) -> Result<()> {
+    let native_big = cfg!(target_endian = "big");
+    let swap_if = |order: ByteOrder, e: &mut [u8]| {
+        if (order == ByteOrder::Big) != native_big {
+            e.reverse();
+        }
+    };
+    match dtype {
+        Datatype::Integer { order, .. }
+        | Datatype::Float { order, .. }
+        | Datatype::Bitfield { order, .. }
+        | Datatype::Time { order, .. } => swap_if(*order, e),
+        Datatype::Enum { base, .. } => swap_element(base, e)?,
+        Datatype::Complex { base, .. } => {
+            let half = e.len() / 2;
+            let (re, im) = e.split_at_mut(half);
+            swap_element(base, re)?;
+            swap_element(base, im)?;
+        }
+        Datatype::Compound { members, .. } => {
+            for m in members {
+                let off = usize::try_from(m.offset)
+                    .map_err(|_| Error::unrepresentable("member offset"))?;
+                let n = usize::try_from(m.dtype.size())
+                    .map_err(|_| Error::unrepresentable("member size"))?;
+                let part = off
+                    .checked_add(n)
+                    .and_then(|end| e.get_mut(off..end))
+                    .ok_or_else(|| Error::unrepresentable("compound member outside its element"))?;
+                swap_element(&m.dtype, part)?;
+            }
+        }
+        Datatype::Array { base, .. } => {
+            let n =
+                usize::try_from(base.size()).map_err(|_| Error::unrepresentable("element size"))?;
+            if n > 0 {
+                for part in e.chunks_exact_mut(n) {
+                    swap_element(base, part)?;
+                }
+            }
+        }
+        Datatype::String { .. } | Datatype::Opaque { .. } => {}
+        Datatype::VarLenSequence { .. }
+        | Datatype::VarLenString { .. }
+        | Datatype::Reference { .. } => {
+            return Err(Error::unrepresentable(
+                "variable-length data and references have no raw native form",
+            ))
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

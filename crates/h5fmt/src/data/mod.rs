@@ -3,6 +3,7 @@
 
 pub mod convert;
 pub mod decode;
+pub mod hyperslab;
 pub mod value;
 
 pub use value::{Reference, Region, Value};

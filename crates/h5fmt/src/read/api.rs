@@ -1,6 +1,7 @@
 //! The lazy high-level read API.
 
 use crate::data::decode::decode_elements;
+use crate::data::hyperslab::Selection;
 use crate::data::{HeapResolver, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::datatype::Datatype;
@@ -946,6 +947,103 @@ impl Dataset {
         Err(Error::unsupported(
             "external raw storage needs the std feature",
         ))
+    }
+
+    /// The raw bytes (file element layout and byte order) of a selection, row-major
+    /// in the selection's [`Selection::out_shape`]. Only the storage the selection
+    /// touches is read.
+    ///
+    /// # Errors
+    /// `Usage` when the selection does not fit the dataspace; as [`Dataset::read_raw`].
+    pub fn read_slice(&self, sel: &Selection) -> Result<Vec<u8>> {
+        self.read_slice_inner(sel)
+            .map_err(|e| e.with_path(&self.base.path))
+    }
+
+    fn read_slice_inner(&self, sel: &Selection) -> Result<Vec<u8>> {
+        let shape = self.space.dims.clone();
+        sel.check(&shape)?;
+        let file = &self.base.file;
+        let ctx = file.inner.ctx;
+        let elem =
+            usize::try_from(self.dtype.size()).map_err(|_| Error::limit("element too large"))?;
+        let count = sel
+            .num_elements()
+            .ok_or_else(|| Error::limit("selection size overflows"))?;
+        let total = count
+            .checked_mul(elem as u64)
+            .ok_or_else(|| Error::limit("selection size overflows"))?;
+        if total > ctx.limits.max_read_bytes {
+            return Err(Error::limit(format!(
+                "selection of {total} bytes exceeds the read limit"
+            )));
+        }
+        let mut out = repeat_fill(&self.fill_bytes(), count);
+        if count == 0 {
+            return Ok(out);
+        }
+        match &self.layout {
+            Layout::Contiguous { addr, size } if self.external.is_none() && !addr.is_undef() => {
+                // Read only the rows (along dimension 0) that the selection spans.
+                let (lo, hi) = sel.bounds(shape.len());
+                let row_elems: u64 = shape.iter().skip(1).product();
+                let row_bytes = row_elems.saturating_mul(elem as u64);
+                let (r0, r1) = match (lo.first(), hi.first()) {
+                    (Some(&a), Some(&b)) => (a, b),
+                    _ => (0, 1),
+                };
+                let start = r0.saturating_mul(row_bytes);
+                let len = r1
+                    .saturating_sub(r0)
+                    .saturating_mul(row_bytes)
+                    .max(elem as u64);
+                if start.saturating_add(len) > *size {
+                    return Err(Error::corrupt(
+                        "contiguous storage smaller than the dataspace",
+                        addr.0,
+                    ));
+                }
+                let at = Addr(
+                    addr.0
+                        .checked_add(start)
+                        .ok_or_else(|| Error::corrupt("address overflow", addr.0))?,
+                );
+                let mut origin = vec![0u64; shape.len()];
+                let mut region = shape.clone();
+                if let (Some(o), Some(r)) = (origin.first_mut(), region.first_mut()) {
+                    *o = r0;
+                    *r = r1.saturating_sub(r0);
+                }
+                match file.inner.st.slice(at, len) {
+                    Some(bytes) => sel.copy_from_region(elem, bytes, &origin, &region, &mut out)?,
+                    None => {
+                        let bytes = file.inner.st.read(at, len)?;
+                        sel.copy_from_region(elem, &bytes, &origin, &region, &mut out)?;
+                    }
+                }
+            }
+            Layout::Chunked(cl) => {
+                let max_dims: Vec<u64> = match &self.space.max_dims {
+                    Some(m) => m.clone(),
+                    None => self.space.dims.clone(),
+                };
+                let fill = self.fill_bytes();
+                let req = crate::read::chunks::ChunkedRead {
+                    layout: cl,
+                    pipeline: &self.pipeline,
+                    dims: &self.space.dims,
+                    max_dims: &max_dims,
+                    element_size: elem,
+                    fill: &fill,
+                };
+                crate::read::chunks::read_selection(&file.inner.st, ctx, &req, sel, &mut out)?;
+            }
+            _ => {
+                let all = self.read_raw_inner()?;
+                sel.copy_from_region(elem, &all, &vec![0u64; shape.len()], &shape, &mut out)?;
+            }
+        }
+        Ok(out)
     }
 
     /// The whole dataset decoded into values (row-major, flat).

@@ -45,3 +45,21 @@ pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>
     let _ = (st, ctx, req);
     Err(Error::unsupported("chunked data is not implemented yet"))
 }
+
+/// Read the chunks that intersect `sel` and copy the selected elements into
+/// `out` (row-major in `sel.out_shape()`, pre-filled with the fill value).
+///
+/// # Errors
+/// As [`read_all`].
+pub fn read_selection(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    sel: &crate::data::hyperslab::Selection,
+    out: &mut [u8],
+) -> Result<()> {
+    // Fallback until per-chunk selection reads land: read everything, then select.
+    let all = read_all(st, ctx, req)?;
+    let origin = alloc::vec![0u64; req.dims.len()];
+    sel.copy_from_region(req.element_size, &all, &origin, req.dims, out)
+}
