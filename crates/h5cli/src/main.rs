@@ -25,16 +25,21 @@ fn main() -> ExitCode {
 
 fn run(args: &[String]) -> Result<(), String> {
     let (cmd, rest) = args.split_first().ok_or_else(|| USAGE.to_string())?;
-    let flags: Vec<&str> = rest
-        .iter()
-        .filter(|a| a.starts_with('-'))
-        .map(String::as_str)
-        .collect();
-    let pos: Vec<&str> = rest
-        .iter()
-        .filter(|a| !a.starts_with('-'))
-        .map(String::as_str)
-        .collect();
+    let mut flags: Vec<&str> = Vec::new();
+    let mut pos: Vec<&str> = Vec::new();
+    let mut slice: Option<&str> = None;
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        if a == "--slice" {
+            slice = Some(it.next().ok_or("--slice needs a value")?);
+        } else if let Some(v) = a.strip_prefix("--slice=") {
+            slice = Some(v);
+        } else if a.starts_with('-') {
+            flags.push(a);
+        } else {
+            pos.push(a);
+        }
+    }
     let has = |f: &str| flags.contains(&f);
     let file_arg = pos.first().ok_or_else(|| USAGE.to_string())?;
     let obj_path = pos.get(1).copied().unwrap_or("/");
