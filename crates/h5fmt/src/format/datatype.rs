@@ -617,13 +617,13 @@ fn decode_float(cur: &mut Cursor<'_>, h: &Header) -> Result<Datatype> {
     let mant_size = cur.read_u8()?;
     let exp_bias = cur.read_u32()?;
     check_bits(h, bit_offset, precision, "float")?;
-    let bits = u32::from(h.size) * 8;
-    let fits = |pos: u8, len: u8| u32::from(pos) + u32::from(len) <= bits;
+    let bits = u64::from(h.size) * 8;
+    let fits = |pos: u8, len: u8| u64::from(pos) + u64::from(len) <= bits;
     if exp_size == 0
         || mant_size == 0
         || !fits(exp_pos, exp_size)
         || !fits(mant_pos, mant_size)
-        || u32::from(sign_pos) >= bits
+        || u64::from(sign_pos) >= bits
     {
         return Err(Error::corrupt(
             "floating-point fields outside the element",
