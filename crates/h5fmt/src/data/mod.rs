@@ -19,6 +19,19 @@ pub trait HeapResolver {
     /// # Errors
     /// Whatever reading the collection fails with.
     fn global_heap_object(&self, collection: Addr, index: u32) -> Result<Vec<u8>>;
+
+    /// The current dimensions of the dataspace of the dataset whose object
+    /// header is at `obj`. Needed only to decode region references whose
+    /// selection is "all" (the selection does not store the extent). The
+    /// default fails with `Unsupported`.
+    ///
+    /// # Errors
+    /// Whatever reading the object header fails with; `Unsupported` by default.
+    fn dataset_dims(&self, obj: Addr) -> Result<Vec<u64>> {
+        Err(crate::Error::unsupported(alloc::format!(
+            "dataspace of the dataset at {obj} (region reference selecting \"all\") without a file"
+        )))
+    }
 }
 
 /// A resolver for data that has no variable-length parts; fails on any heap access.

@@ -1,7 +1,19 @@
-//! Datatype message (0x0003), spec section IV.A.2.d: versions 1–5, every class.
+//! Datatype message (0x0003), spec section IV.A.2.d: versions 1–5, every class
+//! (fixed-point, floating-point, time, string, bitfield, opaque, compound,
+//! reference, enumeration, variable-length, array, and the complex class of
+//! HDF5 2.0).
+//!
+//! Version differences handled here: version 1 compound members carry an
+//! explicit array description (dimensionality, permutation, four dimension
+//! sizes); versions 1 and 2 pad compound/enum member names to multiples of 8
+//! bytes; version 3 packs names and encodes compound member offsets in the
+//! fewest bytes that can hold the compound size, drops the reserved bytes and
+//! permutation indices of arrays, and adds the VAX byte order for floats;
+//! version 4 adds the revised (`H5T_STD_REF`) reference types; version 5 adds
+//! complex numbers.
 
 use crate::codec::Cursor;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::Ctx;
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -206,19 +218,567 @@ pub enum Datatype {
     },
 }
 
+/// Datatype classes (low four bits of the first byte of the message).
+mod class {
+    pub const INTEGER: u8 = 0;
+    pub const FLOAT: u8 = 1;
+    pub const TIME: u8 = 2;
+    pub const STRING: u8 = 3;
+    pub const BITFIELD: u8 = 4;
+    pub const OPAQUE: u8 = 5;
+    pub const COMPOUND: u8 = 6;
+    pub const REFERENCE: u8 = 7;
+    pub const ENUM: u8 = 8;
+    pub const VLEN: u8 = 9;
+    pub const ARRAY: u8 = 10;
+    pub const COMPLEX: u8 = 11;
+}
+
+/// Largest rank of an array datatype (libhdf5's `H5S_MAX_RANK`).
+const MAX_ARRAY_RANK: usize = 32;
+
+/// The fixed part of every datatype message: version, class, 24 flag bits, size.
+struct Header {
+    version: u8,
+    class: u8,
+    flags: u32,
+    size: u32,
+    /// Absolute offset of the message start, for errors.
+    at: u64,
+}
+
 impl Datatype {
     /// Decode a datatype message body (also used nested inside compound,
     /// enum, array, vlen and complex types, and inside attribute messages).
     ///
+    /// Consumes exactly the bytes of the (possibly nested) message. The sizes
+    /// of variable-length and reference types are those they occupy in the
+    /// file (computed from `ctx.sizes`, as libhdf5 does), whatever the message
+    /// says.
+    ///
     /// # Errors
-    /// `Truncated`, `Corrupt`, `Unsupported`, `Limit` (nesting).
+    /// `Truncated`, `Corrupt`, `Unsupported`, `Limit` (nesting),
+    /// `Unrepresentable` (a member name, enum name or opaque tag that is not UTF-8).
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let _ = ctx;
-        Err(cur.unsupported("datatype decoding is not implemented yet"))
+        decode_at(cur, ctx, 0)
     }
 
     /// Size in bytes of one element in the file.
     pub fn size(&self) -> u64 {
-        0
+        match self {
+            Datatype::Integer { size, .. }
+            | Datatype::Float { size, .. }
+            | Datatype::Time { size, .. }
+            | Datatype::String { size, .. }
+            | Datatype::Bitfield { size, .. }
+            | Datatype::Opaque { size, .. }
+            | Datatype::Compound { size, .. }
+            | Datatype::Reference { size, .. }
+            | Datatype::VarLenSequence { size, .. }
+            | Datatype::VarLenString { size, .. }
+            | Datatype::Complex { size, .. } => u64::from(*size),
+            Datatype::Enum { base, .. } => base.size(),
+            Datatype::Array { dims, base } => dims
+                .iter()
+                .fold(base.size(), |acc, &d| acc.saturating_mul(d)),
+        }
     }
+
+    /// Whether this type contains a variable-length type (sequence or string)
+    /// anywhere, i.e. whether its elements point into the global heap.
+    pub fn is_variable_length(&self) -> bool {
+        match self {
+            Datatype::VarLenSequence { .. } | Datatype::VarLenString { .. } => true,
+            Datatype::Compound { members, .. } => {
+                members.iter().any(|m| m.dtype.is_variable_length())
+            }
+            Datatype::Enum { base, .. }
+            | Datatype::Array { base, .. }
+            | Datatype::Complex { base, .. } => base.is_variable_length(),
+            _ => false,
+        }
+    }
+
+    /// Whether this type contains a reference type anywhere.
+    pub fn has_references(&self) -> bool {
+        match self {
+            Datatype::Reference { .. } => true,
+            Datatype::Compound { members, .. } => members.iter().any(|m| m.dtype.has_references()),
+            Datatype::Enum { base, .. }
+            | Datatype::Array { base, .. }
+            | Datatype::Complex { base, .. }
+            | Datatype::VarLenSequence { base, .. } => base.has_references(),
+            _ => false,
+        }
+    }
+
+    /// Whether this is a floating-point type with exactly an IEEE 754 layout:
+    /// binary16, binary32, binary64 or binary128 in little- or big-endian byte
+    /// order, i.e. size 2/4/8/16 bytes, bit offset 0, precision of all the
+    /// bits, sign at the top bit, exponent of 5/8/11/15 bits right below it
+    /// with bias 15/127/1023/16383, mantissa of 10/23/52/112 bits at bit 0,
+    /// and an implied leading mantissa bit.
+    ///
+    /// Every other float (VAX order, x87 80-bit long doubles in 16 bytes,
+    /// bfloat16, reduced precision…) is "nonstandard": the canonical dump
+    /// writes its values as the unsigned integer of all its bytes.
+    /// Returns `false` for types that are not floats.
+    pub fn is_ieee_standard(&self) -> bool {
+        let Datatype::Float {
+            size,
+            order,
+            layout,
+        } = self
+        else {
+            return false;
+        };
+        if *order == ByteOrder::Vax {
+            return false;
+        }
+        let (exp_size, mant_size, bias) = match size {
+            2 => (5u8, 10u8, 15u32),
+            4 => (8, 23, 127),
+            8 => (11, 52, 1023),
+            16 => (15, 112, 16383),
+            _ => return false,
+        };
+        let bits = size * 8;
+        layout.bit_offset == 0
+            && u32::from(layout.precision) == bits
+            && u32::from(layout.sign_pos) == bits - 1
+            && layout.exp_pos == mant_size
+            && layout.exp_size == exp_size
+            && layout.mant_pos == 0
+            && layout.mant_size == mant_size
+            && layout.exp_bias == bias
+            && layout.norm == 2
+    }
+}
+
+/// Names of members, enum values and opaque tags: bytes up to the first NUL, as UTF-8.
+fn utf8_name(bytes: &[u8], what: &str, at: u64) -> Result<String> {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    let b = bytes.get(..end).unwrap_or(bytes);
+    match core::str::from_utf8(b) {
+        Ok(s) => Ok(String::from(s)),
+        Err(_) => {
+            Err(Error::unrepresentable(alloc::format!("{what} is not valid UTF-8")).with_offset(at))
+        }
+    }
+}
+
+/// Read a NUL-terminated name; in versions 1 and 2 the name field (with its
+/// NUL) is padded to a multiple of 8 bytes.
+fn read_name(cur: &mut Cursor<'_>, version: u8, what: &str) -> Result<String> {
+    let at = cur.offset();
+    let raw = cur.read_cstr()?;
+    if version < 3 {
+        // Field length = smallest multiple of 8 that holds the name and its NUL.
+        let field = raw.len() / 8 * 8 + 8;
+        cur.skip(field - raw.len() - 1)?;
+    }
+    utf8_name(raw, what, at)
+}
+
+/// Bytes needed to encode offsets within a compound of `size` bytes
+/// (version 3 compound member offsets).
+fn offset_width(size: u32) -> usize {
+    match size {
+        0..=0xff => 1,
+        0x100..=0xffff => 2,
+        0x1_0000..=0xff_ffff => 3,
+        _ => 4,
+    }
+}
+
+fn byte_order(flags: u32) -> ByteOrder {
+    if flags & 1 != 0 {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
+    }
+}
+
+fn string_pad(v: u32, cur: &Cursor<'_>) -> Result<StringPad> {
+    match v {
+        0 => Ok(StringPad::NullTerm),
+        1 => Ok(StringPad::NullPad),
+        2 => Ok(StringPad::SpacePad),
+        _ => Err(cur.unsupported(alloc::format!("string padding type {v}"))),
+    }
+}
+
+fn char_set(v: u32, cur: &Cursor<'_>) -> Result<CharSet> {
+    match v {
+        0 => Ok(CharSet::Ascii),
+        1 => Ok(CharSet::Utf8),
+        _ => Err(cur.unsupported(alloc::format!("string character set {v}"))),
+    }
+}
+
+/// Check that `offset`/`precision` describe bits inside an element of `size` bytes.
+fn check_bits(h: &Header, offset: u16, precision: u16, what: &str) -> Result<()> {
+    let bits = u64::from(h.size) * 8;
+    if precision == 0 || u64::from(offset) + u64::from(precision) > bits {
+        return Err(Error::corrupt(
+            alloc::format!(
+                "{what}: bit offset {offset} + precision {precision} outside {} bytes",
+                h.size
+            ),
+            h.at,
+        ));
+    }
+    Ok(())
+}
+
+fn decode_at(cur: &mut Cursor<'_>, ctx: Ctx, depth: usize) -> Result<Datatype> {
+    if depth > ctx.limits.max_datatype_nesting {
+        return Err(Error::limit(alloc::format!(
+            "datatype nested more than {} levels",
+            ctx.limits.max_datatype_nesting
+        ))
+        .with_offset(cur.offset()));
+    }
+    let at = cur.offset();
+    let b0 = cur.read_u8()?;
+    let f = cur.read_array::<3>()?;
+    let flags = u32::from(f[0]) | (u32::from(f[1]) << 8) | (u32::from(f[2]) << 16);
+    let size = cur.read_u32()?;
+    let h = Header {
+        version: b0 >> 4,
+        class: b0 & 0x0f,
+        flags,
+        size,
+        at,
+    };
+    if h.version == 0 || h.version > 5 {
+        return Err(Error::corrupt(
+            alloc::format!("datatype message version {}", h.version),
+            at,
+        ));
+    }
+    if h.size == 0 {
+        return Err(Error::corrupt("datatype of size 0", at));
+    }
+    let dt = match h.class {
+        class::INTEGER => {
+            let bit_offset = cur.read_u16()?;
+            let precision = cur.read_u16()?;
+            check_bits(&h, bit_offset, precision, "integer")?;
+            Datatype::Integer {
+                size,
+                order: byte_order(flags),
+                signed: flags & 0x08 != 0,
+                bit_offset,
+                precision,
+            }
+        }
+        class::BITFIELD => {
+            let bit_offset = cur.read_u16()?;
+            let precision = cur.read_u16()?;
+            check_bits(&h, bit_offset, precision, "bitfield")?;
+            Datatype::Bitfield {
+                size,
+                order: byte_order(flags),
+                bit_offset,
+                precision,
+            }
+        }
+        class::FLOAT => decode_float(cur, &h)?,
+        class::TIME => {
+            let precision = cur.read_u16()?;
+            Datatype::Time {
+                size,
+                order: byte_order(flags),
+                precision,
+            }
+        }
+        class::STRING => Datatype::String {
+            size,
+            pad: string_pad(flags & 0x0f, cur)?,
+            cset: char_set((flags >> 4) & 0x0f, cur)?,
+        },
+        class::OPAQUE => {
+            let n = usize::try_from(flags & 0xff).unwrap_or(usize::MAX);
+            let tag_at = cur.offset();
+            let raw = cur.read_bytes(n)?;
+            Datatype::Opaque {
+                size,
+                tag: utf8_name(raw, "opaque tag", tag_at)?,
+            }
+        }
+        class::COMPOUND => decode_compound(cur, &h, ctx, depth)?,
+        class::REFERENCE => {
+            let rtype = flags & 0x0f;
+            let addr = u32::from(ctx.sizes.offsets);
+            let (kind, disk) = match rtype {
+                0 => (RefKind::Object1, addr),
+                1 => (RefKind::Region1, addr + 4),
+                2..=4 => {
+                    let v = (flags >> 4) & 0x0f;
+                    if v != 1 {
+                        return Err(
+                            cur.unsupported(alloc::format!("reference encoding version {v}"))
+                        );
+                    }
+                    // encoded size (4) + reference header (2) + global heap id (address + 4)
+                    (RefKind::Std, addr + 10)
+                }
+                _ => return Err(Error::corrupt(alloc::format!("reference type {rtype}"), at)),
+            };
+            Datatype::Reference { size: disk, kind }
+        }
+        class::ENUM => decode_enum(cur, &h, ctx, depth)?,
+        class::VLEN => {
+            let kind = flags & 0x0f;
+            let disk = 4 + u32::from(ctx.sizes.offsets) + 4;
+            match kind {
+                0 => {
+                    let base = decode_at(cur, ctx, depth + 1)?;
+                    Datatype::VarLenSequence {
+                        size: disk,
+                        base: Box::new(base),
+                    }
+                }
+                1 => {
+                    let pad = string_pad((flags >> 4) & 0x0f, cur)?;
+                    let cset = char_set((flags >> 8) & 0x0f, cur)?;
+                    // The base type (a character type) is stored but carries nothing new.
+                    decode_at(cur, ctx, depth + 1)?;
+                    Datatype::VarLenString {
+                        size: disk,
+                        pad,
+                        cset,
+                    }
+                }
+                _ => return Err(cur.unsupported(alloc::format!("variable-length type {kind}"))),
+            }
+        }
+        class::ARRAY => decode_array(cur, &h, ctx, depth)?,
+        class::COMPLEX => {
+            if flags & 1 == 0 {
+                return Err(cur.unsupported("heterogeneous complex number type"));
+            }
+            let form = (flags >> 1) & 3;
+            if form != 0 {
+                return Err(cur.unsupported(alloc::format!(
+                    "complex number form {form} (only rectangular)"
+                )));
+            }
+            let base = decode_at(cur, ctx, depth + 1)?;
+            if !matches!(base, Datatype::Float { .. }) {
+                return Err(Error::corrupt(
+                    "complex number whose parts are not floats",
+                    at,
+                ));
+            }
+            if base.size().checked_mul(2) != Some(u64::from(size)) {
+                return Err(Error::corrupt(
+                    alloc::format!(
+                        "complex number of {size} bytes with {}-byte parts",
+                        base.size()
+                    ),
+                    at,
+                ));
+            }
+            Datatype::Complex {
+                size,
+                base: Box::new(base),
+            }
+        }
+        c => {
+            return Err(Error::corrupt(
+                alloc::format!("unknown datatype class {c}"),
+                at,
+            ))
+        }
+    };
+    Ok(dt)
+}
+
+fn decode_float(cur: &mut Cursor<'_>, h: &Header) -> Result<Datatype> {
+    let f = h.flags;
+    let order = match (f & 1 != 0, h.version >= 3 && f & 0x40 != 0) {
+        (false, false) => ByteOrder::Little,
+        (true, false) => ByteOrder::Big,
+        (true, true) => ByteOrder::Vax,
+        (false, true) => return Err(cur.unsupported("reserved floating-point byte order")),
+    };
+    let norm = ((f >> 4) & 3) as u8;
+    if norm == 3 {
+        return Err(cur.unsupported("reserved floating-point mantissa normalization"));
+    }
+    let sign_pos = ((f >> 8) & 0xff) as u8;
+    let bit_offset = cur.read_u16()?;
+    let precision = cur.read_u16()?;
+    let exp_pos = cur.read_u8()?;
+    let exp_size = cur.read_u8()?;
+    let mant_pos = cur.read_u8()?;
+    let mant_size = cur.read_u8()?;
+    let exp_bias = cur.read_u32()?;
+    check_bits(h, bit_offset, precision, "float")?;
+    let bits = u64::from(h.size) * 8;
+    let fits = |pos: u8, len: u8| u64::from(pos) + u64::from(len) <= bits;
+    if exp_size == 0
+        || mant_size == 0
+        || !fits(exp_pos, exp_size)
+        || !fits(mant_pos, mant_size)
+        || u64::from(sign_pos) >= bits
+    {
+        return Err(Error::corrupt(
+            "floating-point fields outside the element",
+            h.at,
+        ));
+    }
+    Ok(Datatype::Float {
+        size: h.size,
+        order,
+        layout: FloatLayout {
+            sign_pos,
+            bit_offset,
+            precision,
+            exp_pos,
+            exp_size,
+            mant_pos,
+            mant_size,
+            exp_bias,
+            norm,
+        },
+    })
+}
+
+fn decode_compound(cur: &mut Cursor<'_>, h: &Header, ctx: Ctx, depth: usize) -> Result<Datatype> {
+    let n = h.flags & 0xffff;
+    if n == 0 {
+        return Err(Error::corrupt("compound datatype without members", h.at));
+    }
+    // Smallest member: a 1-byte name, a 1-byte offset and an 8-byte type header.
+    let n = cur.ensure_count(u64::from(n), 10)?;
+    let mut members = Vec::with_capacity(n);
+    for _ in 0..n {
+        let m_at = cur.offset();
+        let name = read_name(cur, h.version, "compound member name")?;
+        let offset = if h.version >= 3 {
+            let v = cur.read_uint(offset_width(h.size))?;
+            u32::try_from(v).map_err(|_| Error::corrupt("compound member offset", m_at))?
+        } else {
+            cur.read_u32()?
+        };
+        let mut dims = Vec::new();
+        if h.version == 1 {
+            let ndims = cur.read_u8()?;
+            if ndims > 4 {
+                return Err(Error::corrupt(
+                    alloc::format!("compound member of {ndims} dimensions"),
+                    m_at,
+                ));
+            }
+            cur.skip(3 + 4 + 4)?; // reserved, permutation, reserved
+            for i in 0..4u8 {
+                let d = cur.read_u32()?;
+                if i < ndims {
+                    if d == 0 {
+                        return Err(Error::corrupt(
+                            "compound member array dimension of size 0",
+                            m_at,
+                        ));
+                    }
+                    dims.push(u64::from(d));
+                }
+            }
+        }
+        let mut dtype = decode_at(cur, ctx, depth + 1)?;
+        if !dims.is_empty() {
+            dtype = Datatype::Array {
+                dims,
+                base: Box::new(dtype),
+            };
+        }
+        let end = u64::from(offset).checked_add(dtype.size());
+        if end.is_none_or(|e| e > u64::from(h.size)) {
+            return Err(Error::corrupt(
+                alloc::format!(
+                    "compound member {name:?} at offset {offset} ({} bytes) outside the {}-byte compound",
+                    dtype.size(),
+                    h.size
+                ),
+                m_at,
+            ));
+        }
+        members.push(CompoundMember {
+            name,
+            offset,
+            dtype,
+        });
+    }
+    Ok(Datatype::Compound {
+        size: h.size,
+        members,
+    })
+}
+
+fn decode_enum(cur: &mut Cursor<'_>, h: &Header, ctx: Ctx, depth: usize) -> Result<Datatype> {
+    let n = u64::from(h.flags & 0xffff);
+    let base = decode_at(cur, ctx, depth + 1)?;
+    if !matches!(base, Datatype::Integer { .. }) {
+        return Err(cur.unsupported("enumeration whose base type is not an integer"));
+    }
+    let vsize = base.size();
+    if vsize != u64::from(h.size) {
+        return Err(Error::corrupt(
+            "enumeration size differs from its base type's",
+            h.at,
+        ));
+    }
+    let vsize = usize::try_from(vsize).map_err(|_| cur.corrupt("enumeration size"))?;
+    // Each member needs at least a 1-byte name and its value.
+    let n = cur.ensure_count(n, vsize.saturating_add(1))?;
+    let mut names = Vec::with_capacity(n);
+    for _ in 0..n {
+        names.push(read_name(cur, h.version, "enumeration member name")?);
+    }
+    let mut members = Vec::with_capacity(n);
+    for name in names {
+        let value = cur.read_bytes(vsize)?.to_vec();
+        members.push(EnumMember { name, value });
+    }
+    Ok(Datatype::Enum {
+        base: Box::new(base),
+        members,
+    })
+}
+
+fn decode_array(cur: &mut Cursor<'_>, h: &Header, ctx: Ctx, depth: usize) -> Result<Datatype> {
+    let ndims = usize::from(cur.read_u8()?);
+    if ndims > MAX_ARRAY_RANK.min(ctx.limits.max_rank) {
+        return Err(Error::corrupt(
+            alloc::format!("array datatype of rank {ndims}"),
+            h.at,
+        ));
+    }
+    if h.version < 3 {
+        cur.skip(3)?;
+    }
+    let mut dims = Vec::with_capacity(ndims);
+    for _ in 0..ndims {
+        let d = cur.read_u32()?;
+        if d == 0 {
+            return Err(Error::corrupt("array dimension of size 0", h.at));
+        }
+        dims.push(u64::from(d));
+    }
+    if h.version < 3 {
+        cur.skip(ndims * 4)?; // permutation indices (never implemented by libhdf5)
+    }
+    let base = decode_at(cur, ctx, depth + 1)?;
+    let total = dims
+        .iter()
+        .try_fold(base.size(), |acc, &d| acc.checked_mul(d));
+    if total.is_none_or(|t| t > u64::from(u32::MAX)) {
+        return Err(Error::corrupt("array datatype larger than 4 GiB", h.at));
+    }
+    Ok(Datatype::Array {
+        dims,
+        base: Box::new(base),
+    })
 }

@@ -1,1 +1,345 @@
-//! Not yet implemented.
+//! Serialized dataspace selections, as stored in the global heap for region
+//! references (old `H5T_STD_REF_DSETREG` and new `H5T_STD_REF` region
+//! references) and in virtual dataset layouts.
+//!
+//! The spec describes them with the region reference encoding (IV.B /
+//! "Global Heap" objects); libhdf5 writes them with `H5S_SELECT_SERIALIZE`.
+//! Every selection starts with a 4-byte selection type:
+//! `0` none, `1` points, `2` hyperslabs, `3` all. Then:
+//! - none / all, version 1: 4-byte version, 4 reserved bytes, 4-byte length (0).
+//! - points, version 1: version, 4 reserved, length, rank (4), count (4), then
+//!   `count × rank` 4-byte coordinates. Version 2: version, encoded size `e`
+//!   (1 byte: 2, 4 or 8), rank (4), count (`e`), coordinates (`e` each).
+//! - hyperslabs, version 1: version, 4 reserved, length, rank (4), block count
+//!   (4), then per block `rank` 4-byte start and `rank` 4-byte end coordinates
+//!   (inclusive). Version 2: version, flags (1), length (4), rank (4), then with
+//!   the "regular" flag per dimension start, stride, count, block (8 bytes each).
+//!   Version 3: version, flags (1), encoded size `e` (1), rank (4), then either
+//!   (regular) start/stride/count/block per dimension in `e` bytes each, or a
+//!   block count and block corners in `e` bytes each. A count or block of all
+//!   ones means "unlimited" (virtual datasets only).
+
+use crate::codec::Cursor;
+use crate::error::{Error, Result};
+use crate::Ctx;
+use alloc::vec::Vec;
+
+/// "Unlimited" count or block of a regular hyperslab.
+pub const UNLIMITED: u64 = u64::MAX;
+
+/// One dimension of a regular hyperslab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegularDim {
+    /// First selected index.
+    pub start: u64,
+    /// Distance between block starts.
+    pub stride: u64,
+    /// Number of blocks ([`UNLIMITED`] possible).
+    pub count: u64,
+    /// Block length ([`UNLIMITED`] possible).
+    pub block: u64,
+}
+
+/// A decoded dataspace selection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// Nothing selected.
+    None,
+    /// The whole extent of the dataspace it is applied to.
+    All,
+    /// A list of points.
+    Points {
+        /// Rank of the dataspace.
+        rank: usize,
+        /// `npoints × rank` coordinates, point after point.
+        coords: Vec<u64>,
+    },
+    /// A regular hyperslab: one [`RegularDim`] per dimension.
+    Regular(Vec<RegularDim>),
+    /// A list of blocks.
+    Blocks {
+        /// Rank of the dataspace.
+        rank: usize,
+        /// Per block, `rank` start then `rank` end coordinates (inclusive).
+        corners: Vec<u64>,
+    },
+}
+
+fn read_enc(cur: &mut Cursor<'_>, enc: usize) -> Result<u64> {
+    cur.read_uint(enc)
+}
+
+fn read_rank(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<usize> {
+    let at = cur.offset();
+    let rank = cur.read_u32()?;
+    let rank = usize::try_from(rank).unwrap_or(usize::MAX);
+    if rank == 0 || rank > ctx.limits.max_rank {
+        return Err(Error::corrupt(
+            alloc::format!("selection of rank {rank}"),
+            at,
+        ));
+    }
+    Ok(rank)
+}
+
+fn check_enc(cur: &Cursor<'_>, enc: u8) -> Result<usize> {
+    match enc {
+        2 | 4 | 8 => Ok(usize::from(enc)),
+        _ => Err(cur.corrupt(alloc::format!("selection encoding size {enc}"))),
+    }
+}
+
+/// Read `n` coordinates of `enc` bytes each, after checking they are present.
+fn read_coords(cur: &mut Cursor<'_>, n: u64, enc: usize) -> Result<Vec<u64>> {
+    let n = cur.ensure_count(n, enc)?;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        v.push(read_enc(cur, enc)?);
+    }
+    Ok(v)
+}
+
+impl Selection {
+    /// Decode a serialized selection (starting with its 4-byte type).
+    ///
+    /// # Errors
+    /// `Truncated`, `Corrupt` (bad type, version, rank or encoded size).
+    pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
+        let at = cur.offset();
+        let kind = cur.read_u32()?;
+        let version = cur.read_u32()?;
+        match kind {
+            0 | 3 => {
+                if version != 1 {
+                    return Err(Error::corrupt(
+                        alloc::format!("selection version {version}"),
+                        at,
+                    ));
+                }
+                cur.skip(8)?;
+                Ok(if kind == 0 {
+                    Selection::None
+                } else {
+                    Selection::All
+                })
+            }
+            1 => {
+                let (enc, rank, n) = match version {
+                    1 => {
+                        cur.skip(8)?;
+                        let rank = read_rank(cur, ctx)?;
+                        (4, rank, u64::from(cur.read_u32()?))
+                    }
+                    2 => {
+                        let e = cur.read_u8()?;
+                        let enc = check_enc(cur, e)?;
+                        let rank = read_rank(cur, ctx)?;
+                        (enc, rank, read_enc(cur, enc)?)
+                    }
+                    _ => {
+                        return Err(Error::corrupt(
+                            alloc::format!("point selection version {version}"),
+                            at,
+                        ))
+                    }
+                };
+                let total = n
+                    .checked_mul(rank as u64)
+                    .ok_or_else(|| cur.corrupt("point count"))?;
+                let coords = read_coords(cur, total, enc)?;
+                Ok(Selection::Points { rank, coords })
+            }
+            2 => {
+                let (flags, enc) = match version {
+                    1 => {
+                        cur.skip(8)?;
+                        (0u8, 4usize)
+                    }
+                    2 => {
+                        let flags = cur.read_u8()?;
+                        cur.skip(4)?;
+                        (flags, 8)
+                    }
+                    3 => {
+                        let flags = cur.read_u8()?;
+                        let e = cur.read_u8()?;
+                        (flags, check_enc(cur, e)?)
+                    }
+                    _ => {
+                        return Err(Error::corrupt(
+                            alloc::format!("hyperslab selection version {version}"),
+                            at,
+                        ))
+                    }
+                };
+                if flags & !1 != 0 {
+                    return Err(cur.corrupt(alloc::format!("hyperslab selection flags {flags:#x}")));
+                }
+                let rank = read_rank(cur, ctx)?;
+                if flags & 1 != 0 {
+                    let all_ones = if enc >= 8 {
+                        u64::MAX
+                    } else {
+                        (1u64 << (8 * enc)) - 1
+                    };
+                    let mut dims = Vec::with_capacity(rank);
+                    for _ in 0..rank {
+                        let start = read_enc(cur, enc)?;
+                        let stride = read_enc(cur, enc)?;
+                        let mut count = read_enc(cur, enc)?;
+                        let mut block = read_enc(cur, enc)?;
+                        if count == all_ones {
+                            count = UNLIMITED;
+                        }
+                        if block == all_ones {
+                            block = UNLIMITED;
+                        }
+                        dims.push(RegularDim {
+                            start,
+                            stride,
+                            count,
+                            block,
+                        });
+                    }
+                    Ok(Selection::Regular(dims))
+                } else {
+                    let nblocks = read_enc(cur, enc)?;
+                    let total = nblocks
+                        .checked_mul(2 * rank as u64)
+                        .ok_or_else(|| cur.corrupt("hyperslab block count"))?;
+                    let corners = read_coords(cur, total, enc)?;
+                    for b in corners.chunks_exact(2 * rank.max(1)) {
+                        let (lo, hi) = b.split_at(rank);
+                        if lo.iter().zip(hi).any(|(l, h)| h < l) {
+                            return Err(Error::corrupt(
+                                "hyperslab block ends before it starts",
+                                at,
+                            ));
+                        }
+                    }
+                    Ok(Selection::Blocks { rank, corners })
+                }
+            }
+            _ => Err(Error::corrupt(alloc::format!("selection type {kind}"), at)),
+        }
+    }
+
+    /// The rank the selection was serialized with (`None` for none/all).
+    pub fn rank(&self) -> Option<usize> {
+        match self {
+            Selection::None | Selection::All => None,
+            Selection::Points { rank, .. } | Selection::Blocks { rank, .. } => Some(*rank),
+            Selection::Regular(d) => Some(d.len()),
+        }
+    }
+
+    /// Number of selected elements within a dataspace of dimensions `extent`
+    /// (only needed for [`Selection::All`]).
+    ///
+    /// # Errors
+    /// `Usage` when `extent` is needed and missing; `Unsupported` for unlimited
+    /// hyperslabs; `Corrupt` on overflow.
+    pub fn npoints(&self, extent: Option<&[u64]>) -> Result<u64> {
+        let overflow = || Error::corrupt("selection size overflows", 0);
+        match self {
+            Selection::None => Ok(0),
+            Selection::All => {
+                let e = extent.ok_or_else(|| {
+                    Error::usage("an \"all\" selection needs the dataspace extent")
+                })?;
+                e.iter()
+                    .try_fold(1u64, |a, &d| a.checked_mul(d))
+                    .ok_or_else(overflow)
+            }
+            Selection::Points { rank, coords } => Ok((coords.len() / (*rank).max(1)) as u64),
+            Selection::Regular(dims) => dims.iter().try_fold(1u64, |a, d| {
+                if d.count == UNLIMITED || d.block == UNLIMITED {
+                    return Err(Error::unsupported("unlimited hyperslab selection"));
+                }
+                a.checked_mul(d.count)
+                    .and_then(|a| a.checked_mul(d.block))
+                    .ok_or_else(overflow)
+            }),
+            Selection::Blocks { rank, corners } => {
+                let mut total = 0u64;
+                for b in corners.chunks_exact(2 * (*rank).max(1)) {
+                    let (lo, hi) = b.split_at(*rank);
+                    let n = lo
+                        .iter()
+                        .zip(hi)
+                        .try_fold(1u64, |a, (l, h)| {
+                            a.checked_mul(h.saturating_sub(*l).checked_add(1)?)
+                        })
+                        .ok_or_else(overflow)?;
+                    total = total.checked_add(n).ok_or_else(overflow)?;
+                }
+                Ok(total)
+            }
+        }
+    }
+
+    /// The bounding box (low corner, high corner, inclusive) of the selection
+    /// within a dataspace of dimensions `extent` (only needed for
+    /// [`Selection::All`]); `None` when nothing is selected.
+    ///
+    /// # Errors
+    /// As [`Selection::npoints`].
+    pub fn bounds(&self, extent: Option<&[u64]>) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
+        if self.npoints(extent)? == 0 {
+            return Ok(None);
+        }
+        let overflow = || Error::corrupt("selection bounds overflow", 0);
+        match self {
+            Selection::None => Ok(None),
+            Selection::All => {
+                let e = extent.unwrap_or(&[]);
+                Ok(Some((
+                    alloc::vec![0; e.len()],
+                    e.iter().map(|d| d.saturating_sub(1)).collect(),
+                )))
+            }
+            Selection::Points { rank, coords } => {
+                let mut lo = alloc::vec![u64::MAX; *rank];
+                let mut hi = alloc::vec![0u64; *rank];
+                for p in coords.chunks_exact((*rank).max(1)) {
+                    for ((l, h), &c) in lo.iter_mut().zip(hi.iter_mut()).zip(p) {
+                        *l = (*l).min(c);
+                        *h = (*h).max(c);
+                    }
+                }
+                Ok(Some((lo, hi)))
+            }
+            Selection::Regular(dims) => {
+                let lo = dims.iter().map(|d| d.start).collect();
+                let mut hi = Vec::with_capacity(dims.len());
+                for d in dims {
+                    // start + stride × (count − 1) + block − 1; count, block ≥ 1 here
+                    let h = d
+                        .stride
+                        .checked_mul(d.count.saturating_sub(1))
+                        .and_then(|x| x.checked_add(d.start))
+                        .and_then(|x| x.checked_add(d.block.saturating_sub(1)))
+                        .ok_or_else(overflow)?;
+                    hi.push(h);
+                }
+                Ok(Some((lo, hi)))
+            }
+            Selection::Blocks { rank, corners } => {
+                let mut lo = alloc::vec![u64::MAX; *rank];
+                let mut hi = alloc::vec![0u64; *rank];
+                for b in corners.chunks_exact(2 * (*rank).max(1)) {
+                    let (bl, bh) = b.split_at(*rank);
+                    for i in 0..*rank {
+                        if let (Some(l), Some(h), Some(x), Some(y)) =
+                            (lo.get_mut(i), hi.get_mut(i), bl.get(i), bh.get(i))
+                        {
+                            *l = (*l).min(*x);
+                            *h = (*h).max(*y);
+                        }
+                    }
+                }
+                Ok(Some((lo, hi)))
+            }
+        }
+    }
+}
