@@ -1,21 +1,135 @@
 //! Walking version 1 B-trees: group nodes (type 0) and raw-data chunk nodes (type 1).
+//!
+//! Walks go from the root down (siblings are not followed); every node
+//! address is recorded so that a node reached twice is a `Cycle`, each
+//! child's level must be its parent's level minus one, the root level is
+//! bounded by `ctx.limits.max_btree_depth` and the number of collected
+//! entries by `ctx.limits.max_index_entries`.
 
+use crate::codec::Cursor;
 use crate::error::{Error, Result};
-use crate::format::symbol_table_node::SymbolTableEntry;
+use crate::format::btree_v1::{BTreeV1Node, Key, NODE_TYPE_CHUNK, NODE_TYPE_GROUP};
+use crate::format::symbol_table_node::{SymbolTableEntry, SymbolTableNode};
 use crate::io::Storage;
 use crate::read::chunks::ChunkRecord;
 use crate::{Addr, Ctx};
+use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
+
+/// Read and decode the node at `addr`.
+fn read_node(st: &Storage, ctx: Ctx, addr: Addr, chunk_dims: usize) -> Result<BTreeV1Node> {
+    let plen = BTreeV1Node::prefix_len(ctx.sizes) as u64;
+    let prefix = st.read(addr, plen)?;
+    let abs = st.absolute(addr, plen)?;
+    let (node_type, _level, entries) = BTreeV1Node::peek(&prefix, abs)?;
+    let len = BTreeV1Node::used_len(node_type, ctx.sizes, chunk_dims, entries).map_err(|e| e.with_offset(abs))?;
+    if len > ctx.limits.max_metadata_block {
+        return Err(Error::limit(alloc::format!("v1 B-tree node at {addr} of {len} bytes")));
+    }
+    let raw = st.read(addr, len)?;
+    BTreeV1Node::decode(&mut Cursor::new(&raw, abs), ctx, chunk_dims)
+}
+
+struct Walk {
+    visited: BTreeSet<u64>,
+    count: u64,
+}
+
+impl Walk {
+    fn new() -> Self {
+        Walk { visited: BTreeSet::new(), count: 0 }
+    }
+    fn visit(&mut self, st: &Storage, addr: Addr, what: &str) -> Result<()> {
+        if addr.is_undef() {
+            return Err(Error::corrupt(alloc::format!("{what} at the undefined address"), u64::MAX));
+        }
+        if !self.visited.insert(addr.0) {
+            return Err(Error::cycle(alloc::format!("{what} at {addr} reached twice"), st.base().saturating_add(addr.0)));
+        }
+        Ok(())
+    }
+    fn add(&mut self, ctx: Ctx, n: usize) -> Result<()> {
+        self.count = self.count.saturating_add(n as u64);
+        if self.count > ctx.limits.max_index_entries {
+            return Err(Error::limit(alloc::format!(
+                "more than {} entries in one B-tree",
+                ctx.limits.max_index_entries
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Check a node's type and level against what its parent implies.
+fn check_node(st: &Storage, ctx: Ctx, node: &BTreeV1Node, addr: Addr, ty: u8, level: Option<u8>) -> Result<()> {
+    let at = st.base().saturating_add(addr.0);
+    if node.node_type != ty {
+        return Err(Error::corrupt(
+            alloc::format!("v1 B-tree node at {addr} has type {}, expected {ty}", node.node_type),
+            at,
+        ));
+    }
+    match level {
+        Some(l) if node.level != l => Err(Error::corrupt(
+            alloc::format!("v1 B-tree node at {addr} has level {}, expected {l}", node.level),
+            at,
+        )),
+        None if usize::from(node.level) > ctx.limits.max_btree_depth => Err(Error::limit(alloc::format!(
+            "v1 B-tree of depth {} exceeds the limit of {}",
+            node.level,
+            ctx.limits.max_btree_depth
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// All symbol table entries of a group's B-tree, in B-tree (name) order.
 ///
 /// # Errors
 /// `Corrupt`, `Truncated`, `Cycle`, `Limit`.
 pub fn group_entries(st: &Storage, ctx: Ctx, root: Addr) -> Result<Vec<SymbolTableEntry>> {
-    let _ = (st, ctx);
-    Err(Error::unsupported(alloc::format!(
-        "v1 B-tree at {root}: not implemented yet"
-    )))
+    let mut walk = Walk::new();
+    let mut out = Vec::new();
+    group_node(st, ctx, root, None, &mut walk, &mut out)?;
+    Ok(out)
+}
+
+fn group_node(
+    st: &Storage,
+    ctx: Ctx,
+    addr: Addr,
+    level: Option<u8>,
+    walk: &mut Walk,
+    out: &mut Vec<SymbolTableEntry>,
+) -> Result<()> {
+    walk.visit(st, addr, "group B-tree node")?;
+    let node = read_node(st, ctx, addr, 0)?;
+    check_node(st, ctx, &node, addr, NODE_TYPE_GROUP, level)?;
+    for &child in &node.children {
+        if node.level > 0 {
+            group_node(st, ctx, child, Some(node.level - 1), walk, out)?;
+        } else {
+            walk.visit(st, child, "symbol table node")?;
+            let snod = read_snod(st, ctx, child)?;
+            walk.add(ctx, snod.entries.len())?;
+            out.extend(snod.entries);
+        }
+    }
+    Ok(())
+}
+
+/// Read the symbol table node at `addr` (only its used entries).
+///
+/// # Errors
+/// `Corrupt`, `Truncated`.
+pub fn read_snod(st: &Storage, ctx: Ctx, addr: Addr) -> Result<SymbolTableNode> {
+    let plen = SymbolTableNode::PREFIX_LEN as u64;
+    let prefix = st.read(addr, plen)?;
+    let abs = st.absolute(addr, plen)?;
+    let count = SymbolTableNode::peek_count(&prefix, abs)?;
+    let len = plen + u64::from(count) * SymbolTableEntry::encoded_len(ctx.sizes) as u64;
+    let raw = st.read(addr, len)?;
+    SymbolTableNode::decode(&mut Cursor::new(&raw, abs), ctx)
 }
 
 /// All chunk records of a chunked dataset's B-tree. `rank` is the dataspace
@@ -24,8 +138,43 @@ pub fn group_entries(st: &Storage, ctx: Ctx, root: Addr) -> Result<Vec<SymbolTab
 /// # Errors
 /// `Corrupt`, `Truncated`, `Cycle`, `Limit`.
 pub fn chunk_records(st: &Storage, ctx: Ctx, root: Addr, rank: usize) -> Result<Vec<ChunkRecord>> {
-    let _ = (st, ctx, rank);
-    Err(Error::unsupported(alloc::format!(
-        "v1 B-tree at {root}: not implemented yet"
-    )))
+    if rank > ctx.limits.max_rank {
+        return Err(Error::limit(alloc::format!("rank {rank} exceeds the limit of {}", ctx.limits.max_rank)));
+    }
+    let mut walk = Walk::new();
+    let mut out = Vec::new();
+    chunk_node(st, ctx, root, None, rank, &mut walk, &mut out)?;
+    Ok(out)
+}
+
+fn chunk_node(
+    st: &Storage,
+    ctx: Ctx,
+    addr: Addr,
+    level: Option<u8>,
+    rank: usize,
+    walk: &mut Walk,
+    out: &mut Vec<ChunkRecord>,
+) -> Result<()> {
+    walk.visit(st, addr, "chunk B-tree node")?;
+    let node = read_node(st, ctx, addr, rank + 1)?;
+    check_node(st, ctx, &node, addr, NODE_TYPE_CHUNK, level)?;
+    if node.level > 0 {
+        for &child in &node.children {
+            chunk_node(st, ctx, child, Some(node.level - 1), rank, walk, out)?;
+        }
+        return Ok(());
+    }
+    walk.add(ctx, node.children.len())?;
+    for (key, &child) in node.keys.iter().zip(&node.children) {
+        if let Key::Chunk { size, filter_mask, offsets } = key {
+            out.push(ChunkRecord {
+                offsets: offsets.iter().take(rank).copied().collect(),
+                addr: child,
+                size: u64::from(*size),
+                filter_mask: *filter_mask,
+            });
+        }
+    }
+    Ok(())
 }

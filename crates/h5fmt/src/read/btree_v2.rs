@@ -1,8 +1,17 @@
 //! Walking version 2 B-trees (`BTHD`/`BTIN`/`BTLF`).
+//!
+//! The walk is an in-order traversal from the root; node addresses are
+//! recorded (a node reached twice is a `Cycle`), each child's record count is
+//! checked against the capacity of its depth, the depth against
+//! `ctx.limits.max_btree_depth` and the number of records against
+//! `ctx.limits.max_index_entries`.
 
+use crate::codec::Cursor;
 use crate::error::{Error, Result};
+use crate::format::btree_v2::{decode_internal, decode_leaf, BTreeV2Header, Geometry};
 use crate::io::Storage;
 use crate::{Addr, Ctx};
+use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
 /// An opened v2 B-tree.
@@ -11,33 +20,106 @@ pub struct BTreeV2 {
     st: Storage,
     ctx: Ctx,
     addr: Addr,
+    hdr: BTreeV2Header,
+    geom: Geometry,
 }
 
 impl BTreeV2 {
     /// Open the B-tree whose header is at `addr`.
     ///
     /// # Errors
-    /// `Corrupt`, `Checksum`, `Truncated`.
+    /// `Corrupt`, `Checksum`, `Truncated`; `Limit` for a tree deeper than
+    /// `ctx.limits.max_btree_depth` or nodes larger than `max_metadata_block`.
     pub fn open(st: &Storage, ctx: Ctx, addr: Addr) -> Result<Self> {
-        Ok(BTreeV2 {
-            st: st.clone(),
-            ctx,
-            addr,
-        })
+        let len = BTreeV2Header::encoded_len(ctx.sizes) as u64;
+        let raw = st.read(addr, len)?;
+        let abs = st.absolute(addr, len)?;
+        let hdr = BTreeV2Header::decode(&mut Cursor::new(&raw, abs), ctx)?;
+        if u64::from(hdr.node_size) > ctx.limits.max_metadata_block {
+            return Err(Error::limit(alloc::format!("v2 B-tree nodes of {} bytes", hdr.node_size)));
+        }
+        let geom = hdr.geometry(ctx).map_err(|e| e.with_offset(abs))?;
+        Ok(BTreeV2 { st: st.clone(), ctx, addr, hdr, geom })
     }
     /// Record type of this tree.
     pub fn record_type(&self) -> u8 {
-        0
+        self.hdr.record_type
+    }
+    /// The decoded header.
+    pub fn header(&self) -> &BTreeV2Header {
+        &self.hdr
+    }
+    /// Node capacities per depth.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geom
     }
     /// Every record's raw bytes, in key order (in-order traversal).
     ///
     /// # Errors
     /// `Corrupt`, `Checksum`, `Truncated`, `Cycle`, `Limit`.
     pub fn records(&self) -> Result<Vec<Vec<u8>>> {
-        let _ = (&self.st, self.ctx);
-        Err(Error::unsupported(alloc::format!(
-            "v2 B-tree at {}: not implemented yet",
-            self.addr
-        )))
+        let mut out = Vec::new();
+        if self.hdr.root.is_undef() {
+            if self.hdr.total_records != 0 {
+                return Err(Error::corrupt(
+                    alloc::format!("v2 B-tree at {}: no root but {} records", self.addr, self.hdr.total_records),
+                    self.st.base().saturating_add(self.addr.0),
+                ));
+            }
+            return Ok(out);
+        }
+        let mut visited = BTreeSet::new();
+        let depth = usize::from(self.hdr.depth);
+        self.walk(self.hdr.root, depth, u64::from(self.hdr.root_records), &mut visited, &mut out)?;
+        Ok(out)
+    }
+
+    fn walk(
+        &self,
+        addr: Addr,
+        depth: usize,
+        nrec: u64,
+        visited: &mut BTreeSet<u64>,
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<()> {
+        let at = self.st.base().saturating_add(addr.0);
+        if addr.is_undef() {
+            return Err(Error::corrupt("v2 B-tree node at the undefined address", at));
+        }
+        if !visited.insert(addr.0) {
+            return Err(Error::cycle(alloc::format!("v2 B-tree node at {addr} reached twice"), at));
+        }
+        let level = self.geom.level(depth).map_err(|e| e.with_offset(at))?;
+        if nrec > level.max_records {
+            return Err(Error::corrupt(
+                alloc::format!("v2 B-tree node at {addr}: {nrec} records, at most {} fit", level.max_records),
+                at,
+            ));
+        }
+        let added = (out.len() as u64).saturating_add(nrec);
+        if added > self.ctx.limits.max_index_entries {
+            return Err(Error::limit(alloc::format!(
+                "more than {} records in one v2 B-tree",
+                self.ctx.limits.max_index_entries
+            )));
+        }
+        let raw = self.st.read(addr, u64::from(self.hdr.node_size))?;
+        let mut cur = Cursor::new(&raw, at);
+        if depth == 0 {
+            out.extend(decode_leaf(&mut cur, &self.hdr, nrec)?);
+            return Ok(());
+        }
+        let (records, children) = decode_internal(&mut cur, &self.hdr, &self.geom, depth, nrec, self.ctx.sizes)?;
+        drop(raw);
+        let mut recs = records.into_iter();
+        for (i, child) in children.iter().enumerate() {
+            self.walk(child.addr, depth - 1, child.records, visited, out)?;
+            if i < children.len() - 1 {
+                if let Some(r) = recs.next() {
+                    out.push(r);
+                }
+            }
+        }
+        Ok(())
     }
 }

@@ -1,33 +1,75 @@
 //! Reading global heap collections (`GCOL`), with a small cache.
 
+use crate::codec::Cursor;
 use crate::data::HeapResolver;
 use crate::error::{Error, Result};
+use crate::format::global_heap::{decode_collection_size, header_len, Collection};
 use crate::io::Storage;
 use crate::{Addr, Ctx};
+use alloc::collections::BTreeMap;
+use alloc::rc::Rc;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 
-/// A global heap reader over one file.
+/// Collections kept in the cache at most.
+const CACHE_COLLECTIONS: usize = 64;
+
+#[derive(Debug)]
+struct Cached {
+    bytes: Vec<u8>,
+    coll: Collection,
+}
+
+/// A global heap reader over one file. Keeps the last few collections read
+/// (it is therefore not `Sync`; make one per thread).
 #[derive(Debug)]
 pub struct GlobalHeap {
     st: Storage,
     ctx: Ctx,
+    cache: RefCell<BTreeMap<u64, Rc<Cached>>>,
 }
 
 impl GlobalHeap {
     /// A reader over `st`.
     pub fn new(st: &Storage, ctx: Ctx) -> Self {
-        GlobalHeap {
-            st: st.clone(),
-            ctx,
+        GlobalHeap { st: st.clone(), ctx, cache: RefCell::new(BTreeMap::new()) }
+    }
+
+    fn collection(&self, addr: Addr) -> Result<Rc<Cached>> {
+        if let Some(c) = self.cache.borrow().get(&addr.0) {
+            return Ok(c.clone());
         }
+        let hlen = header_len(self.ctx.sizes) as u64;
+        let head = self.st.read(addr, hlen)?;
+        let abs = self.st.absolute(addr, hlen)?;
+        let size = decode_collection_size(&mut Cursor::new(&head, abs), self.ctx)?;
+        if size > self.ctx.limits.max_metadata_block {
+            return Err(Error::limit(alloc::format!("global heap collection at {addr} of {size} bytes")));
+        }
+        let bytes = self.st.read(addr, size)?;
+        let coll = Collection::decode(&mut Cursor::new(&bytes, abs), self.ctx)?;
+        let c = Rc::new(Cached { bytes, coll });
+        let mut cache = self.cache.borrow_mut();
+        if cache.len() >= CACHE_COLLECTIONS {
+            cache.pop_first();
+        }
+        cache.insert(addr.0, c.clone());
+        Ok(c)
     }
 }
 
 impl HeapResolver for GlobalHeap {
     fn global_heap_object(&self, collection: Addr, index: u32) -> Result<Vec<u8>> {
-        let _ = (&self.st, self.ctx, index);
-        Err(Error::unsupported(alloc::format!(
-            "global heap collection {collection}: not implemented yet"
-        )))
+        let c = self.collection(collection)?;
+        let span = u16::try_from(index).ok().filter(|&i| i != 0).and_then(|i| c.coll.objects.get(&i));
+        let Some(span) = span else {
+            return Err(Error::corrupt(
+                alloc::format!("global heap collection {collection} has no object {index}"),
+                self.st.base().saturating_add(collection.0),
+            ));
+        };
+        let data = span.start.checked_add(span.len).and_then(|end| c.bytes.get(span.start..end));
+        data.map(<[u8]>::to_vec)
+            .ok_or_else(|| Error::corrupt("global heap object outside its collection", collection.0))
     }
 }
