@@ -12,5 +12,7 @@ use crate::{Addr, Ctx};
 /// `Truncated`, `Corrupt`, `Checksum`, `Cycle`, `Limit`.
 pub fn read_object_header(st: &Storage, addr: Addr, ctx: Ctx) -> Result<ObjectHeader> {
     let _ = (st, ctx);
-    Err(Error::unsupported(alloc::format!("object header at {addr}: not implemented yet")))
+    Err(Error::unsupported(alloc::format!(
+        "object header at {addr}: not implemented yet"
+    )))
 }
