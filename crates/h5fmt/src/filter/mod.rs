@@ -1,8 +1,119 @@
 //! Filters (decode direction): every output is bounded by the expected chunk size.
+//!
+//! [`decode_chunk`] undoes a dataset's filter pipeline on one stored chunk.
+//! Each filter lives in its own module. Bounds: the last filter to be undone
+//! (the first one applied on write) may produce at most `expected_len` bytes;
+//! an intermediate stage may produce at most [`intermediate_bound`]`(expected_len)`
+//! bytes (`expected_len + expected_len / 8 + 4096`), which covers checksums,
+//! headers and the small growth of incompressible data inside stacked filters.
+//! No filter allocates more than its bound, whatever sizes the stored bytes claim.
 
-use crate::error::{Error, Result};
-use crate::format::message::FilterPipeline;
+mod bzip2;
+mod deflate;
+mod fletcher32;
+mod lz4;
+mod lzf;
+mod nbit;
+mod scaleoffset;
+mod shuffle;
+mod zstd;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::message::{Filter, FilterPipeline};
+use alloc::format;
 use alloc::vec::Vec;
+
+/// Filter id of deflate (zlib).
+pub const DEFLATE: u16 = 1;
+/// Filter id of the byte shuffle.
+pub const SHUFFLE: u16 = 2;
+/// Filter id of the Fletcher-32 checksum.
+pub const FLETCHER32: u16 = 3;
+/// Filter id of szip.
+pub const SZIP: u16 = 4;
+/// Filter id of n-bit packing.
+pub const NBIT: u16 = 5;
+/// Filter id of scale-offset.
+pub const SCALEOFFSET: u16 = 6;
+/// Registered filter id of bzip2.
+pub const BZIP2: u16 = 307;
+/// Registered filter id of LZF.
+pub const LZF: u16 = 32000;
+/// Registered filter id of Blosc.
+pub const BLOSC: u16 = 32001;
+/// Registered filter id of LZ4.
+pub const LZ4: u16 = 32004;
+/// Registered filter id of bitshuffle.
+pub const BITSHUFFLE: u16 = 32008;
+/// Registered filter id of Zstandard.
+pub const ZSTD: u16 = 32015;
+
+/// A human-readable name for a filter id (the well-known ones), for messages.
+pub fn filter_name(id: u16) -> Option<&'static str> {
+    Some(match id {
+        DEFLATE => "deflate",
+        SHUFFLE => "shuffle",
+        FLETCHER32 => "fletcher32",
+        SZIP => "szip",
+        NBIT => "nbit",
+        SCALEOFFSET => "scaleoffset",
+        BZIP2 => "bzip2",
+        LZF => "lzf",
+        BLOSC => "blosc",
+        LZ4 => "lz4",
+        BITSHUFFLE => "bitshuffle",
+        ZSTD => "zstd",
+        305 => "lzo",
+        32002 => "mafisc",
+        32003 => "snappy",
+        32006 => "cbf",
+        32007 => "jpeg-xr",
+        32009 => "spdp",
+        32010 => "lpc-rice",
+        32011 => "ccsds-123",
+        32012 => "jpeg-ls",
+        32013 => "zfp",
+        32014 => "fpzip",
+        32016 => "b3d",
+        32017 => "sz",
+        32018 => "fcidecomp",
+        32019 => "jpeg",
+        32020 => "vbz",
+        32022 => "subfiling",
+        32023 => "bitgroom",
+        32024 => "granular bitround",
+        32025 => "sz3",
+        32026 => "blosc2",
+        32028 => "bitround",
+        _ => return None,
+    })
+}
+
+/// Whether this build can decode filter `id`.
+pub fn is_supported(id: u16) -> bool {
+    matches!(
+        id,
+        DEFLATE | SHUFFLE | FLETCHER32 | NBIT | SCALEOFFSET | BZIP2 | LZF | LZ4 | ZSTD
+    )
+}
+
+/// The bound on the output of an intermediate pipeline stage for a chunk of
+/// `expected_len` decoded bytes: `expected_len + expected_len / 8 + 4096`.
+pub fn intermediate_bound(expected_len: usize) -> usize {
+    expected_len
+        .saturating_add(expected_len / 8)
+        .saturating_add(4096)
+}
+
+fn describe(f: &Filter) -> alloc::string::String {
+    match filter_name(f.id) {
+        Some(n) => format!("filter {} ({n})", f.id),
+        None => match &f.name {
+            Some(n) if !n.is_empty() => format!("filter {} ({n})", f.id),
+            _ => format!("filter {}", f.id),
+        },
+    }
+}
 
 /// Undo `pipeline` on one stored chunk. Filters are applied in reverse order;
 /// a filter whose bit is set in `filter_mask` is skipped. `expected_len` is
@@ -19,9 +130,76 @@ pub fn decode_chunk(
     expected_len: usize,
     element_size: usize,
 ) -> Result<Vec<u8>> {
-    let _ = (filter_mask, expected_len, element_size);
-    if pipeline.filters.is_empty() {
-        return Ok(data);
+    let applied = |i: usize| i >= 32 || filter_mask & (1u32 << i) == 0;
+    // The first filter of the pipeline that was applied is the last one undone:
+    // its output is the chunk itself and is bounded by `expected_len`.
+    let first_applied = (0..pipeline.filters.len()).find(|&i| applied(i));
+    let mut buf = data;
+    for (i, f) in pipeline.filters.iter().enumerate().rev() {
+        if !applied(i) {
+            continue;
+        }
+        let bound = if Some(i) == first_applied {
+            expected_len
+        } else {
+            intermediate_bound(expected_len)
+        };
+        buf = decode_one(f, buf, bound, element_size).map_err(|e| e.context(&describe(f)))?;
+        if buf.len() > bound {
+            return Err(Error::limit(format!(
+                "{}: output of {} bytes exceeds the bound of {bound} bytes",
+                describe(f),
+                buf.len()
+            )));
+        }
     }
-    Err(Error::unsupported("filters are not implemented yet"))
+    Ok(buf)
+}
+
+/// Undo one filter, producing at most `bound` bytes.
+///
+/// # Errors
+/// As [`decode_chunk`].
+pub fn decode_one(f: &Filter, data: Vec<u8>, bound: usize, element_size: usize) -> Result<Vec<u8>> {
+    let cd = &f.client_data;
+    match f.id {
+        DEFLATE => deflate::decode(&data, bound),
+        SHUFFLE => {
+            let es = match cd.first() {
+                Some(&n) => usize::try_from(n)
+                    .map_err(|_| corrupt("shuffle element size does not fit in memory"))?,
+                None => element_size,
+            };
+            Ok(shuffle::unshuffle(data, es))
+        }
+        FLETCHER32 => fletcher32::verify(data),
+        NBIT => nbit::decode(&data, cd, bound),
+        SCALEOFFSET => scaleoffset::decode(data, cd, bound),
+        LZF => lzf::decode(&data, bound),
+        LZ4 => lz4::decode(&data, bound),
+        ZSTD => zstd::decode(&data, bound),
+        BZIP2 => bzip2::decode(&data, bound),
+        SZIP => Err(Error::unsupported("filter 4 (szip) unsupported")),
+        id => Err(Error::unsupported(match filter_name(id) {
+            Some(n) => format!("filter {id} ({n}) unsupported"),
+            None => format!("filter {id} unsupported"),
+        })),
+    }
+}
+
+/// `Corrupt` without a file offset (filter streams live in memory; the
+/// caller adds the chunk's context).
+#[cold]
+pub(crate) fn corrupt(message: impl Into<alloc::string::String>) -> Error {
+    Error::new(ErrorKind::Corrupt, message)
+}
+
+/// Allocate a zeroed output buffer of `len` bytes, failing (not aborting) when
+/// the allocator cannot provide it.
+pub(crate) fn alloc_zeroed(len: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| Error::limit(format!("cannot allocate {len} bytes")))?;
+    v.resize(len, 0);
+    Ok(v)
 }

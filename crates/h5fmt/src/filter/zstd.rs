@@ -1,0 +1,22 @@
+//! Zstandard filter (registered id 32015): one or more zstd frames, decoded
+//! with the pure-Rust `ruzstd`.
+
+use crate::error::{Error, Result};
+use alloc::vec::Vec;
+use ruzstd::decoding::errors::FrameDecoderError;
+use ruzstd::decoding::FrameDecoder;
+
+pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
+    let mut out = super::alloc_zeroed(bound)?;
+    let mut dec = FrameDecoder::new();
+    match dec.decode_all(data, &mut out) {
+        Ok(n) => {
+            out.truncate(n);
+            Ok(out)
+        }
+        Err(FrameDecoderError::TargetTooSmall) => Err(Error::limit(alloc::format!(
+            "zstd output exceeds {bound} bytes"
+        ))),
+        Err(e) => Err(super::corrupt(alloc::format!("invalid zstd stream: {e}"))),
+    }
+}

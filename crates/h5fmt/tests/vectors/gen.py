@@ -1,0 +1,117 @@
+"""Generate filter test vectors for h5fmt.
+
+Each vector is written with the real libraries (h5py / libhdf5 and hdf5plugin),
+then the raw stored chunk is read back with `read_direct_chunk` and saved as
+`<name>.in` (stored bytes), `<name>.out` (expected decoded bytes, from numpy),
+and one line in `vectors.tsv`: name, filter_mask, element_size, then for each
+filter of the pipeline `id:flags:cd0,cd1,...` (in pipeline order).
+
+Made with: h5py 3.16.0, libhdf5 2.0.0, hdf5plugin 7.1.0, numpy 2.4.6.
+Run: /work/main/.venv/bin/python gen.py   (from this directory)
+"""
+import os
+
+import h5py
+import hdf5plugin
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TMP = "/tmp/h5fmt_vectors.h5"
+
+rng = np.random.default_rng(12345)
+ramp_i32 = (np.arange(64, dtype=np.int32) * 37 - 900)
+smooth_f64 = np.sin(np.arange(48) / 5.0) * 100.0
+small_u16 = (np.arange(40, dtype=np.uint16) % 7) + 1000
+text = np.frombuffer((b"hdf5 chunk filter vectors " * 8)[:200], dtype=np.uint8)
+
+cases = []
+
+
+def case(name, data, **kw):
+    cases.append((name, data, kw))
+
+
+case("deflate", ramp_i32, compression="gzip", compression_opts=6)
+case("shuffle", ramp_i32, shuffle=True)
+case("shuffle_deflate", smooth_f64, shuffle=True, compression="gzip", compression_opts=4)
+case("fletcher32", small_u16, fletcher32=True)
+case("deflate_fletcher32", ramp_i32, compression="gzip", fletcher32=True)
+case("scaleoffset_int", ramp_i32, scaleoffset=0)
+case("scaleoffset_int_fill", np.where(np.arange(64) % 5 == 0, -7, ramp_i32).astype(np.int32),
+     scaleoffset=0, fillvalue=-7)
+case("scaleoffset_u16", small_u16, scaleoffset=0)
+case("scaleoffset_f64", smooth_f64, scaleoffset=3)
+case("scaleoffset_f32", smooth_f64.astype(np.float32), scaleoffset=2)
+case("scaleoffset_f32_fill", np.where(np.arange(48) % 4 == 0, np.float32(2.5),
+                                      smooth_f64.astype(np.float32)).astype(np.float32),
+     scaleoffset=2, fillvalue=2.5)
+case("lzf", text, compression="lzf")
+case("lzf_i32", ramp_i32, compression="lzf")
+case("lz4", np.tile(ramp_i32, 4), **hdf5plugin.LZ4(nbytes=0))
+case("lz4_blocks", np.tile(ramp_i32, 4), **hdf5plugin.LZ4(nbytes=256))
+case("zstd", np.tile(ramp_i32, 4), **hdf5plugin.Zstd(clevel=3))
+case("bzip2", np.tile(ramp_i32, 4), **hdf5plugin.BZip2(blocksize=9))
+
+def relaxed_fapl():
+    """A file access plist that lets libhdf5 2.x write types with unused bits
+    (H5Pset_relax_file_integrity_checks, called through ctypes)."""
+    import ctypes
+    import glob
+
+    lib = ctypes.CDLL(glob.glob(os.path.join(os.path.dirname(h5py.__file__), "..", "h5py.libs", "libhdf5-*"))[0])
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    rc = lib.H5Pset_relax_file_integrity_checks(ctypes.c_int64(fapl.id), ctypes.c_uint64(1))
+    assert rc >= 0
+    return fapl
+
+
+if os.path.exists(TMP):
+    os.remove(TMP)
+rows = []
+fid = h5py.h5f.create(TMP.encode(), h5py.h5f.ACC_TRUNC, fapl=relaxed_fapl())
+with h5py.File(fid) as f:
+    for name, data, kw in cases:
+        f.create_dataset(name, data=data, chunks=data.shape, **kw)
+    # nbit: an integer type of 12-bit precision at offset 2, and a float with
+    # reduced precision, both through the nbit filter.
+    t = h5py.h5t.STD_I32LE.copy()
+    t.set_precision(12)
+    t.set_offset(2)
+    space = h5py.h5s.create_simple((50,))
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_chunk((50,))
+    dcpl.set_filter(h5py.h5z.FILTER_NBIT, h5py.h5z.FLAG_OPTIONAL, ())
+    ds = h5py.h5d.create(f.id, b"nbit_int", t, space, dcpl)
+    vals = (np.arange(50, dtype=np.int32) * 41 - 1000)  # fits in 12 signed bits
+    ds.write(h5py.h5s.ALL, h5py.h5s.ALL, vals)
+    ft = h5py.h5t.IEEE_F32LE.copy()
+    ft.set_fields(26, 18, 8, 0, 18)  # sign at 26, 8-bit exponent at 18, 18-bit mantissa
+    ft.set_offset(0)
+    ft.set_precision(27)
+    ft.set_ebias(127)
+    dsf = h5py.h5d.create(f.id, b"nbit_float", ft, space, dcpl)
+    fvals = (np.arange(50, dtype=np.float32) * 0.75 - 10.0)
+    dsf.write(h5py.h5s.ALL, h5py.h5s.ALL, fvals)
+
+with h5py.File(TMP, "r") as f:
+    names = [c[0] for c in cases] + ["nbit_int", "nbit_float"]
+    for name in names:
+        d = f[name]
+        mask, raw = d.id.read_direct_chunk((0,))
+        # The expected decoded chunk: what libhdf5 returns, in the file's type.
+        expected = np.empty(d.shape, dtype=d.dtype)
+        d.id.read(h5py.h5s.ALL, h5py.h5s.ALL, expected, mtype=d.id.get_type())
+        pl = d.id.get_create_plist()
+        filters = []
+        for i in range(pl.get_nfilters()):
+            fid, flags, cd, _name = pl.get_filter(i)
+            filters.append(f"{fid}:{flags}:{','.join(str(v) for v in cd)}")
+        with open(os.path.join(HERE, name + ".in"), "wb") as o:
+            o.write(raw)
+        with open(os.path.join(HERE, name + ".out"), "wb") as o:
+            o.write(expected.tobytes())
+        rows.append("\t".join([name, str(mask), str(d.id.get_type().get_size())] + filters))
+
+with open(os.path.join(HERE, "vectors.tsv"), "w") as o:
+    o.write("\n".join(rows) + "\n")
+print("\n".join(rows))
