@@ -343,3 +343,60 @@ impl Selection {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn le(v: &[u64], width: usize) -> Vec<u8> {
+        v.iter()
+            .flat_map(|x| x.to_le_bytes().into_iter().take(width))
+            .collect()
+    }
+
+    #[test]
+    fn hyperslab_version_2_regular() {
+        // Hand-built per H5S__hyper_serialize: type 2, version 2, flags 1 (regular),
+        // length, rank 2, then start/stride/count/block as 8-byte values.
+        let mut b = le(&[2, 2], 4);
+        b.push(1);
+        b.extend(le(&[64, 2], 4));
+        b.extend(le(&[1, 3, 2, 2, 0, 1, 1, 5], 8));
+        let s = Selection::decode(&mut Cursor::new(&b, 0), Ctx::default()).unwrap();
+        // rows {1,2} and {4,5}, columns 0..=4
+        assert_eq!(s.npoints(None).unwrap(), 20);
+        assert_eq!(
+            s.bounds(None).unwrap(),
+            Some((alloc::vec![1, 0], alloc::vec![5, 4]))
+        );
+        // an unlimited count (all ones) cannot be sized without an extent
+        let mut u = b.clone();
+        let n = u.len();
+        u[n - 16..n - 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        let s = Selection::decode(&mut Cursor::new(&u, 0), Ctx::default()).unwrap();
+        assert_eq!(
+            s.npoints(None).unwrap_err().kind(),
+            crate::ErrorKind::Unsupported
+        );
+    }
+
+    #[test]
+    fn rejects_bad_selections() {
+        let ctx = Ctx::default();
+        let bad = |b: &[u8]| {
+            Selection::decode(&mut Cursor::new(b, 0), ctx)
+                .unwrap_err()
+                .kind()
+        };
+        assert_eq!(bad(&le(&[7, 1, 0, 0], 4)), crate::ErrorKind::Corrupt); // type 7
+                                                                           // points v1 announcing 2^32-1 points of rank 32 in a few bytes
+        let mut p = le(&[1, 1, 0, 0, 32, 0xffff_ffff], 4);
+        p.extend([0; 8]);
+        assert_eq!(bad(&p), crate::ErrorKind::Truncated);
+        // rank 0
+        assert_eq!(bad(&le(&[1, 1, 0, 0, 0, 0], 4)), crate::ErrorKind::Corrupt);
+        // block whose end precedes its start
+        let b = le(&[2, 1, 0, 0, 1, 1, 5, 4], 4);
+        assert_eq!(bad(&b), crate::ErrorKind::Corrupt);
+    }
+}
