@@ -72,7 +72,9 @@ impl BTreeV1Node {
                 .checked_mul(8)
                 .and_then(|n| n.checked_add(8))
                 .ok_or_else(|| Error::limit("chunk key dimensionality too large")),
-            t => Err(Error::unsupported(alloc::format!("v1 B-tree node type {t}"))),
+            t => Err(Error::unsupported(alloc::format!(
+                "v1 B-tree node type {t}"
+            ))),
         }
     }
 
@@ -114,7 +116,8 @@ impl BTreeV1Node {
         let entries = cur.read_u16()?;
         let left = cur.read_addr(ctx.sizes)?;
         let right = cur.read_addr(ctx.sizes)?;
-        let key_len = Self::key_len(node_type, ctx.sizes, chunk_dims).map_err(|e| e.with_offset(cur.offset()))?;
+        let key_len = Self::key_len(node_type, ctx.sizes, chunk_dims)
+            .map_err(|e| e.with_offset(cur.offset()))?;
         let entry_len = key_len.saturating_add(usize::from(ctx.sizes.offsets));
         let n = cur.ensure_count(u64::from(entries), entry_len)?;
         let mut keys = Vec::with_capacity(n + 1);
@@ -125,12 +128,21 @@ impl BTreeV1Node {
                 children.push(cur.read_addr(ctx.sizes)?);
             }
         }
-        Ok(BTreeV1Node { node_type, level, left, right, keys, children })
+        Ok(BTreeV1Node {
+            node_type,
+            level,
+            left,
+            right,
+            keys,
+            children,
+        })
     }
 
     fn decode_key(cur: &mut Cursor<'_>, ctx: Ctx, node_type: u8, chunk_dims: usize) -> Result<Key> {
         if node_type == NODE_TYPE_GROUP {
-            return Ok(Key::Group { heap_offset: cur.read_len(ctx.sizes)? });
+            return Ok(Key::Group {
+                heap_offset: cur.read_len(ctx.sizes)?,
+            });
         }
         let size = cur.read_u32()?;
         let filter_mask = cur.read_u32()?;
@@ -139,7 +151,11 @@ impl BTreeV1Node {
         for _ in 0..n {
             offsets.push(cur.read_u64()?);
         }
-        Ok(Key::Chunk { size, filter_mask, offsets })
+        Ok(Key::Chunk {
+            size,
+            filter_mask,
+            offsets,
+        })
     }
 }
 
@@ -163,13 +179,31 @@ mod tests {
         b.extend_from_slice(&0u32.to_le_bytes());
         b.extend_from_slice(&10u64.to_le_bytes());
         b.extend_from_slice(&0u64.to_le_bytes());
-        assert_eq!(BTreeV1Node::used_len(1, Sizes::default(), 2, 1).unwrap(), b.len() as u64);
+        assert_eq!(
+            BTreeV1Node::used_len(1, Sizes::default(), 2, 1).unwrap(),
+            b.len() as u64
+        );
         let n = BTreeV1Node::decode(&mut Cursor::new(&b, 0), Ctx::default(), 2).unwrap();
         assert_eq!(n.node_type, 1);
         assert_eq!(n.children, alloc::vec![Addr(0x800)]);
-        assert_eq!(n.keys[0], Key::Chunk { size: 40, filter_mask: 0, offsets: alloc::vec![0, 0] });
-        assert_eq!(n.keys[1], Key::Chunk { size: 0, filter_mask: 0, offsets: alloc::vec![10, 0] });
-        let e = BTreeV1Node::decode(&mut Cursor::new(&b[..b.len() - 1], 0), Ctx::default(), 2).unwrap_err();
+        assert_eq!(
+            n.keys[0],
+            Key::Chunk {
+                size: 40,
+                filter_mask: 0,
+                offsets: alloc::vec![0, 0]
+            }
+        );
+        assert_eq!(
+            n.keys[1],
+            Key::Chunk {
+                size: 0,
+                filter_mask: 0,
+                offsets: alloc::vec![10, 0]
+            }
+        );
+        let e = BTreeV1Node::decode(&mut Cursor::new(&b[..b.len() - 1], 0), Ctx::default(), 2)
+            .unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Truncated);
     }
 }

@@ -26,19 +26,30 @@ const PREFIX: u64 = 10;
 
 /// Bytes needed to encode every value in `0..=n` (`H5VM_limit_enc_size`).
 pub fn limit_enc_size(n: u64) -> usize {
-    let log2 = if n == 0 { 0 } else { 63 - n.leading_zeros() as usize };
+    let log2 = if n == 0 {
+        0
+    } else {
+        63 - n.leading_zeros() as usize
+    };
     log2 / 8 + 1
 }
 
 /// Verify the lookup3 checksum stored right after `data[..len]`.
 fn verify_checksum(data: &[u8], len: usize, base: u64, what: &str) -> Result<()> {
-    let body = data.get(..len).ok_or_else(|| Error::truncated(alloc::format!("{what}: short node"), base))?;
+    let body = data
+        .get(..len)
+        .ok_or_else(|| Error::truncated(alloc::format!("{what}: short node"), base))?;
     let stored = len
         .checked_add(4)
         .and_then(|end| data.get(len..end))
         .and_then(|s| <[u8; 4]>::try_from(s).ok())
         .map(u32::from_le_bytes)
-        .ok_or_else(|| Error::truncated(alloc::format!("{what}: checksum missing"), base.saturating_add(len as u64)))?;
+        .ok_or_else(|| {
+            Error::truncated(
+                alloc::format!("{what}: checksum missing"),
+                base.saturating_add(len as u64),
+            )
+        })?;
     let computed = lookup3(body, 0);
     if stored != computed {
         return Err(Error::checksum(
@@ -75,7 +86,17 @@ pub struct BTreeV2Header {
 impl BTreeV2Header {
     /// Encoded size of the header including its checksum.
     pub fn encoded_len(sizes: Sizes) -> usize {
-        4 + 1 + 1 + 4 + 2 + 2 + 1 + 1 + usize::from(sizes.offsets) + 2 + usize::from(sizes.lengths) + 4
+        4 + 1
+            + 1
+            + 4
+            + 2
+            + 2
+            + 1
+            + 1
+            + usize::from(sizes.offsets)
+            + 2
+            + usize::from(sizes.lengths)
+            + 4
     }
 
     /// Decode and checksum-verify a header.
@@ -88,11 +109,19 @@ impl BTreeV2Header {
         let start = cur.pos();
         let window = cur.rest();
         cur.expect_signature(b"BTHD")?;
-        verify_checksum(window, len - 4, cur.base().saturating_add(start as u64), "v2 B-tree header")?;
+        verify_checksum(
+            window,
+            len - 4,
+            cur.base().saturating_add(start as u64),
+            "v2 B-tree header",
+        )?;
         let at = cur.offset();
         let version = cur.read_u8()?;
         if version != 0 {
-            return Err(Error::corrupt(alloc::format!("v2 B-tree header version {version}"), at));
+            return Err(Error::corrupt(
+                alloc::format!("v2 B-tree header version {version}"),
+                at,
+            ));
         }
         let record_type = cur.read_u8()?;
         let node_size = cur.read_u32()?;
@@ -106,7 +135,9 @@ impl BTreeV2Header {
         cur.skip(4)?;
         if record_size == 0 || u64::from(node_size) <= PREFIX + u64::from(record_size) {
             return Err(Error::corrupt(
-                alloc::format!("v2 B-tree node size {node_size} cannot hold a record of {record_size} bytes"),
+                alloc::format!(
+                    "v2 B-tree node size {node_size} cannot hold a record of {record_size} bytes"
+                ),
                 at,
             ));
         }
@@ -141,21 +172,38 @@ impl BTreeV2Header {
         let leaf_max = (node - PREFIX) / rec;
         let nrec_size = limit_enc_size(leaf_max);
         let mut levels = Vec::with_capacity(depth + 1);
-        levels.push(Level { max_records: leaf_max, cum_max_records: leaf_max, cum_size: 0 });
+        levels.push(Level {
+            max_records: leaf_max,
+            cum_max_records: leaf_max,
+            cum_size: 0,
+        });
         for d in 1..=depth {
-            let prev = levels.get(d - 1).copied().unwrap_or(Level { max_records: 0, cum_max_records: 0, cum_size: 0 });
-            let ptr = (u64::from(ctx.sizes.offsets) + nrec_size as u64 + prev.cum_size as u64) as u64;
+            let prev = levels.get(d - 1).copied().unwrap_or(Level {
+                max_records: 0,
+                cum_max_records: 0,
+                cum_size: 0,
+            });
+            let ptr = u64::from(ctx.sizes.offsets) + nrec_size as u64 + prev.cum_size as u64;
             let max = node
                 .checked_sub(PREFIX + ptr)
                 .map(|room| room / (rec + ptr))
                 .filter(|&m| m > 0)
-                .ok_or_else(|| Error::corrupt(alloc::format!("v2 B-tree internal nodes at depth {d} hold no record"), 0))?;
+                .ok_or_else(|| {
+                    Error::corrupt(
+                        alloc::format!("v2 B-tree internal nodes at depth {d} hold no record"),
+                        0,
+                    )
+                })?;
             let cum = max
                 .checked_add(1)
                 .and_then(|m| m.checked_mul(prev.cum_max_records))
                 .and_then(|c| c.checked_add(max))
                 .unwrap_or(u64::MAX);
-            levels.push(Level { max_records: max, cum_max_records: cum, cum_size: limit_enc_size(cum) });
+            levels.push(Level {
+                max_records: max,
+                cum_max_records: cum,
+                cum_size: limit_enc_size(cum),
+            });
         }
         Ok(Geometry { levels, nrec_size })
     }
@@ -187,7 +235,10 @@ impl Geometry {
     /// # Errors
     /// `Corrupt` when `depth` is beyond the tree.
     pub fn level(&self, depth: usize) -> Result<Level> {
-        self.levels.get(depth).copied().ok_or_else(|| Error::corrupt("v2 B-tree node depth beyond the tree", 0))
+        self.levels
+            .get(depth)
+            .copied()
+            .ok_or_else(|| Error::corrupt("v2 B-tree node depth beyond the tree", 0))
     }
 }
 
@@ -202,16 +253,27 @@ pub struct ChildPointer {
     pub total_records: u64,
 }
 
-fn check_node_prefix(cur: &mut Cursor<'_>, sig: &[u8; 4], record_type: u8, what: &str) -> Result<()> {
+fn check_node_prefix(
+    cur: &mut Cursor<'_>,
+    sig: &[u8; 4],
+    record_type: u8,
+    what: &str,
+) -> Result<()> {
     cur.expect_signature(sig)?;
     let at = cur.offset();
     let version = cur.read_u8()?;
     if version != 0 {
-        return Err(Error::corrupt(alloc::format!("{what} version {version}"), at));
+        return Err(Error::corrupt(
+            alloc::format!("{what} version {version}"),
+            at,
+        ));
     }
     let t = cur.read_u8()?;
     if t != record_type {
-        return Err(Error::corrupt(alloc::format!("{what} has record type {t}, its tree {record_type}"), at + 1));
+        return Err(Error::corrupt(
+            alloc::format!("{what} has record type {t}, its tree {record_type}"),
+            at + 1,
+        ));
     }
     Ok(())
 }
@@ -255,7 +317,11 @@ pub fn decode_internal(
         return Err(Error::corrupt("internal node at depth 0", base));
     }
     let rs = usize::from(hdr.record_size);
-    let cum_size = if depth > 1 { geom.level(depth - 1)?.cum_size } else { 0 };
+    let cum_size = if depth > 1 {
+        geom.level(depth - 1)?.cum_size
+    } else {
+        0
+    };
     let ptr = usize::from(sizes.offsets) + geom.nrec_size + cum_size;
     let n = cur.ensure_count(nrec, rs)?;
     let body_len = n
@@ -272,8 +338,16 @@ pub fn decode_internal(
     for _ in 0..=n {
         let addr = cur.read_addr(sizes)?;
         let records = cur.read_uint(geom.nrec_size)?;
-        let total_records = if depth > 1 { cur.read_uint(cum_size)? } else { records };
-        children.push(ChildPointer { addr, records, total_records });
+        let total_records = if depth > 1 {
+            cur.read_uint(cum_size)?
+        } else {
+            records
+        };
+        children.push(ChildPointer {
+            addr,
+            records,
+            total_records,
+        });
     }
     Ok((records, children))
 }
@@ -406,7 +480,11 @@ pub fn chunk_size_len(layout_version: u8, chunk_bytes: u64, sizes: Sizes) -> usi
     if layout_version >= 5 {
         return usize::from(sizes.lengths);
     }
-    let log2 = if chunk_bytes == 0 { 0 } else { 63 - chunk_bytes.leading_zeros() as usize };
+    let log2 = if chunk_bytes == 0 {
+        0
+    } else {
+        63 - chunk_bytes.leading_zeros() as usize
+    };
     (1 + (log2 + 8) / 8).min(8)
 }
 
@@ -426,12 +504,22 @@ fn scaled(cur: &mut Cursor<'_>, rank: usize) -> Result<Vec<u64>> {
 /// # Errors
 /// `Truncated`; `Corrupt` when bytes are left over or a field is invalid;
 /// `Unsupported` for an unknown record type.
-pub fn decode_record(record_type: u8, raw: &[u8], ctx: Ctx, rank: usize, chunk_size_len: usize) -> Result<Record> {
+pub fn decode_record(
+    record_type: u8,
+    raw: &[u8],
+    ctx: Ctx,
+    rank: usize,
+    chunk_size_len: usize,
+) -> Result<Record> {
     let mut cur = Cursor::new(raw, 0);
     let c = &mut cur;
     let s = ctx.sizes;
     let rec = match record_type {
-        1 => Record::HugeIndirect { addr: c.read_addr(s)?, len: c.read_len(s)?, id: c.read_len(s)? },
+        1 => Record::HugeIndirect {
+            addr: c.read_addr(s)?,
+            len: c.read_len(s)?,
+            id: c.read_len(s)?,
+        },
         2 => Record::HugeIndirectFiltered {
             addr: c.read_addr(s)?,
             len: c.read_len(s)?,
@@ -439,17 +527,30 @@ pub fn decode_record(record_type: u8, raw: &[u8], ctx: Ctx, rank: usize, chunk_s
             size: c.read_len(s)?,
             id: c.read_len(s)?,
         },
-        3 => Record::HugeDirect { addr: c.read_addr(s)?, len: c.read_len(s)? },
+        3 => Record::HugeDirect {
+            addr: c.read_addr(s)?,
+            len: c.read_len(s)?,
+        },
         4 => Record::HugeDirectFiltered {
             addr: c.read_addr(s)?,
             len: c.read_len(s)?,
             filter_mask: c.read_u32()?,
             size: c.read_len(s)?,
         },
-        5 => Record::LinkName { hash: c.read_u32()?, heap_id: c.read_array()? },
-        6 => Record::LinkCreationOrder { order: c.read_u64()?, heap_id: c.read_array()? },
+        5 => Record::LinkName {
+            hash: c.read_u32()?,
+            heap_id: c.read_array()?,
+        },
+        6 => Record::LinkCreationOrder {
+            order: c.read_u64()?,
+            heap_id: c.read_array()?,
+        },
         7 => match c.read_u8()? {
-            0 => Record::SharedMessageInHeap { hash: c.read_u32()?, refcount: c.read_u32()?, heap_id: c.read_array()? },
+            0 => Record::SharedMessageInHeap {
+                hash: c.read_u32()?,
+                refcount: c.read_u32()?,
+                heap_id: c.read_array()?,
+            },
             1 => {
                 let hash = c.read_u32()?;
                 c.skip(1)?;
@@ -460,7 +561,12 @@ pub fn decode_record(record_type: u8, raw: &[u8], ctx: Ctx, rank: usize, chunk_s
                     header: c.read_addr(s)?,
                 }
             }
-            l => return Err(Error::corrupt(alloc::format!("shared message location {l}"), 0)),
+            l => {
+                return Err(Error::corrupt(
+                    alloc::format!("shared message location {l}"),
+                    0,
+                ))
+            }
         },
         8 => Record::AttributeName {
             heap_id: c.read_array()?,
@@ -468,15 +574,26 @@ pub fn decode_record(record_type: u8, raw: &[u8], ctx: Ctx, rank: usize, chunk_s
             order: c.read_u32()?,
             hash: c.read_u32()?,
         },
-        9 => Record::AttributeCreationOrder { heap_id: c.read_array()?, flags: c.read_u8()?, order: c.read_u32()? },
-        10 => Record::Chunk { addr: c.read_addr(s)?, scaled: scaled(c, rank)? },
+        9 => Record::AttributeCreationOrder {
+            heap_id: c.read_array()?,
+            flags: c.read_u8()?,
+            order: c.read_u32()?,
+        },
+        10 => Record::Chunk {
+            addr: c.read_addr(s)?,
+            scaled: scaled(c, rank)?,
+        },
         11 => Record::FilteredChunk {
             addr: c.read_addr(s)?,
             size: c.read_uint(chunk_size_len)?,
             filter_mask: c.read_u32()?,
             scaled: scaled(c, rank)?,
         },
-        t => return Err(Error::unsupported(alloc::format!("v2 B-tree record type {t}"))),
+        t => {
+            return Err(Error::unsupported(alloc::format!(
+                "v2 B-tree record type {t}"
+            )))
+        }
     };
     // Type 7 records are padded to the larger of the two sub-types.
     if record_type != 7 {
@@ -514,14 +631,34 @@ mod tests {
         raw.extend_from_slice(&3u64.to_le_bytes());
         raw.extend_from_slice(&4u64.to_le_bytes());
         let r = decode_record(11, &raw, ctx, 2, 2).unwrap();
-        assert_eq!(r, Record::FilteredChunk { addr: Addr(0x1234), size: 0x140, filter_mask: 2, scaled: alloc::vec![3, 4] });
-        assert_eq!(decode_record(11, &raw, ctx, 1, 2).unwrap_err().kind(), crate::ErrorKind::Corrupt);
-        assert_eq!(decode_record(11, &raw, ctx, 3, 2).unwrap_err().kind(), crate::ErrorKind::Truncated);
+        assert_eq!(
+            r,
+            Record::FilteredChunk {
+                addr: Addr(0x1234),
+                size: 0x140,
+                filter_mask: 2,
+                scaled: alloc::vec![3, 4]
+            }
+        );
+        assert_eq!(
+            decode_record(11, &raw, ctx, 1, 2).unwrap_err().kind(),
+            crate::ErrorKind::Corrupt
+        );
+        assert_eq!(
+            decode_record(11, &raw, ctx, 3, 2).unwrap_err().kind(),
+            crate::ErrorKind::Truncated
+        );
         let raw = [1, 2, 3, 4, 9, 8, 7, 6, 5, 4, 3];
         assert_eq!(
             decode_record(5, &raw, ctx, 0, 0).unwrap(),
-            Record::LinkName { hash: 0x04030201, heap_id: [9, 8, 7, 6, 5, 4, 3] }
+            Record::LinkName {
+                hash: 0x04030201,
+                heap_id: [9, 8, 7, 6, 5, 4, 3]
+            }
         );
-        assert_eq!(decode_record(12, &raw, ctx, 0, 0).unwrap_err().kind(), crate::ErrorKind::Unsupported);
+        assert_eq!(
+            decode_record(12, &raw, ctx, 0, 0).unwrap_err().kind(),
+            crate::ErrorKind::Unsupported
+        );
     }
 }

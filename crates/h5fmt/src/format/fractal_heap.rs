@@ -108,7 +108,11 @@ impl FractalHeapHeader {
         cur.expect_signature(b"FRHP")?;
         cur.skip(3)?;
         let filter_len = usize::from(cur.read_u16()?);
-        let extra = if filter_len > 0 { usize::from(sizes.lengths) + 4 + filter_len } else { 0 };
+        let extra = if filter_len > 0 {
+            usize::from(sizes.lengths) + 4 + filter_len
+        } else {
+            0
+        };
         Ok(Self::fixed_len(sizes) + extra + 4)
     }
 
@@ -123,7 +127,9 @@ impl FractalHeapHeader {
         let window = cur.rest();
         let base = cur.offset();
         let total = Self::total_len(window, base, s)?;
-        let body = window.get(..total - 4).ok_or_else(|| Error::truncated("fractal heap header", base))?;
+        let body = window
+            .get(..total - 4)
+            .ok_or_else(|| Error::truncated("fractal heap header", base))?;
         let stored = window
             .get(total - 4..total)
             .and_then(|b| <[u8; 4]>::try_from(b).ok())
@@ -132,14 +138,19 @@ impl FractalHeapHeader {
         let computed = lookup3(body, 0);
         if stored != computed {
             return Err(Error::checksum(
-                alloc::format!("fractal heap header: stored {stored:#010x}, computed {computed:#010x}"),
+                alloc::format!(
+                    "fractal heap header: stored {stored:#010x}, computed {computed:#010x}"
+                ),
                 base.saturating_add(total as u64 - 4),
             ));
         }
         cur.expect_signature(b"FRHP")?;
         let version = cur.read_u8()?;
         if version != 0 {
-            return Err(Error::unsupported(alloc::format!("fractal heap header version {version}")).with_offset(base));
+            return Err(Error::unsupported(alloc::format!(
+                "fractal heap header version {version}"
+            ))
+            .with_offset(base));
         }
         let id_len = cur.read_u16()?;
         let filter_len = cur.read_u16()?;
@@ -206,7 +217,12 @@ impl FractalHeapHeader {
     }
 
     fn validate(&self, s: Sizes) -> Result<()> {
-        let bad = |m: &str| Err(Error::corrupt(alloc::format!("fractal heap header: {m}"), 0));
+        let bad = |m: &str| {
+            Err(Error::corrupt(
+                alloc::format!("fractal heap header: {m}"),
+                0,
+            ))
+        };
         if self.id_len == 0 {
             return bad("heap id length 0");
         }
@@ -217,15 +233,19 @@ impl FractalHeapHeader {
             return bad("starting block size is not a power of two");
         }
         if self.max_direct_size < self.start_block_size || !self.max_direct_size.is_power_of_two() {
-            return bad("maximum direct block size is not a power of two at least the starting size");
+            return bad(
+                "maximum direct block size is not a power of two at least the starting size",
+            );
         }
-        if self.max_heap_bits == 0 || u32::from(self.max_heap_bits) > 8 * u32::from(s.lengths).min(8) {
+        if self.max_heap_bits == 0
+            || u32::from(self.max_heap_bits) > 8 * u32::from(s.lengths).min(8)
+        {
             return bad("maximum heap size out of range");
         }
         if self.first_row_bits() > u32::from(self.max_heap_bits) {
             return bad("first row larger than the heap");
         }
-        if log2_floor(self.max_direct_size) >= u32::from(self.max_heap_bits) + 1 && self.max_heap_bits < 64 {
+        if log2_floor(self.max_direct_size) > u32::from(self.max_heap_bits) {
             return bad("maximum direct block size larger than the heap");
         }
         if u32::from(self.root_rows) > self.max_root_rows() {
@@ -260,11 +280,11 @@ impl FractalHeapHeader {
     }
     /// Bytes of a heap offset (block offsets, managed id offsets).
     pub fn heap_off_size(&self) -> usize {
-        (usize::from(self.max_heap_bits) + 7) / 8
+        usize::from(self.max_heap_bits).div_ceil(8)
     }
     /// Bytes of a managed id's length field.
     pub fn heap_len_size(&self) -> usize {
-        let dir = (log2_floor(self.max_direct_size) as usize + 7) / 8;
+        let dir = (log2_floor(self.max_direct_size) as usize).div_ceil(8);
         dir.min(limit_enc_size(u64::from(self.max_managed_size)))
     }
     /// Block size of `row` (rows 0 and 1: the starting size, then doubling).
@@ -272,19 +292,24 @@ impl FractalHeapHeader {
         if row == 0 {
             return Some(self.start_block_size);
         }
-        1u64.checked_shl(row - 1).and_then(|f| f.checked_mul(self.start_block_size))
+        1u64.checked_shl(row - 1)
+            .and_then(|f| f.checked_mul(self.start_block_size))
     }
     /// Heap offset of the first block of `row`, relative to its indirect block.
     pub fn row_block_offset(&self, row: u32) -> Option<u64> {
         if row == 0 {
             return Some(0);
         }
-        let first = self.start_block_size.checked_mul(u64::from(self.table_width))?;
+        let first = self
+            .start_block_size
+            .checked_mul(u64::from(self.table_width))?;
         1u64.checked_shl(row - 1).and_then(|f| f.checked_mul(first))
     }
     /// `(row, column)` of heap offset `off` relative to an indirect block.
     pub fn lookup(&self, off: u64) -> Option<(u32, u64)> {
-        let first = self.start_block_size.checked_mul(u64::from(self.table_width))?;
+        let first = self
+            .start_block_size
+            .checked_mul(u64::from(self.table_width))?;
         if off < first {
             return Some((0, off / self.start_block_size));
         }
@@ -299,20 +324,37 @@ impl FractalHeapHeader {
     }
     /// Prefix of a direct block: signature, version, heap address, block offset, optional checksum.
     pub fn direct_prefix_len(&self, sizes: Sizes) -> usize {
-        5 + usize::from(sizes.offsets) + self.heap_off_size() + if self.checksummed_direct_blocks() { 4 } else { 0 }
+        5 + usize::from(sizes.offsets)
+            + self.heap_off_size()
+            + if self.checksummed_direct_blocks() {
+                4
+            } else {
+                0
+            }
     }
     /// Bytes of one direct-block entry of an indirect block.
     pub fn direct_entry_len(&self, sizes: Sizes) -> usize {
-        usize::from(sizes.offsets) + if self.has_filters() { usize::from(sizes.lengths) + 4 } else { 0 }
+        usize::from(sizes.offsets)
+            + if self.has_filters() {
+                usize::from(sizes.lengths) + 4
+            } else {
+                0
+            }
     }
     /// On-disk size of an indirect block with `rows` rows.
     pub fn indirect_len(&self, sizes: Sizes, rows: u32) -> Option<u64> {
         let w = u64::from(self.table_width);
         let dir_rows = u64::from(rows.min(self.max_direct_rows()));
         let ind_rows = u64::from(rows.saturating_sub(self.max_direct_rows()));
-        let d = dir_rows.checked_mul(w)?.checked_mul(self.direct_entry_len(sizes) as u64)?;
-        let i = ind_rows.checked_mul(w)?.checked_mul(u64::from(sizes.offsets))?;
-        (9 + u64::from(sizes.offsets) + self.heap_off_size() as u64).checked_add(d)?.checked_add(i)
+        let d = dir_rows
+            .checked_mul(w)?
+            .checked_mul(self.direct_entry_len(sizes) as u64)?;
+        let i = ind_rows
+            .checked_mul(w)?
+            .checked_mul(u64::from(sizes.offsets))?;
+        (9 + u64::from(sizes.offsets) + self.heap_off_size() as u64)
+            .checked_add(d)?
+            .checked_add(i)
     }
 }
 
@@ -321,7 +363,12 @@ impl FractalHeapHeader {
 ///
 /// # Errors
 /// `Truncated`, `Checksum`.
-pub fn verify_direct_checksum(block: &[u8], base: u64, hdr: &FractalHeapHeader, sizes: Sizes) -> Result<()> {
+pub fn verify_direct_checksum(
+    block: &[u8],
+    base: u64,
+    hdr: &FractalHeapHeader,
+    sizes: Sizes,
+) -> Result<()> {
     let at = 5 + usize::from(sizes.offsets) + hdr.heap_off_size();
     let stored = block
         .get(at..at + 4)
@@ -335,7 +382,9 @@ pub fn verify_direct_checksum(block: &[u8], base: u64, hdr: &FractalHeapHeader, 
     let computed = lookup3(&copy, 0);
     if stored != computed {
         return Err(Error::checksum(
-            alloc::format!("fractal heap direct block: stored {stored:#010x}, computed {computed:#010x}"),
+            alloc::format!(
+                "fractal heap direct block: stored {stored:#010x}, computed {computed:#010x}"
+            ),
             base.saturating_add(at as u64),
         ));
     }
@@ -346,12 +395,19 @@ pub fn verify_direct_checksum(block: &[u8], base: u64, hdr: &FractalHeapHeader, 
 ///
 /// # Errors
 /// `Truncated`; `Corrupt` for a bad signature or version.
-pub fn decode_direct_prefix(cur: &mut Cursor<'_>, hdr: &FractalHeapHeader, sizes: Sizes) -> Result<(Addr, u64)> {
+pub fn decode_direct_prefix(
+    cur: &mut Cursor<'_>,
+    hdr: &FractalHeapHeader,
+    sizes: Sizes,
+) -> Result<(Addr, u64)> {
     cur.expect_signature(b"FHDB")?;
     let at = cur.offset();
     let version = cur.read_u8()?;
     if version != 0 {
-        return Err(Error::corrupt(alloc::format!("fractal heap direct block version {version}"), at));
+        return Err(Error::corrupt(
+            alloc::format!("fractal heap direct block version {version}"),
+            at,
+        ));
     }
     let heap = cur.read_addr(sizes)?;
     let off = cur.read_uint(hdr.heap_off_size())?;
@@ -388,14 +444,21 @@ impl IndirectBlock {
     ///
     /// # Errors
     /// `Truncated`, `Checksum`, `Corrupt`.
-    pub fn decode(cur: &mut Cursor<'_>, hdr: &FractalHeapHeader, sizes: Sizes, rows: u32) -> Result<Self> {
+    pub fn decode(
+        cur: &mut Cursor<'_>,
+        hdr: &FractalHeapHeader,
+        sizes: Sizes,
+        rows: u32,
+    ) -> Result<Self> {
         let base = cur.offset();
         let window = cur.rest();
         let len = hdr
             .indirect_len(sizes, rows)
             .and_then(|l| usize::try_from(l).ok())
             .ok_or_else(|| Error::corrupt("fractal heap indirect block size overflows", base))?;
-        let body = window.get(..len - 4).ok_or_else(|| Error::truncated("fractal heap indirect block", base))?;
+        let body = window
+            .get(..len - 4)
+            .ok_or_else(|| Error::truncated("fractal heap indirect block", base))?;
         let stored = window
             .get(len - 4..len)
             .and_then(|b| <[u8; 4]>::try_from(b).ok())
@@ -404,7 +467,9 @@ impl IndirectBlock {
         let computed = lookup3(body, 0);
         if stored != computed {
             return Err(Error::checksum(
-                alloc::format!("fractal heap indirect block: stored {stored:#010x}, computed {computed:#010x}"),
+                alloc::format!(
+                    "fractal heap indirect block: stored {stored:#010x}, computed {computed:#010x}"
+                ),
                 base.saturating_add(len as u64 - 4),
             ));
         }
@@ -412,7 +477,10 @@ impl IndirectBlock {
         let at = cur.offset();
         let version = cur.read_u8()?;
         if version != 0 {
-            return Err(Error::corrupt(alloc::format!("fractal heap indirect block version {version}"), at));
+            return Err(Error::corrupt(
+                alloc::format!("fractal heap indirect block version {version}"),
+                at,
+            ));
         }
         let heap = cur.read_addr(sizes)?;
         let block_offset = cur.read_uint(hdr.heap_off_size())?;
@@ -423,9 +491,16 @@ impl IndirectBlock {
         let mut direct = Vec::with_capacity(nd);
         for _ in 0..nd {
             let addr = cur.read_addr(sizes)?;
-            let (filtered_size, filter_mask) =
-                if hdr.has_filters() { (Some(cur.read_len(sizes)?), cur.read_u32()?) } else { (None, 0) };
-            direct.push(DirectEntry { addr, filtered_size, filter_mask });
+            let (filtered_size, filter_mask) = if hdr.has_filters() {
+                (Some(cur.read_len(sizes)?), cur.read_u32()?)
+            } else {
+                (None, 0)
+            };
+            direct.push(DirectEntry {
+                addr,
+                filtered_size,
+                filter_mask,
+            });
         }
         let ni = cur.ensure_count((ind_rows * w) as u64, usize::from(sizes.offsets))?;
         let mut indirect = Vec::with_capacity(ni);
@@ -433,7 +508,12 @@ impl IndirectBlock {
             indirect.push(cur.read_addr(sizes)?);
         }
         cur.skip(4)?;
-        Ok(IndirectBlock { heap, block_offset, direct, indirect })
+        Ok(IndirectBlock {
+            heap,
+            block_offset,
+            direct,
+            indirect,
+        })
     }
 }
 
@@ -477,14 +557,21 @@ impl HeapId {
     pub fn decode(id: &[u8], hdr: &FractalHeapHeader, sizes: Sizes) -> Result<Self> {
         if id.len() != usize::from(hdr.id_len) {
             return Err(Error::corrupt(
-                alloc::format!("heap id of {} bytes, the heap uses {}", id.len(), hdr.id_len),
+                alloc::format!(
+                    "heap id of {} bytes, the heap uses {}",
+                    id.len(),
+                    hdr.id_len
+                ),
                 0,
             ));
         }
         let mut cur = Cursor::new(id, 0);
         let flags = cur.read_u8()?;
         if flags & 0xC0 != 0 {
-            return Err(Error::corrupt(alloc::format!("heap id version {}", flags >> 6), 0));
+            return Err(Error::corrupt(
+                alloc::format!("heap id version {}", flags >> 6),
+                0,
+            ));
         }
         let idl = usize::from(hdr.id_len);
         match (flags >> 4) & 3 {
@@ -496,14 +583,24 @@ impl HeapId {
             1 => {
                 let o = usize::from(sizes.offsets);
                 let l = usize::from(sizes.lengths);
-                let direct =
-                    if hdr.has_filters() { idl - 1 >= o + l + 4 + l } else { idl - 1 >= o + l };
+                let direct = if hdr.has_filters() {
+                    idl > o + l + 4 + l
+                } else {
+                    idl > o + l
+                };
                 if direct {
                     let addr = cur.read_addr(sizes)?;
                     let len = cur.read_len(sizes)?;
-                    let filtered =
-                        if hdr.has_filters() { Some((cur.read_u32()?, cur.read_len(sizes)?)) } else { None };
-                    Ok(HeapId::HugeDirect { addr, len, filtered })
+                    let filtered = if hdr.has_filters() {
+                        Some((cur.read_u32()?, cur.read_len(sizes)?))
+                    } else {
+                        None
+                    };
+                    Ok(HeapId::HugeDirect {
+                        addr,
+                        len,
+                        filtered,
+                    })
                 } else {
                     let key = cur.read_uint((idl - 1).min(8))?;
                     Ok(HeapId::HugeIndirect { key })
@@ -516,11 +613,15 @@ impl HeapId {
                     let b = id.get(1).copied().unwrap_or(0);
                     ((usize::from(flags & 0x0F) << 8 | usize::from(b)) + 1, 2)
                 };
-                let data = id
-                    .get(skip..)
-                    .and_then(|d| d.get(..len))
-                    .ok_or_else(|| Error::corrupt(alloc::format!("tiny heap object of {len} bytes in a {idl}-byte id"), 0))?;
-                Ok(HeapId::Tiny { data: data.to_vec() })
+                let data = id.get(skip..).and_then(|d| d.get(..len)).ok_or_else(|| {
+                    Error::corrupt(
+                        alloc::format!("tiny heap object of {len} bytes in a {idl}-byte id"),
+                        0,
+                    )
+                })?;
+                Ok(HeapId::Tiny {
+                    data: data.to_vec(),
+                })
             }
             t => Err(Error::corrupt(alloc::format!("heap id type {t}"), 0)),
         }
@@ -589,14 +690,43 @@ mod tests {
         let s = Sizes::default();
         assert_eq!(
             HeapId::decode(&[0, 0x10, 0x02, 0, 0, 0x21, 0], &h, s).unwrap(),
-            HeapId::Managed { offset: 0x210, length: 0x21 }
+            HeapId::Managed {
+                offset: 0x210,
+                length: 0x21
+            }
         );
-        assert_eq!(HeapId::decode(&[0x22, 1, 2, 3, 0, 0, 0], &h, s).unwrap(), HeapId::Tiny { data: alloc::vec![1, 2, 3] });
-        assert_eq!(HeapId::decode(&[0x26, 1, 2, 3, 0, 0, 0], &h, s).unwrap_err().kind(), crate::ErrorKind::Corrupt);
-        assert_eq!(HeapId::decode(&[0x10, 5, 0, 0, 0, 0, 0], &h, s).unwrap(), HeapId::HugeIndirect { key: 5 });
-        assert_eq!(HeapId::decode(&[0x30, 5, 0, 0, 0, 0, 0], &h, s).unwrap_err().kind(), crate::ErrorKind::Corrupt);
-        assert_eq!(HeapId::decode(&[0x40, 5, 0, 0, 0, 0, 0], &h, s).unwrap_err().kind(), crate::ErrorKind::Corrupt);
-        assert_eq!(HeapId::decode(&[0, 5], &h, s).unwrap_err().kind(), crate::ErrorKind::Corrupt);
+        assert_eq!(
+            HeapId::decode(&[0x22, 1, 2, 3, 0, 0, 0], &h, s).unwrap(),
+            HeapId::Tiny {
+                data: alloc::vec![1, 2, 3]
+            }
+        );
+        assert_eq!(
+            HeapId::decode(&[0x26, 1, 2, 3, 0, 0, 0], &h, s)
+                .unwrap_err()
+                .kind(),
+            crate::ErrorKind::Corrupt
+        );
+        assert_eq!(
+            HeapId::decode(&[0x10, 5, 0, 0, 0, 0, 0], &h, s).unwrap(),
+            HeapId::HugeIndirect { key: 5 }
+        );
+        assert_eq!(
+            HeapId::decode(&[0x30, 5, 0, 0, 0, 0, 0], &h, s)
+                .unwrap_err()
+                .kind(),
+            crate::ErrorKind::Corrupt
+        );
+        assert_eq!(
+            HeapId::decode(&[0x40, 5, 0, 0, 0, 0, 0], &h, s)
+                .unwrap_err()
+                .kind(),
+            crate::ErrorKind::Corrupt
+        );
+        assert_eq!(
+            HeapId::decode(&[0, 5], &h, s).unwrap_err().kind(),
+            crate::ErrorKind::Corrupt
+        );
         let mut big = hdr();
         big.id_len = 17;
         let mut id = alloc::vec![0x10u8];
@@ -604,13 +734,22 @@ mod tests {
         id.extend_from_slice(&7u64.to_le_bytes());
         assert_eq!(
             HeapId::decode(&id, &big, s).unwrap(),
-            HeapId::HugeDirect { addr: Addr(0x99), len: 7, filtered: None }
+            HeapId::HugeDirect {
+                addr: Addr(0x99),
+                len: 7,
+                filtered: None
+            }
         );
         // Extended tiny ids (id length > 18): 12-bit length over two bytes.
         let mut ext = hdr();
         ext.id_len = 20;
         let mut id = alloc::vec![0x20u8, 2];
         id.extend_from_slice(&[9; 18]);
-        assert_eq!(HeapId::decode(&id, &ext, s).unwrap(), HeapId::Tiny { data: alloc::vec![9; 3] });
+        assert_eq!(
+            HeapId::decode(&id, &ext, s).unwrap(),
+            HeapId::Tiny {
+                data: alloc::vec![9; 3]
+            }
+        );
     }
 }

@@ -40,13 +40,19 @@ pub fn decode_collection_size(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<u64> {
     let at = cur.offset();
     let version = cur.read_u8()?;
     if version != 1 {
-        return Err(Error::corrupt(alloc::format!("global heap collection version {version}"), at));
+        return Err(Error::corrupt(
+            alloc::format!("global heap collection version {version}"),
+            at,
+        ));
     }
     cur.skip(3)?;
     let size_at = cur.offset();
     let size = cur.read_len(ctx.sizes)?;
     if size < header_len(ctx.sizes) as u64 {
-        return Err(Error::corrupt(alloc::format!("global heap collection size {size} is too small"), size_at));
+        return Err(Error::corrupt(
+            alloc::format!("global heap collection size {size} is too small"),
+            size_at,
+        ));
     }
     Ok(size)
 }
@@ -79,7 +85,9 @@ impl Collection {
         let size = decode_collection_size(cur, ctx)?;
         let total = cur.data().len();
         if size != total as u64 {
-            return Err(cur.corrupt(alloc::format!("collection size {size} but {total} bytes given")));
+            return Err(cur.corrupt(alloc::format!(
+                "collection size {size} but {total} bytes given"
+            )));
         }
         cur.seek(header_len(ctx.sizes))?;
         let ohdr = object_header_len(ctx.sizes);
@@ -96,16 +104,33 @@ impl Collection {
                 break;
             } else {
                 let span = align8(osize).and_then(|s| s.checked_add(ohdr as u64));
-                let end = span.and_then(|s| s.checked_add(start as u64)).filter(|&e| e <= total as u64);
+                let end = span
+                    .and_then(|s| s.checked_add(start as u64))
+                    .filter(|&e| e <= total as u64);
                 let Some(end) = end else {
                     return Err(Error::corrupt(
-                        alloc::format!("global heap object {index} of {osize} bytes runs past its collection"),
+                        alloc::format!(
+                            "global heap object {index} of {osize} bytes runs past its collection"
+                        ),
                         at,
                     ));
                 };
                 let len = usize::try_from(osize).map_err(|_| Error::corrupt("object size", at))?;
-                if objects.insert(index, ObjectSpan { refcount, start: start + ohdr, len }).is_some() {
-                    return Err(Error::corrupt(alloc::format!("global heap object index {index} appears twice"), at));
+                if objects
+                    .insert(
+                        index,
+                        ObjectSpan {
+                            refcount,
+                            start: start + ohdr,
+                            len,
+                        },
+                    )
+                    .is_some()
+                {
+                    return Err(Error::corrupt(
+                        alloc::format!("global heap object index {index} appears twice"),
+                        at,
+                    ));
                 }
                 usize::try_from(end).map_err(|_| Error::corrupt("object end", at))?
             };
@@ -155,7 +180,13 @@ mod tests {
         assert_eq!(&b[o.start..o.start + o.len], b"0123456789abcdef");
         // A tail shorter than an object header is implied free space.
         let b = collection(&[(1, b"hello")], 40);
-        assert_eq!(Collection::decode(&mut Cursor::new(&b, 0), Ctx::default()).unwrap().objects.len(), 1);
+        assert_eq!(
+            Collection::decode(&mut Cursor::new(&b, 0), Ctx::default())
+                .unwrap()
+                .objects
+                .len(),
+            1
+        );
     }
 
     #[test]

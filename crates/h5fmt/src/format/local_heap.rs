@@ -34,13 +34,20 @@ impl LocalHeapHeader {
         cur.expect_signature(b"HEAP")?;
         let version = cur.read_u8()?;
         if version != 0 {
-            return Err(Error::corrupt(alloc::format!("local heap version {version}"), cur.offset().saturating_sub(1)));
+            return Err(Error::corrupt(
+                alloc::format!("local heap version {version}"),
+                cur.offset().saturating_sub(1),
+            ));
         }
         cur.skip(3)?;
         let data_size = cur.read_len(ctx.sizes)?;
         let free_list = cur.read_len_opt(ctx.sizes)?;
         let data_addr = cur.read_addr(ctx.sizes)?;
-        Ok(LocalHeapHeader { data_size, free_list, data_addr })
+        Ok(LocalHeapHeader {
+            data_size,
+            free_list,
+            data_addr,
+        })
     }
 }
 
@@ -56,7 +63,14 @@ mod tests {
         b.extend_from_slice(&u64::MAX.to_le_bytes());
         b.extend_from_slice(&0x2a0u64.to_le_bytes());
         let h = LocalHeapHeader::decode(&mut Cursor::new(&b, 0), Ctx::default()).unwrap();
-        assert_eq!(h, LocalHeapHeader { data_size: 88, free_list: None, data_addr: Addr(0x2a0) });
+        assert_eq!(
+            h,
+            LocalHeapHeader {
+                data_size: 88,
+                free_list: None,
+                data_addr: Addr(0x2a0)
+            }
+        );
         b[4] = 1;
         let e = LocalHeapHeader::decode(&mut Cursor::new(&b, 0), Ctx::default()).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Corrupt);

@@ -4,8 +4,8 @@
 //! libhdf5 encodes it (`H5G_ent_decode`); the specification's table marks it
 //! "size of offsets". The two agree in every file whose sizes are equal.
 
-use crate::codec::Cursor;
 use crate::addr::Sizes;
+use crate::codec::Cursor;
 use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 use alloc::vec::Vec;
@@ -54,11 +54,25 @@ impl SymbolTableEntry {
         let mut pad = cur.sub(16)?;
         let cache = match cache_type {
             0 => EntryCache::None,
-            1 => EntryCache::Group { btree: pad.read_addr(ctx.sizes)?, heap: pad.read_addr(ctx.sizes)? },
-            2 => EntryCache::SoftLink { offset: pad.read_u32()? },
-            t => return Err(Error::corrupt(alloc::format!("symbol table entry cache type {t}"), at)),
+            1 => EntryCache::Group {
+                btree: pad.read_addr(ctx.sizes)?,
+                heap: pad.read_addr(ctx.sizes)?,
+            },
+            2 => EntryCache::SoftLink {
+                offset: pad.read_u32()?,
+            },
+            t => {
+                return Err(Error::corrupt(
+                    alloc::format!("symbol table entry cache type {t}"),
+                    at,
+                ))
+            }
         };
-        Ok(SymbolTableEntry { name_offset, header, cache })
+        Ok(SymbolTableEntry {
+            name_offset,
+            header,
+            cache,
+        })
     }
 
     /// Encoded size of one entry: name offset, header address, cache type,
@@ -89,7 +103,10 @@ impl SymbolTableNode {
         let at = cur.offset();
         let version = cur.read_u8()?;
         if version != 1 {
-            return Err(Error::corrupt(alloc::format!("symbol table node version {version}"), at));
+            return Err(Error::corrupt(
+                alloc::format!("symbol table node version {version}"),
+                at,
+            ));
         }
         let _reserved = cur.read_u8()?;
         let count = cur.read_u16()?;

@@ -22,9 +22,12 @@ fn read_node(st: &Storage, ctx: Ctx, addr: Addr, chunk_dims: usize) -> Result<BT
     let prefix = st.read(addr, plen)?;
     let abs = st.absolute(addr, plen)?;
     let (node_type, _level, entries) = BTreeV1Node::peek(&prefix, abs)?;
-    let len = BTreeV1Node::used_len(node_type, ctx.sizes, chunk_dims, entries).map_err(|e| e.with_offset(abs))?;
+    let len = BTreeV1Node::used_len(node_type, ctx.sizes, chunk_dims, entries)
+        .map_err(|e| e.with_offset(abs))?;
     if len > ctx.limits.max_metadata_block {
-        return Err(Error::limit(alloc::format!("v1 B-tree node at {addr} of {len} bytes")));
+        return Err(Error::limit(alloc::format!(
+            "v1 B-tree node at {addr} of {len} bytes"
+        )));
     }
     let raw = st.read(addr, len)?;
     BTreeV1Node::decode(&mut Cursor::new(&raw, abs), ctx, chunk_dims)
@@ -37,14 +40,23 @@ struct Walk {
 
 impl Walk {
     fn new() -> Self {
-        Walk { visited: BTreeSet::new(), count: 0 }
+        Walk {
+            visited: BTreeSet::new(),
+            count: 0,
+        }
     }
     fn visit(&mut self, st: &Storage, addr: Addr, what: &str) -> Result<()> {
         if addr.is_undef() {
-            return Err(Error::corrupt(alloc::format!("{what} at the undefined address"), u64::MAX));
+            return Err(Error::corrupt(
+                alloc::format!("{what} at the undefined address"),
+                u64::MAX,
+            ));
         }
         if !self.visited.insert(addr.0) {
-            return Err(Error::cycle(alloc::format!("{what} at {addr} reached twice"), st.base().saturating_add(addr.0)));
+            return Err(Error::cycle(
+                alloc::format!("{what} at {addr} reached twice"),
+                st.base().saturating_add(addr.0),
+            ));
         }
         Ok(())
     }
@@ -61,24 +73,39 @@ impl Walk {
 }
 
 /// Check a node's type and level against what its parent implies.
-fn check_node(st: &Storage, ctx: Ctx, node: &BTreeV1Node, addr: Addr, ty: u8, level: Option<u8>) -> Result<()> {
+fn check_node(
+    st: &Storage,
+    ctx: Ctx,
+    node: &BTreeV1Node,
+    addr: Addr,
+    ty: u8,
+    level: Option<u8>,
+) -> Result<()> {
     let at = st.base().saturating_add(addr.0);
     if node.node_type != ty {
         return Err(Error::corrupt(
-            alloc::format!("v1 B-tree node at {addr} has type {}, expected {ty}", node.node_type),
+            alloc::format!(
+                "v1 B-tree node at {addr} has type {}, expected {ty}",
+                node.node_type
+            ),
             at,
         ));
     }
     match level {
         Some(l) if node.level != l => Err(Error::corrupt(
-            alloc::format!("v1 B-tree node at {addr} has level {}, expected {l}", node.level),
+            alloc::format!(
+                "v1 B-tree node at {addr} has level {}, expected {l}",
+                node.level
+            ),
             at,
         )),
-        None if usize::from(node.level) > ctx.limits.max_btree_depth => Err(Error::limit(alloc::format!(
-            "v1 B-tree of depth {} exceeds the limit of {}",
-            node.level,
-            ctx.limits.max_btree_depth
-        ))),
+        None if usize::from(node.level) > ctx.limits.max_btree_depth => {
+            Err(Error::limit(alloc::format!(
+                "v1 B-tree of depth {} exceeds the limit of {}",
+                node.level,
+                ctx.limits.max_btree_depth
+            )))
+        }
         _ => Ok(()),
     }
 }
@@ -139,7 +166,10 @@ pub fn read_snod(st: &Storage, ctx: Ctx, addr: Addr) -> Result<SymbolTableNode> 
 /// `Corrupt`, `Truncated`, `Cycle`, `Limit`.
 pub fn chunk_records(st: &Storage, ctx: Ctx, root: Addr, rank: usize) -> Result<Vec<ChunkRecord>> {
     if rank > ctx.limits.max_rank {
-        return Err(Error::limit(alloc::format!("rank {rank} exceeds the limit of {}", ctx.limits.max_rank)));
+        return Err(Error::limit(alloc::format!(
+            "rank {rank} exceeds the limit of {}",
+            ctx.limits.max_rank
+        )));
     }
     let mut walk = Walk::new();
     let mut out = Vec::new();
@@ -167,7 +197,12 @@ fn chunk_node(
     }
     walk.add(ctx, node.children.len())?;
     for (key, &child) in node.keys.iter().zip(&node.children) {
-        if let Key::Chunk { size, filter_mask, offsets } = key {
+        if let Key::Chunk {
+            size,
+            filter_mask,
+            offsets,
+        } = key
+        {
             out.push(ChunkRecord {
                 offsets: offsets.iter().take(rank).copied().collect(),
                 addr: child,

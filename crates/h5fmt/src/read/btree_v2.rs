@@ -36,10 +36,19 @@ impl BTreeV2 {
         let abs = st.absolute(addr, len)?;
         let hdr = BTreeV2Header::decode(&mut Cursor::new(&raw, abs), ctx)?;
         if u64::from(hdr.node_size) > ctx.limits.max_metadata_block {
-            return Err(Error::limit(alloc::format!("v2 B-tree nodes of {} bytes", hdr.node_size)));
+            return Err(Error::limit(alloc::format!(
+                "v2 B-tree nodes of {} bytes",
+                hdr.node_size
+            )));
         }
         let geom = hdr.geometry(ctx).map_err(|e| e.with_offset(abs))?;
-        Ok(BTreeV2 { st: st.clone(), ctx, addr, hdr, geom })
+        Ok(BTreeV2 {
+            st: st.clone(),
+            ctx,
+            addr,
+            hdr,
+            geom,
+        })
     }
     /// Record type of this tree.
     pub fn record_type(&self) -> u8 {
@@ -62,7 +71,11 @@ impl BTreeV2 {
         if self.hdr.root.is_undef() {
             if self.hdr.total_records != 0 {
                 return Err(Error::corrupt(
-                    alloc::format!("v2 B-tree at {}: no root but {} records", self.addr, self.hdr.total_records),
+                    alloc::format!(
+                        "v2 B-tree at {}: no root but {} records",
+                        self.addr,
+                        self.hdr.total_records
+                    ),
                     self.st.base().saturating_add(self.addr.0),
                 ));
             }
@@ -70,7 +83,13 @@ impl BTreeV2 {
         }
         let mut visited = BTreeSet::new();
         let depth = usize::from(self.hdr.depth);
-        self.walk(self.hdr.root, depth, u64::from(self.hdr.root_records), &mut visited, &mut out)?;
+        self.walk(
+            self.hdr.root,
+            depth,
+            u64::from(self.hdr.root_records),
+            &mut visited,
+            &mut out,
+        )?;
         Ok(out)
     }
 
@@ -84,15 +103,24 @@ impl BTreeV2 {
     ) -> Result<()> {
         let at = self.st.base().saturating_add(addr.0);
         if addr.is_undef() {
-            return Err(Error::corrupt("v2 B-tree node at the undefined address", at));
+            return Err(Error::corrupt(
+                "v2 B-tree node at the undefined address",
+                at,
+            ));
         }
         if !visited.insert(addr.0) {
-            return Err(Error::cycle(alloc::format!("v2 B-tree node at {addr} reached twice"), at));
+            return Err(Error::cycle(
+                alloc::format!("v2 B-tree node at {addr} reached twice"),
+                at,
+            ));
         }
         let level = self.geom.level(depth).map_err(|e| e.with_offset(at))?;
         if nrec > level.max_records {
             return Err(Error::corrupt(
-                alloc::format!("v2 B-tree node at {addr}: {nrec} records, at most {} fit", level.max_records),
+                alloc::format!(
+                    "v2 B-tree node at {addr}: {nrec} records, at most {} fit",
+                    level.max_records
+                ),
                 at,
             ));
         }
@@ -109,7 +137,8 @@ impl BTreeV2 {
             out.extend(decode_leaf(&mut cur, &self.hdr, nrec)?);
             return Ok(());
         }
-        let (records, children) = decode_internal(&mut cur, &self.hdr, &self.geom, depth, nrec, self.ctx.sizes)?;
+        let (records, children) =
+            decode_internal(&mut cur, &self.hdr, &self.geom, depth, nrec, self.ctx.sizes)?;
         drop(raw);
         let mut recs = records.into_iter();
         for (i, child) in children.iter().enumerate() {

@@ -32,7 +32,11 @@ pub struct GlobalHeap {
 impl GlobalHeap {
     /// A reader over `st`.
     pub fn new(st: &Storage, ctx: Ctx) -> Self {
-        GlobalHeap { st: st.clone(), ctx, cache: RefCell::new(BTreeMap::new()) }
+        GlobalHeap {
+            st: st.clone(),
+            ctx,
+            cache: RefCell::new(BTreeMap::new()),
+        }
     }
 
     fn collection(&self, addr: Addr) -> Result<Rc<Cached>> {
@@ -44,7 +48,9 @@ impl GlobalHeap {
         let abs = self.st.absolute(addr, hlen)?;
         let size = decode_collection_size(&mut Cursor::new(&head, abs), self.ctx)?;
         if size > self.ctx.limits.max_metadata_block {
-            return Err(Error::limit(alloc::format!("global heap collection at {addr} of {size} bytes")));
+            return Err(Error::limit(alloc::format!(
+                "global heap collection at {addr} of {size} bytes"
+            )));
         }
         let bytes = self.st.read(addr, size)?;
         let coll = Collection::decode(&mut Cursor::new(&bytes, abs), self.ctx)?;
@@ -61,15 +67,22 @@ impl GlobalHeap {
 impl HeapResolver for GlobalHeap {
     fn global_heap_object(&self, collection: Addr, index: u32) -> Result<Vec<u8>> {
         let c = self.collection(collection)?;
-        let span = u16::try_from(index).ok().filter(|&i| i != 0).and_then(|i| c.coll.objects.get(&i));
+        let span = u16::try_from(index)
+            .ok()
+            .filter(|&i| i != 0)
+            .and_then(|i| c.coll.objects.get(&i));
         let Some(span) = span else {
             return Err(Error::corrupt(
                 alloc::format!("global heap collection {collection} has no object {index}"),
                 self.st.base().saturating_add(collection.0),
             ));
         };
-        let data = span.start.checked_add(span.len).and_then(|end| c.bytes.get(span.start..end));
-        data.map(<[u8]>::to_vec)
-            .ok_or_else(|| Error::corrupt("global heap object outside its collection", collection.0))
+        let data = span
+            .start
+            .checked_add(span.len)
+            .and_then(|end| c.bytes.get(span.start..end));
+        data.map(<[u8]>::to_vec).ok_or_else(|| {
+            Error::corrupt("global heap object outside its collection", collection.0)
+        })
     }
 }

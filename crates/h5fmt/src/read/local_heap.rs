@@ -36,9 +36,14 @@ impl LocalHeap {
             return Ok(LocalHeap { data: Vec::new() });
         }
         if hdr.data_addr.is_undef() {
-            return Err(Error::corrupt(alloc::format!("local heap at {addr}: undefined data segment address"), abs));
+            return Err(Error::corrupt(
+                alloc::format!("local heap at {addr}: undefined data segment address"),
+                abs,
+            ));
         }
-        let data = st.read(hdr.data_addr, hdr.data_size).map_err(|e| e.context("local heap data segment"))?;
+        let data = st
+            .read(hdr.data_addr, hdr.data_size)
+            .map_err(|e| e.context("local heap data segment"))?;
         Ok(LocalHeap { data })
     }
 
@@ -47,15 +52,24 @@ impl LocalHeap {
     /// # Errors
     /// `Corrupt` when `offset` is outside the segment or the string is unterminated.
     pub fn bytes_at(&self, offset: u64) -> Result<&[u8]> {
-        let rest = usize::try_from(offset).ok().and_then(|o| self.data.get(o..)).ok_or_else(|| {
-            Error::corrupt(
-                alloc::format!("local heap offset {offset} outside the {}-byte data segment", self.data.len()),
-                offset,
-            )
-        })?;
+        let rest = usize::try_from(offset)
+            .ok()
+            .and_then(|o| self.data.get(o..))
+            .ok_or_else(|| {
+                Error::corrupt(
+                    alloc::format!(
+                        "local heap offset {offset} outside the {}-byte data segment",
+                        self.data.len()
+                    ),
+                    offset,
+                )
+            })?;
         match rest.iter().position(|&b| b == 0) {
             Some(n) => Ok(rest.get(..n).unwrap_or(&[])),
-            None => Err(Error::corrupt(alloc::format!("unterminated string at local heap offset {offset}"), offset)),
+            None => Err(Error::corrupt(
+                alloc::format!("unterminated string at local heap offset {offset}"),
+                offset,
+            )),
         }
     }
 
@@ -77,12 +91,23 @@ mod tests {
 
     #[test]
     fn strings_and_bounds() {
-        let h = LocalHeap { data: b"\0abc\0de".to_vec() };
+        let h = LocalHeap {
+            data: b"\0abc\0de".to_vec(),
+        };
         assert_eq!(h.string_at(0).unwrap(), "");
         assert_eq!(h.string_at(1).unwrap(), "abc");
         assert_eq!(h.string_at(2).unwrap(), "bc");
-        assert_eq!(h.string_at(5).unwrap_err().kind(), crate::ErrorKind::Corrupt);
-        assert_eq!(h.string_at(7).unwrap_err().kind(), crate::ErrorKind::Corrupt);
-        assert_eq!(h.string_at(u64::MAX).unwrap_err().kind(), crate::ErrorKind::Corrupt);
+        assert_eq!(
+            h.string_at(5).unwrap_err().kind(),
+            crate::ErrorKind::Corrupt
+        );
+        assert_eq!(
+            h.string_at(7).unwrap_err().kind(),
+            crate::ErrorKind::Corrupt
+        );
+        assert_eq!(
+            h.string_at(u64::MAX).unwrap_err().kind(),
+            crate::ErrorKind::Corrupt
+        );
     }
 }
