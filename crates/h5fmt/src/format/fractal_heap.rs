@@ -276,7 +276,7 @@ impl FractalHeapHeader {
     }
     /// Maximum rows of direct blocks in any indirect block.
     pub fn max_direct_rows(&self) -> u32 {
-        log2_floor(self.max_direct_size) - self.start_bits() + 2
+        log2_floor(self.max_direct_size).saturating_sub(self.start_bits()) + 2
     }
     /// Bytes of a heap offset (block offsets, managed id offsets).
     pub fn heap_off_size(&self) -> usize {
@@ -487,7 +487,10 @@ impl IndirectBlock {
         let w = usize::from(hdr.table_width);
         let dir_rows = rows.min(hdr.max_direct_rows()) as usize;
         let ind_rows = rows.saturating_sub(hdr.max_direct_rows()) as usize;
-        let nd = cur.ensure_count((dir_rows * w) as u64, hdr.direct_entry_len(sizes))?;
+        let nd = cur.ensure_count(
+            (dir_rows as u64).saturating_mul(w as u64),
+            hdr.direct_entry_len(sizes),
+        )?;
         let mut direct = Vec::with_capacity(nd);
         for _ in 0..nd {
             let addr = cur.read_addr(sizes)?;
@@ -502,7 +505,10 @@ impl IndirectBlock {
                 filter_mask,
             });
         }
-        let ni = cur.ensure_count((ind_rows * w) as u64, usize::from(sizes.offsets))?;
+        let ni = cur.ensure_count(
+            (ind_rows as u64).saturating_mul(w as u64),
+            usize::from(sizes.offsets),
+        )?;
         let mut indirect = Vec::with_capacity(ni);
         for _ in 0..ni {
             indirect.push(cur.read_addr(sizes)?);
