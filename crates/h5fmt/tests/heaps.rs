@@ -689,3 +689,53 @@ fn bad_checksums() {
         "{errs:?}"
     );
 }
+
+/// Every signature hit in every corpus file (real structures, stray bytes in
+/// raw data, deliberately broken files) is decoded without panicking.
+#[test]
+fn no_panic_on_any_signature_hit() {
+    let ctx = Ctx {
+        limits: h5fmt::Limits::tight(),
+        ..Ctx::default()
+    };
+    let mut opened = 0;
+    for dir in std::fs::read_dir(format!("{CORPUS}/files")).unwrap() {
+        for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let b = std::fs::read(f.unwrap().path()).unwrap();
+            let st = storage(b.clone());
+            for a in find_all(&b, b"BTHD") {
+                if let Ok(bt) = BTreeV2::open(&st, ctx, Addr(a)) {
+                    opened += 1;
+                    let _ = bt.records();
+                }
+            }
+            for a in find_all(&b, b"FRHP") {
+                if let Ok(h) = FractalHeap::open(&st, ctx, Addr(a)) {
+                    opened += 1;
+                    for k in 0..64u64 {
+                        let mut id = vec![0u8; h.id_len()];
+                        for (i, x) in id.iter_mut().enumerate().skip(1) {
+                            *x = (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (i * 5)) as u8;
+                        }
+                        id[0] = (k as u8 & 3) << 4;
+                        let _ = h.get(&id);
+                    }
+                }
+            }
+            let gh = GlobalHeap::new(&st, ctx);
+            for a in find_all(&b, b"GCOL") {
+                for i in 0..4 {
+                    let _ = gh.global_heap_object(Addr(a), i);
+                }
+            }
+            for a in find_all(&b, b"TREE") {
+                let _ = group_entries(&st, ctx, Addr(a));
+                let _ = chunk_records(&st, ctx, Addr(a), 2);
+            }
+            for a in find_all(&b, b"HEAP") {
+                let _ = LocalHeap::read(&st, ctx, Addr(a));
+            }
+        }
+    }
+    assert!(opened > 50, "{opened}");
+}
