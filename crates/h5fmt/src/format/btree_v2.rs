@@ -169,7 +169,11 @@ impl BTreeV2Header {
         }
         let node = u64::from(self.node_size);
         let rec = u64::from(self.record_size);
-        let leaf_max = (node - PREFIX) / rec;
+        let leaf_max = node
+            .checked_sub(PREFIX)
+            .and_then(|room| room.checked_div(rec))
+            .filter(|&m| m > 0)
+            .ok_or_else(|| Error::corrupt("v2 B-tree leaves hold no record", 0))?;
         let nrec_size = limit_enc_size(leaf_max);
         let mut levels = Vec::with_capacity(depth + 1);
         levels.push(Level {
@@ -183,8 +187,7 @@ impl BTreeV2Header {
                 cum_max_records: 0,
                 cum_size: 0,
             });
-            let ptr =
-                (u64::from(ctx.sizes.offsets) + nrec_size as u64 + prev.cum_size as u64) as u64;
+            let ptr = u64::from(ctx.sizes.offsets) + nrec_size as u64 + prev.cum_size as u64;
             let max = node
                 .checked_sub(PREFIX + ptr)
                 .map(|room| room / (rec + ptr))

@@ -245,9 +245,7 @@ impl FractalHeapHeader {
         if self.first_row_bits() > u32::from(self.max_heap_bits) {
             return bad("first row larger than the heap");
         }
-        if log2_floor(self.max_direct_size) >= u32::from(self.max_heap_bits) + 1
-            && self.max_heap_bits < 64
-        {
+        if log2_floor(self.max_direct_size) > u32::from(self.max_heap_bits) {
             return bad("maximum direct block size larger than the heap");
         }
         if u32::from(self.root_rows) > self.max_root_rows() {
@@ -278,15 +276,15 @@ impl FractalHeapHeader {
     }
     /// Maximum rows of direct blocks in any indirect block.
     pub fn max_direct_rows(&self) -> u32 {
-        log2_floor(self.max_direct_size) - self.start_bits() + 2
+        log2_floor(self.max_direct_size).saturating_sub(self.start_bits()) + 2
     }
     /// Bytes of a heap offset (block offsets, managed id offsets).
     pub fn heap_off_size(&self) -> usize {
-        (usize::from(self.max_heap_bits) + 7) / 8
+        usize::from(self.max_heap_bits).div_ceil(8)
     }
     /// Bytes of a managed id's length field.
     pub fn heap_len_size(&self) -> usize {
-        let dir = (log2_floor(self.max_direct_size) as usize + 7) / 8;
+        let dir = (log2_floor(self.max_direct_size) as usize).div_ceil(8);
         dir.min(limit_enc_size(u64::from(self.max_managed_size)))
     }
     /// Block size of `row` (rows 0 and 1: the starting size, then doubling).
@@ -489,7 +487,10 @@ impl IndirectBlock {
         let w = usize::from(hdr.table_width);
         let dir_rows = rows.min(hdr.max_direct_rows()) as usize;
         let ind_rows = rows.saturating_sub(hdr.max_direct_rows()) as usize;
-        let nd = cur.ensure_count((dir_rows * w) as u64, hdr.direct_entry_len(sizes))?;
+        let nd = cur.ensure_count(
+            (dir_rows as u64).saturating_mul(w as u64),
+            hdr.direct_entry_len(sizes),
+        )?;
         let mut direct = Vec::with_capacity(nd);
         for _ in 0..nd {
             let addr = cur.read_addr(sizes)?;
@@ -504,7 +505,10 @@ impl IndirectBlock {
                 filter_mask,
             });
         }
-        let ni = cur.ensure_count((ind_rows * w) as u64, usize::from(sizes.offsets))?;
+        let ni = cur.ensure_count(
+            (ind_rows as u64).saturating_mul(w as u64),
+            usize::from(sizes.offsets),
+        )?;
         let mut indirect = Vec::with_capacity(ni);
         for _ in 0..ni {
             indirect.push(cur.read_addr(sizes)?);
@@ -586,9 +590,9 @@ impl HeapId {
                 let o = usize::from(sizes.offsets);
                 let l = usize::from(sizes.lengths);
                 let direct = if hdr.has_filters() {
-                    idl - 1 >= o + l + 4 + l
+                    idl > o + l + 4 + l
                 } else {
-                    idl - 1 >= o + l
+                    idl > o + l
                 };
                 if direct {
                     let addr = cur.read_addr(sizes)?;
