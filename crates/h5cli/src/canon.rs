@@ -376,7 +376,9 @@ impl Canon<'_> {
                 }
                 Reference::External { .. } => json!({"unreachable": true}),
             },
-            Value::Time(t) => Json::from(*t),
+            // Time values are raw unsigned integers in h5canon/1.
+            #[allow(clippy::cast_sign_loss)]
+            Value::Time(t) => Json::from(*t as u64),
             Value::Complex(re, im) => Json::Array(vec![self.value(re)?, self.value(im)?]),
         })
     }

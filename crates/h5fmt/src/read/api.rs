@@ -240,9 +240,13 @@ impl File {
         }
     }
 
-    /// A global-heap resolver for decoding variable-length data and references.
-    pub fn heap(&self) -> GlobalHeap {
-        GlobalHeap::new(&self.inner.st, self.inner.ctx)
+    /// A resolver for decoding variable-length data and references (global
+    /// heap with a small cache; dataspaces of referenced datasets).
+    pub fn heap(&self) -> FileHeap {
+        FileHeap {
+            file: self.clone(),
+            heap: GlobalHeap::new(&self.inner.st, self.inner.ctx),
+        }
     }
 
     /// The body of `msg`, fetching it from wherever it is shared.
@@ -1180,8 +1184,28 @@ impl Attribute {
     }
 }
 
-impl HeapResolver for File {
+/// The [`HeapResolver`] of a file: global heap objects (cached) and the
+/// dataspaces of datasets named by region references.
+pub struct FileHeap {
+    file: File,
+    heap: GlobalHeap,
+}
+
+impl HeapResolver for FileHeap {
     fn global_heap_object(&self, collection: Addr, index: u32) -> Result<Vec<u8>> {
-        self.heap().global_heap_object(collection, index)
+        self.heap.global_heap_object(collection, index)
+    }
+
+    fn dataset_dims(&self, obj: Addr) -> Result<Vec<u64>> {
+        let h = read_object_header(&self.file.inner.st, obj, self.file.inner.ctx)?;
+        let m = h
+            .find(kind::DATASPACE)
+            .ok_or_else(|| Error::corrupt("referenced object has no dataspace", obj.0))?;
+        let body = self.file.message_body(m, 0)?;
+        Ok(Dataspace::decode(
+            &mut crate::codec::Cursor::new(&body, m.offset),
+            self.file.inner.ctx,
+        )?
+        .dims)
     }
 }

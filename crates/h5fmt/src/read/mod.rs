@@ -12,4 +12,6 @@ pub mod sohm;
 
 mod api;
 
-pub use api::{Attribute, Dataset, File, Group, LayoutClass, Link, NamedDatatype, Object};
+pub use api::{
+    Attribute, Dataset, File, FileHeap, Group, LayoutClass, Link, NamedDatatype, Object,
+};
