@@ -61,7 +61,10 @@ pub struct Sizes {
 
 impl Default for Sizes {
     fn default() -> Self {
-        Sizes { offsets: 8, lengths: 8 }
+        Sizes {
+            offsets: 8,
+            lengths: 8,
+        }
     }
 }
 

@@ -64,12 +64,22 @@ impl Error {
     /// A new error of `kind` with `message` and no offset.
     #[cold]
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), offset: None, path: None }
+        Error {
+            kind,
+            message: message.into(),
+            offset: None,
+            path: None,
+        }
     }
     /// A new error of `kind` at absolute file offset `offset`.
     #[cold]
     pub fn at(kind: ErrorKind, message: impl Into<String>, offset: u64) -> Self {
-        Error { kind, message: message.into(), offset: Some(offset), path: None }
+        Error {
+            kind,
+            message: message.into(),
+            offset: Some(offset),
+            path: None,
+        }
     }
     /// `Truncated` at `offset`.
     #[cold]

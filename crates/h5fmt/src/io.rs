@@ -27,14 +27,20 @@ pub trait ReadAt: Send + Sync {
 
 fn slice_read(data: &[u8], pos: u64, buf: &mut [u8]) -> Result<()> {
     let start = usize::try_from(pos).map_err(|_| Error::truncated("read past end of file", pos))?;
-    let end = start.checked_add(buf.len()).ok_or_else(|| Error::truncated("read past end of file", pos))?;
+    let end = start
+        .checked_add(buf.len())
+        .ok_or_else(|| Error::truncated("read past end of file", pos))?;
     match data.get(start..end) {
         Some(s) => {
             buf.copy_from_slice(s);
             Ok(())
         }
         None => Err(Error::truncated(
-            alloc::format!("read of {} bytes past end of file ({} bytes)", buf.len(), data.len()),
+            alloc::format!(
+                "read of {} bytes past end of file ({} bytes)",
+                buf.len(),
+                data.len()
+            ),
             pos,
         )),
     }
@@ -148,7 +154,9 @@ impl ReadAt for FileSource {
         #[cfg(not(unix))]
         {
             let _ = (&self.file, buf);
-            Err(Error::unsupported("positioned reads need a unix platform; use mmap"))
+            Err(Error::unsupported(
+                "positioned reads need a unix platform; use mmap",
+            ))
         }
     }
 }
@@ -165,7 +173,10 @@ pub struct Storage {
 
 impl core::fmt::Debug for Storage {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Storage").field("base", &self.base).field("len", &self.len).finish()
+        f.debug_struct("Storage")
+            .field("base", &self.base)
+            .field("len", &self.len)
+            .finish()
     }
 }
 
@@ -178,7 +189,11 @@ impl Storage {
     /// The same source with another base address (the superblock's).
     #[must_use]
     pub fn with_base(&self, base: u64) -> Self {
-        Storage { src: self.src.clone(), base, len: self.len }
+        Storage {
+            src: self.src.clone(),
+            base,
+            len: self.len,
+        }
     }
     /// The base address added to every relative address.
     pub fn base(&self) -> u64 {
@@ -212,11 +227,17 @@ impl Storage {
         if addr.is_undef() {
             return Err(Error::corrupt("read at the undefined address", u64::MAX));
         }
-        let abs = self.base.checked_add(addr.0).ok_or_else(|| Error::corrupt("address overflows", addr.0))?;
+        let abs = self
+            .base
+            .checked_add(addr.0)
+            .ok_or_else(|| Error::corrupt("address overflows", addr.0))?;
         match abs.checked_add(len) {
             Some(end) if end <= self.len => Ok(abs),
             _ => Err(Error::truncated(
-                alloc::format!("{len} bytes at address {addr} lie past the end of file ({} bytes)", self.len),
+                alloc::format!(
+                    "{len} bytes at address {addr} lie past the end of file ({} bytes)",
+                    self.len
+                ),
                 abs,
             )),
         }
@@ -228,7 +249,8 @@ impl Storage {
     /// `Truncated` past the end of file, `Io`.
     pub fn read(&self, addr: Addr, len: u64) -> Result<Vec<u8>> {
         let abs = self.absolute(addr, len)?;
-        let n = usize::try_from(len).map_err(|_| Error::limit("read larger than the address space"))?;
+        let n =
+            usize::try_from(len).map_err(|_| Error::limit("read larger than the address space"))?;
         let mut buf = vec![0u8; n];
         self.src.read_at(abs, &mut buf)?;
         Ok(buf)
@@ -251,7 +273,10 @@ impl Storage {
     pub fn read_upto(&self, addr: Addr, max: u64) -> Result<Vec<u8>> {
         let avail = self.available(addr);
         if avail == 0 {
-            return Err(Error::truncated(alloc::format!("address {addr} is past the end of file"), addr.0));
+            return Err(Error::truncated(
+                alloc::format!("address {addr} is past the end of file"),
+                addr.0,
+            ));
         }
         self.read(addr, max.min(avail))
     }

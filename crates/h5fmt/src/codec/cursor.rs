@@ -52,7 +52,10 @@ impl<'a> Cursor<'a> {
     /// `Truncated` if `pos` lies past the window.
     pub fn seek(&mut self, pos: usize) -> Result<()> {
         if pos > self.data.len() {
-            return Err(Error::truncated("seek past end of structure", self.base.saturating_add(pos as u64)));
+            return Err(Error::truncated(
+                "seek past end of structure",
+                self.base.saturating_add(pos as u64),
+            ));
         }
         self.pos = pos;
         Ok(())
@@ -152,7 +155,10 @@ impl<'a> Cursor<'a> {
     /// `Truncated`; `Corrupt` if `n > 8`.
     pub fn read_uint(&mut self, n: usize) -> Result<u64> {
         if n > 8 {
-            return Err(Error::corrupt(alloc::format!("integer of {n} bytes"), self.offset()));
+            return Err(Error::corrupt(
+                alloc::format!("integer of {n} bytes"),
+                self.offset(),
+            ));
         }
         let s = self.read_bytes(n)?;
         let mut v = 0u64;
@@ -168,7 +174,11 @@ impl<'a> Cursor<'a> {
     pub fn read_addr(&mut self, sizes: Sizes) -> Result<Addr> {
         let n = usize::from(sizes.offsets);
         let v = self.read_uint(n)?;
-        let all_ones = if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+        let all_ones = if n >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * n)) - 1
+        };
         Ok(if v == all_ones { Addr::UNDEF } else { Addr(v) })
     }
     /// Read a length of `sizes.lengths` bytes.
@@ -185,7 +195,11 @@ impl<'a> Cursor<'a> {
     pub fn read_len_opt(&mut self, sizes: Sizes) -> Result<Option<u64>> {
         let n = usize::from(sizes.lengths);
         let v = self.read_uint(n)?;
-        let all_ones = if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+        let all_ones = if n >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * n)) - 1
+        };
         Ok(if v == all_ones { None } else { Some(v) })
     }
     /// Expect a 4-byte signature such as `b"OHDR"`.
@@ -244,9 +258,14 @@ impl<'a> Cursor<'a> {
     pub fn ensure_count(&self, count: u64, min_size: usize) -> Result<usize> {
         let need = count.checked_mul(min_size.max(1) as u64);
         match need {
-            Some(n) if n <= self.remaining() as u64 => Ok(usize::try_from(count).unwrap_or(usize::MAX)),
+            Some(n) if n <= self.remaining() as u64 => {
+                Ok(usize::try_from(count).unwrap_or(usize::MAX))
+            }
             _ => Err(Error::truncated(
-                alloc::format!("{count} entries of {min_size} bytes do not fit in {} bytes", self.remaining()),
+                alloc::format!(
+                    "{count} entries of {min_size} bytes do not fit in {} bytes",
+                    self.remaining()
+                ),
                 self.offset(),
             )),
         }
@@ -291,7 +310,13 @@ mod tests {
         assert_eq!(e.kind(), crate::ErrorKind::Truncated);
         assert_eq!(e.offset(), Some(105));
         c.seek(8).unwrap();
-        assert!(c.read_addr(Sizes { offsets: 2, lengths: 2 }).unwrap().is_undef());
+        assert!(c
+            .read_addr(Sizes {
+                offsets: 2,
+                lengths: 2
+            })
+            .unwrap()
+            .is_undef());
         assert!(c.ensure_count(u64::MAX, 8).is_err());
     }
 }

@@ -10,9 +10,16 @@ use alloc::vec::Vec;
 ///
 /// # Errors
 /// `Truncated` when `bytes` is short, `Corrupt`/`Unsupported` from the heap or type.
-pub fn decode_element(dtype: &Datatype, bytes: &[u8], ctx: Ctx, heap: &dyn HeapResolver) -> Result<Value> {
+pub fn decode_element(
+    dtype: &Datatype,
+    bytes: &[u8],
+    ctx: Ctx,
+    heap: &dyn HeapResolver,
+) -> Result<Value> {
     let _ = (dtype, bytes, ctx, heap);
-    Err(Error::unsupported("element decoding is not implemented yet"))
+    Err(Error::unsupported(
+        "element decoding is not implemented yet",
+    ))
 }
 
 /// Decode `count` consecutive elements of `dtype` from `bytes`.
@@ -27,5 +34,7 @@ pub fn decode_elements(
     heap: &dyn HeapResolver,
 ) -> Result<Vec<Value>> {
     let _ = (dtype, bytes, count, ctx, heap);
-    Err(Error::unsupported("element decoding is not implemented yet"))
+    Err(Error::unsupported(
+        "element decoding is not implemented yet",
+    ))
 }

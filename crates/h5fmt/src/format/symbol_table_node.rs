@@ -1,7 +1,7 @@
 //! Symbol table node (`SNOD`) and symbol table entry, spec III.C/III.D.
 
 use crate::codec::Cursor;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 use alloc::vec::Vec;
 
@@ -41,8 +41,39 @@ impl SymbolTableEntry {
     /// # Errors
     /// `Truncated`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let name_offset = cur.read_uint(usize::from(ctx.sizes.offsets))?;
+        let header = cur.read_addr(ctx.sizes)?;
+        let type_at = cur.offset();
+        let cache_type = cur.read_u32()?;
+        let _reserved = cur.read_u32()?;
+        let mut pad = cur.sub(16)?;
+        let cache = match cache_type {
+            0 => EntryCache::None,
+            1 => {
+                let btree = pad.read_addr(ctx.sizes)?;
+                let heap = pad.read_addr(ctx.sizes)?;
+                EntryCache::Group { btree, heap }
+            }
+            2 => EntryCache::SoftLink {
+                offset: pad.read_u32()?,
+            },
+            t => {
+                return Err(Error::corrupt(
+                    alloc::format!("symbol table entry cache type {t}"),
+                    type_at,
+                ))
+            }
+        };
+        Ok(SymbolTableEntry {
+            name_offset,
+            header,
+            cache,
+        })
+    }
+
+    /// Encoded size of one entry for `ctx.sizes`.
+    pub fn encoded_len(ctx: Ctx) -> usize {
+        2 * usize::from(ctx.sizes.offsets) + 8 + 16
     }
 }
 

@@ -13,7 +13,9 @@ use alloc::vec::Vec;
 /// `Corrupt`, `Truncated`, `Cycle`, `Limit`.
 pub fn group_entries(st: &Storage, ctx: Ctx, root: Addr) -> Result<Vec<SymbolTableEntry>> {
     let _ = (st, ctx);
-    Err(Error::unsupported(alloc::format!("v1 B-tree at {root}: not implemented yet")))
+    Err(Error::unsupported(alloc::format!(
+        "v1 B-tree at {root}: not implemented yet"
+    )))
 }
 
 /// All chunk records of a chunked dataset's B-tree. `rank` is the dataspace
@@ -23,5 +25,7 @@ pub fn group_entries(st: &Storage, ctx: Ctx, root: Addr) -> Result<Vec<SymbolTab
 /// `Corrupt`, `Truncated`, `Cycle`, `Limit`.
 pub fn chunk_records(st: &Storage, ctx: Ctx, root: Addr, rank: usize) -> Result<Vec<ChunkRecord>> {
     let _ = (st, ctx, rank);
-    Err(Error::unsupported(alloc::format!("v1 B-tree at {root}: not implemented yet")))
+    Err(Error::unsupported(alloc::format!(
+        "v1 B-tree at {root}: not implemented yet"
+    )))
 }

@@ -19,7 +19,11 @@ impl BTreeV2 {
     /// # Errors
     /// `Corrupt`, `Checksum`, `Truncated`.
     pub fn open(st: &Storage, ctx: Ctx, addr: Addr) -> Result<Self> {
-        Ok(BTreeV2 { st: st.clone(), ctx, addr })
+        Ok(BTreeV2 {
+            st: st.clone(),
+            ctx,
+            addr,
+        })
     }
     /// Record type of this tree.
     pub fn record_type(&self) -> u8 {
@@ -31,6 +35,9 @@ impl BTreeV2 {
     /// `Corrupt`, `Checksum`, `Truncated`, `Cycle`, `Limit`.
     pub fn records(&self) -> Result<Vec<Vec<u8>>> {
         let _ = (&self.st, self.ctx);
-        Err(Error::unsupported(alloc::format!("v2 B-tree at {}: not implemented yet", self.addr)))
+        Err(Error::unsupported(alloc::format!(
+            "v2 B-tree at {}: not implemented yet",
+            self.addr
+        )))
     }
 }

@@ -19,7 +19,11 @@ impl FractalHeap {
     /// # Errors
     /// `Corrupt`, `Checksum`, `Truncated`.
     pub fn open(st: &Storage, ctx: Ctx, addr: Addr) -> Result<Self> {
-        Ok(FractalHeap { st: st.clone(), ctx, addr })
+        Ok(FractalHeap {
+            st: st.clone(),
+            ctx,
+            addr,
+        })
     }
     /// Heap id length in bytes.
     pub fn id_len(&self) -> usize {
@@ -31,6 +35,9 @@ impl FractalHeap {
     /// `Corrupt`, `Checksum`, `Truncated`, `Unsupported` (e.g. a filter).
     pub fn get(&self, id: &[u8]) -> Result<Vec<u8>> {
         let _ = (&self.st, self.ctx, id);
-        Err(Error::unsupported(alloc::format!("fractal heap at {}: not implemented yet", self.addr)))
+        Err(Error::unsupported(alloc::format!(
+            "fractal heap at {}: not implemented yet",
+            self.addr
+        )))
     }
 }

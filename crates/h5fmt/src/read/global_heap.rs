@@ -16,13 +16,18 @@ pub struct GlobalHeap {
 impl GlobalHeap {
     /// A reader over `st`.
     pub fn new(st: &Storage, ctx: Ctx) -> Self {
-        GlobalHeap { st: st.clone(), ctx }
+        GlobalHeap {
+            st: st.clone(),
+            ctx,
+        }
     }
 }
 
 impl HeapResolver for GlobalHeap {
     fn global_heap_object(&self, collection: Addr, index: u32) -> Result<Vec<u8>> {
         let _ = (&self.st, self.ctx, index);
-        Err(Error::unsupported(alloc::format!("global heap collection {collection}: not implemented yet")))
+        Err(Error::unsupported(alloc::format!(
+            "global heap collection {collection}: not implemented yet"
+        )))
     }
 }

@@ -20,7 +20,9 @@ impl LocalHeap {
     /// `Corrupt`, `Truncated`.
     pub fn read(st: &Storage, ctx: Ctx, addr: Addr) -> Result<Self> {
         let _ = (st, ctx);
-        Err(Error::unsupported(alloc::format!("local heap at {addr}: not implemented yet")))
+        Err(Error::unsupported(alloc::format!(
+            "local heap at {addr}: not implemented yet"
+        )))
     }
     /// The NUL-terminated string at `offset` in the data segment.
     ///

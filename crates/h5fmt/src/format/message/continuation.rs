@@ -19,7 +19,8 @@ impl Continuation {
     /// # Errors
     /// `Truncated`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let addr = cur.read_addr(ctx.sizes)?;
+        let len = cur.read_len(ctx.sizes)?;
+        Ok(Continuation { addr, len })
     }
 }

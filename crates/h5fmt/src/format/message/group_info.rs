@@ -1,7 +1,7 @@
 //! Group info message (0x000A), IV.A.2.k.
 
 use crate::codec::Cursor;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::Ctx;
 
 /// Compact/dense thresholds and size estimates of a new-style group.
@@ -24,6 +24,31 @@ impl GroupInfo {
     /// `Truncated`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
         let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let at = cur.offset();
+        let version = cur.read_u8()?;
+        if version != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("group info message version {version}"),
+                at,
+            ));
+        }
+        let flags_at = cur.offset();
+        let flags = cur.read_u8()?;
+        if flags & !0x03 != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("group info flags {flags:#x}"),
+                flags_at,
+            ));
+        }
+        let mut info = GroupInfo::default();
+        if flags & 0x01 != 0 {
+            info.max_compact = Some(cur.read_u16()?);
+            info.min_dense = Some(cur.read_u16()?);
+        }
+        if flags & 0x02 != 0 {
+            info.est_entries = Some(cur.read_u16()?);
+            info.est_name_len = Some(cur.read_u16()?);
+        }
+        Ok(info)
     }
 }

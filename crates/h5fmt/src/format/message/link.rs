@@ -1,10 +1,19 @@
 //! Link message (0x0006), IV.A.2.g.
 
 use crate::codec::Cursor;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 use alloc::string::String;
 use alloc::vec::Vec;
+
+/// Link class: hard.
+pub const CLASS_HARD: u8 = 0;
+/// Link class: soft.
+pub const CLASS_SOFT: u8 = 1;
+/// Link class: external (the first user-defined class, 64).
+pub const CLASS_EXTERNAL: u8 = 64;
+/// Smallest class of other user-defined links.
+pub const CLASS_USER_MIN: u8 = 65;
 
 /// Where a link points.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +55,90 @@ impl Link {
     /// # Errors
     /// `Truncated`, `Corrupt`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let at = cur.offset();
+        let version = cur.read_u8()?;
+        if version != 1 {
+            return Err(Error::corrupt(
+                alloc::format!("link message version {version}"),
+                at,
+            ));
+        }
+        let flags_at = cur.offset();
+        let flags = cur.read_u8()?;
+        if flags & !0x1f != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("link message flags {flags:#x}"),
+                flags_at,
+            ));
+        }
+        let class_at = cur.offset();
+        let class = if flags & 0x08 != 0 {
+            cur.read_u8()?
+        } else {
+            CLASS_HARD
+        };
+        let creation_order = if flags & 0x04 != 0 {
+            Some(cur.read_u64()?)
+        } else {
+            None
+        };
+        let charset = if flags & 0x10 != 0 { cur.read_u8()? } else { 0 };
+        if charset > 1 {
+            return Err(cur.corrupt(alloc::format!("link name character set {charset}")));
+        }
+        let len_at = cur.offset();
+        let name_len = cur.read_uint(1usize << (flags & 0x03))?;
+        if name_len == 0 {
+            return Err(Error::corrupt("link name length is zero", len_at));
+        }
+        let n =
+            usize::try_from(name_len).map_err(|_| Error::corrupt("link name length", len_at))?;
+        let name = String::from_utf8_lossy(cur.read_bytes(n)?).into_owned();
+        let target = match class {
+            CLASS_HARD => LinkTarget::Hard(cur.read_addr(ctx.sizes)?),
+            CLASS_SOFT => {
+                let len = usize::from(cur.read_u16()?);
+                let path = cur.read_bytes(len)?;
+                LinkTarget::Soft(String::from_utf8_lossy(path).into_owned())
+            }
+            CLASS_EXTERNAL => {
+                let len = usize::from(cur.read_u16()?);
+                let data = cur.sub(len)?;
+                // Like libhdf5, which only looks inside when traversing, keep a
+                // malformed external link as raw user-defined data.
+                match parse_external(data.clone()) {
+                    Some((file, path)) => LinkTarget::External { file, path },
+                    None => LinkTarget::UserDefined {
+                        class: CLASS_EXTERNAL,
+                        data: data.data().to_vec(),
+                    },
+                }
+            }
+            c if c >= CLASS_USER_MIN => {
+                let len = usize::from(cur.read_u16()?);
+                LinkTarget::UserDefined {
+                    class: c,
+                    data: cur.read_bytes(len)?.to_vec(),
+                }
+            }
+            c => return Err(Error::corrupt(alloc::format!("link class {c}"), class_at)),
+        };
+        Ok(Link {
+            name,
+            creation_order,
+            target,
+        })
     }
+}
+
+/// External link data: a version/flags byte (version 0 in the upper nibble, no
+/// flags defined), then the NUL-terminated file name and object path.
+fn parse_external(mut data: Cursor<'_>) -> Option<(String, String)> {
+    let vf = data.read_u8().ok()?;
+    if vf != 0 {
+        return None;
+    }
+    let file = String::from_utf8_lossy(data.read_cstr().ok()?).into_owned();
+    let path = String::from_utf8_lossy(data.read_cstr().ok()?).into_owned();
+    Some((file, path))
 }

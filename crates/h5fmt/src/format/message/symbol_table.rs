@@ -19,7 +19,8 @@ impl SymbolTableMessage {
     /// # Errors
     /// `Truncated`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let btree = cur.read_addr(ctx.sizes)?;
+        let heap = cur.read_addr(ctx.sizes)?;
+        Ok(SymbolTableMessage { btree, heap })
     }
 }
