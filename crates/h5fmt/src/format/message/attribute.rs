@@ -154,3 +154,85 @@ impl<'a> RawAttribute<'a> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::message::dataspace::SpaceKind;
+    use crate::format::message::shared::SharedTarget;
+    use crate::Addr;
+
+    fn space_v1_scalar() -> Vec<u8> {
+        alloc::vec![1u8, 0, 0, 0, 0, 0, 0, 0]
+    }
+
+    #[test]
+    fn v1_padding() {
+        let dt = [0x10u8, 0, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0]; // 12 bytes, padded to 16
+        let ds = space_v1_scalar();
+        let mut b = alloc::vec![1u8, 0];
+        b.extend_from_slice(&5u16.to_le_bytes()); // "temp\0"
+        b.extend_from_slice(&(dt.len() as u16).to_le_bytes());
+        b.extend_from_slice(&(ds.len() as u16).to_le_bytes());
+        b.extend_from_slice(b"temp\0\0\0\0");
+        b.extend_from_slice(&dt);
+        b.extend_from_slice(&[0; 4]);
+        b.extend_from_slice(&ds);
+        b.extend_from_slice(&[1, 2, 3, 4]);
+        let r = RawAttribute::decode(&mut Cursor::new(&b, 0x100), Ctx::default()).unwrap();
+        assert_eq!(r.version, 1);
+        assert_eq!(r.name, "temp");
+        let MaybeShared::Inline(dtc) = &r.dtype else {
+            panic!()
+        };
+        assert_eq!(dtc.data(), dt);
+        assert_eq!(dtc.base(), 0x100 + 8 + 8);
+        let MaybeShared::Inline(space) = &r.space else {
+            panic!()
+        };
+        assert_eq!(space.kind, SpaceKind::Scalar);
+        assert_eq!(r.data.data(), [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn v3_shared_datatype_and_charset() {
+        let mut shared = alloc::vec![3u8, 2];
+        shared.extend_from_slice(&0x4321u64.to_le_bytes());
+        let ds = alloc::vec![2u8, 1, 0, 1, 3, 0, 0, 0, 0, 0, 0, 0];
+        let mut b = alloc::vec![3u8, FLAG_DATATYPE_SHARED];
+        b.extend_from_slice(&3u16.to_le_bytes());
+        b.extend_from_slice(&(shared.len() as u16).to_le_bytes());
+        b.extend_from_slice(&(ds.len() as u16).to_le_bytes());
+        b.push(1);
+        b.extend_from_slice(b"\xc3\xa9\0");
+        b.extend_from_slice(&shared);
+        b.extend_from_slice(&ds);
+        b.extend_from_slice(&[9; 6]);
+        let r = RawAttribute::decode(&mut Cursor::new(&b, 0), Ctx::default()).unwrap();
+        assert_eq!(r.name, "\u{e9}");
+        assert_eq!(r.charset, 1);
+        let MaybeShared::Shared(s) = r.dtype else {
+            panic!()
+        };
+        assert_eq!(s.target, SharedTarget::ObjectHeader(Addr(0x4321)));
+        let MaybeShared::Inline(space) = &r.space else {
+            panic!()
+        };
+        assert_eq!(space.dims, [3]);
+        assert_eq!(r.data.data().len(), 6);
+        // with a shared datatype the full message decodes without the datatype decoder
+        let a = AttributeMessage::decode(&mut Cursor::new(&b, 0), Ctx::default()).unwrap();
+        assert_eq!(a.data, [9; 6]);
+        assert!(matches!(a.dtype, MaybeShared::Shared(_)));
+    }
+
+    #[test]
+    fn v2_truncated_and_flags() {
+        let mut b = alloc::vec![2u8, 0x04, 2, 0, 0, 0, 0, 0, b'a', 0];
+        assert!(RawAttribute::decode(&mut Cursor::new(&b, 0), Ctx::default()).is_err());
+        b[1] = 0;
+        // zero-sized datatype and dataspace: the dataspace decode fails on no bytes
+        assert!(RawAttribute::decode(&mut Cursor::new(&b, 0), Ctx::default()).is_err());
+        assert!(RawAttribute::decode(&mut Cursor::new(&[4, 0], 0), Ctx::default()).is_err());
+    }
+}

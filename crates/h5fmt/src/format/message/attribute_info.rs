@@ -59,3 +59,33 @@ impl AttributeInfo {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags() {
+        let ctx = Ctx::default();
+        let mut b = alloc::vec![0u8, 3, 7, 0];
+        for v in [0x10u64, 0x20, 0x30] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        let a = AttributeInfo::decode(&mut Cursor::new(&b, 0), ctx).unwrap();
+        assert_eq!(
+            a,
+            AttributeInfo {
+                max_creation_index: Some(7),
+                heap: Addr(0x10),
+                name_index: Addr(0x20),
+                order_index: Addr(0x30)
+            }
+        );
+        let mut b = alloc::vec![0u8, 0];
+        b.extend_from_slice(&0x10u64.to_le_bytes());
+        b.extend_from_slice(&0x20u64.to_le_bytes());
+        let a = AttributeInfo::decode(&mut Cursor::new(&b, 0), ctx).unwrap();
+        assert!(a.order_index.is_undef() && a.max_creation_index.is_none());
+        assert!(AttributeInfo::decode(&mut Cursor::new(&[0, 8], 0), ctx).is_err());
+    }
+}

@@ -136,3 +136,75 @@ impl Dataspace {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    fn dec(b: &[u8]) -> Result<Dataspace> {
+        Dataspace::decode(&mut Cursor::new(b, 0), Ctx::default())
+    }
+
+    #[test]
+    fn v1_simple_with_max_and_permutation() {
+        let mut b = alloc::vec![1u8, 2, 0x03, 0, 0, 0, 0, 0];
+        for d in [3u64, 4, 10, u64::MAX, 0, 1] {
+            b.extend_from_slice(&d.to_le_bytes());
+        }
+        let mut c = Cursor::new(&b, 0);
+        let s = Dataspace::decode(&mut c, Ctx::default()).unwrap();
+        assert_eq!(s.kind, SpaceKind::Simple);
+        assert_eq!(s.dims, [3, 4]);
+        assert_eq!(s.max_dims, Some(alloc::vec![10, Dataspace::UNLIMITED]));
+        assert!(c.is_empty(), "permutation consumed");
+        assert_eq!(s.num_elements(), Some(12));
+    }
+
+    #[test]
+    fn v1_rank0_is_scalar() {
+        let s = dec(&[1, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+        assert_eq!(s.kind, SpaceKind::Scalar);
+        assert!(s.dims.is_empty());
+        assert_eq!(s.num_elements(), Some(1));
+    }
+
+    #[test]
+    fn v2_kinds() {
+        assert_eq!(dec(&[2, 0, 0, 0]).unwrap().kind, SpaceKind::Scalar);
+        let n = dec(&[2, 0, 0, 2]).unwrap();
+        assert_eq!(n.kind, SpaceKind::Null);
+        assert_eq!(n.num_elements(), Some(0));
+        let mut b = alloc::vec![2u8, 1, 1, 1];
+        b.extend_from_slice(&5u64.to_le_bytes());
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        let s = dec(&b).unwrap();
+        assert_eq!(s.dims, [5]);
+        assert_eq!(s.max_dims_or_dims(), [Dataspace::UNLIMITED]);
+        assert_eq!(dec(&[2, 0, 0, 3]).unwrap_err().kind(), ErrorKind::Corrupt);
+        assert_eq!(dec(&[2, 1, 0, 1]).unwrap_err().kind(), ErrorKind::Truncated);
+    }
+
+    #[test]
+    fn rank_limits() {
+        // rank 33 is beyond libhdf5's H5S_MAX_RANK
+        assert_eq!(
+            dec(&[1, 33, 0, 0, 0, 0, 0, 0]).unwrap_err().kind(),
+            ErrorKind::Corrupt
+        );
+        let mut ctx = Ctx::default();
+        ctx.limits.max_rank = 2;
+        let e = Dataspace::decode(&mut Cursor::new(&[2, 3, 0, 1], 0), ctx).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Limit);
+        // 4-byte lengths
+        let ctx = Ctx {
+            sizes: crate::Sizes {
+                offsets: 4,
+                lengths: 4,
+            },
+            ..Ctx::default()
+        };
+        let s = Dataspace::decode(&mut Cursor::new(&[2, 1, 0, 1, 7, 0, 0, 0], 0), ctx).unwrap();
+        assert_eq!(s.dims, [7]);
+    }
+}

@@ -66,3 +66,36 @@ impl ExternalFiles {
         Ok(ExternalFiles { heap, files })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots() {
+        let mut b = alloc::vec![1u8, 0, 0, 0];
+        b.extend_from_slice(&4u16.to_le_bytes());
+        b.extend_from_slice(&2u16.to_le_bytes());
+        b.extend_from_slice(&0x500u64.to_le_bytes());
+        for v in [8u64, 0, 100, 16, 100, u64::MAX] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        let e = ExternalFiles::decode(&mut Cursor::new(&b, 0), Ctx::default()).unwrap();
+        assert_eq!(e.heap, Addr(0x500));
+        assert_eq!(e.files.len(), 2);
+        assert_eq!(
+            e.files[1],
+            ExternalFile {
+                name_offset: 16,
+                file_offset: 100,
+                size: u64::MAX
+            }
+        );
+        let mut bad = b.clone();
+        bad[6] = 5; // used > allocated
+        assert!(ExternalFiles::decode(&mut Cursor::new(&bad, 0), Ctx::default()).is_err());
+        assert!(
+            ExternalFiles::decode(&mut Cursor::new(&b[..b.len() - 1], 0), Ctx::default()).is_err()
+        );
+    }
+}

@@ -188,3 +188,88 @@ impl FillValue {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    fn new(b: &[u8]) -> Result<FillValue> {
+        FillValue::decode(&mut Cursor::new(b, 0), Ctx::default())
+    }
+
+    #[test]
+    fn old_message() {
+        let f = FillValue::decode_old(
+            &mut Cursor::new(&[4, 0, 0, 0, 1, 2, 3, 4], 0),
+            Ctx::default(),
+        )
+        .unwrap();
+        assert_eq!(f.state, FillState::User);
+        assert_eq!(f.value.as_deref(), Some(&[1u8, 2, 3, 4][..]));
+        assert_eq!(f.alloc_time, ALLOC_TIME_LATE);
+        let f = FillValue::decode_old(&mut Cursor::new(&[0, 0, 0, 0], 0), Ctx::default()).unwrap();
+        assert_eq!(f.state, FillState::Undefined);
+        assert!(
+            FillValue::decode_old(&mut Cursor::new(&[4, 0, 0, 0, 1], 0), Ctx::default()).is_err()
+        );
+    }
+
+    #[test]
+    fn v1_v2() {
+        // not defined: no size field
+        let f = new(&[2, 2, 2, 0]).unwrap();
+        assert_eq!(f.state, FillState::Undefined);
+        // defined, size 0 → default
+        let f = new(&[2, 1, 0, 1, 0, 0, 0, 0]).unwrap();
+        assert_eq!(
+            (f.state, f.alloc_time, f.fill_time),
+            (FillState::Default, 1, 0)
+        );
+        // defined, with a value
+        let f = new(&[1, 3, 2, 1, 2, 0, 0, 0, 0xaa, 0xbb]).unwrap();
+        assert_eq!(f.state, FillState::User);
+        assert_eq!(f.value.as_deref(), Some(&[0xaau8, 0xbb][..]));
+        // size -1
+        assert_eq!(
+            new(&[2, 2, 2, 1, 0xff, 0xff, 0xff, 0xff]).unwrap().state,
+            FillState::Undefined
+        );
+        assert_eq!(
+            new(&[2, 2, 2, 1, 0xfe, 0xff, 0xff, 0xff])
+                .unwrap_err()
+                .kind(),
+            ErrorKind::Corrupt
+        );
+        assert_eq!(
+            new(&[2, 2, 2, 1, 9, 0, 0, 0, 1]).unwrap_err().kind(),
+            ErrorKind::Truncated
+        );
+    }
+
+    #[test]
+    fn v3() {
+        // alloc late (2), fill time ifset (2): 0x02 | 0x08
+        let f = new(&[3, 0x0a]).unwrap();
+        assert_eq!(
+            (f.state, f.alloc_time, f.fill_time),
+            (FillState::Default, 2, 2)
+        );
+        let f = new(&[3, 0x0a | V3_FLAG_UNDEFINED]).unwrap();
+        assert_eq!(f.state, FillState::Undefined);
+        let f = new(&[3, 0x01 | V3_FLAG_HAVE_VALUE, 1, 0, 0, 0, 7]).unwrap();
+        assert_eq!(
+            (f.state, f.alloc_time, f.fill_time),
+            (FillState::User, 1, 0)
+        );
+        assert_eq!(f.value.as_deref(), Some(&[7u8][..]));
+        assert_eq!(
+            new(&[3, V3_FLAG_HAVE_VALUE, 0, 0, 0, 0]).unwrap().state,
+            FillState::Default
+        );
+        assert!(new(&[3, V3_FLAG_HAVE_VALUE | V3_FLAG_UNDEFINED]).is_err());
+        assert!(new(&[3, 0x40]).is_err());
+        assert!(new(&[4, 0]).is_err());
+        assert_eq!(FillValue::absent().state, FillState::Undefined);
+    }
+}

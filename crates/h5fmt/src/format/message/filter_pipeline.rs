@@ -106,3 +106,62 @@ impl FilterPipeline {
         Ok(FilterPipeline { filters })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v1_padded() {
+        let mut b = alloc::vec![1u8, 2, 0, 0, 0, 0, 0, 0];
+        // deflate, name "deflate\0" (8), 1 client value + padding
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&8u16.to_le_bytes());
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(b"deflate\0");
+        b.extend_from_slice(&6u32.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        // shuffle without name, 2 values
+        b.extend_from_slice(&2u16.to_le_bytes());
+        b.extend_from_slice(&0u16.to_le_bytes());
+        b.extend_from_slice(&0u16.to_le_bytes());
+        b.extend_from_slice(&2u16.to_le_bytes());
+        b.extend_from_slice(&4u32.to_le_bytes());
+        b.extend_from_slice(&5u32.to_le_bytes());
+        let mut c = Cursor::new(&b, 0);
+        let p = FilterPipeline::decode(&mut c, Ctx::default()).unwrap();
+        assert!(c.is_empty());
+        assert_eq!(p.filters.len(), 2);
+        assert_eq!(p.filters[0].name.as_deref(), Some("deflate"));
+        assert!(p.filters[0].is_optional());
+        assert_eq!(p.filters[0].client_data, [6]);
+        assert_eq!(p.filters[1].client_data, [4, 5]);
+        assert_eq!(p.filters[1].name, None);
+    }
+
+    #[test]
+    fn v2_names_only_for_registered() {
+        let mut b = alloc::vec![2u8, 2];
+        b.extend_from_slice(&1u16.to_le_bytes()); // id < 256: no name length
+        b.extend_from_slice(&0u16.to_le_bytes());
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&9u32.to_le_bytes());
+        b.extend_from_slice(&32015u16.to_le_bytes()); // zstd
+        b.extend_from_slice(&5u16.to_le_bytes());
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(b"zstd\0");
+        b.extend_from_slice(&3u32.to_le_bytes());
+        let p = FilterPipeline::decode(&mut Cursor::new(&b, 0), Ctx::default()).unwrap();
+        assert_eq!(p.filters[0].id, 1);
+        assert_eq!(p.filters[0].client_data, [9]);
+        assert_eq!(p.filters[1].id, 32015);
+        assert_eq!(p.filters[1].name.as_deref(), Some("zstd"));
+        assert_eq!(p.filters[1].client_data, [3]);
+        assert!(FilterPipeline::decode(&mut Cursor::new(&[2, 33], 0), Ctx::default()).is_err());
+        assert!(
+            FilterPipeline::decode(&mut Cursor::new(&[2, 1, 1, 0], 0), Ctx::default()).is_err()
+        );
+    }
+}

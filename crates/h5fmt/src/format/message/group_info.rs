@@ -52,3 +52,25 @@ impl GroupInfo {
         Ok(info)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags() {
+        let ctx = Ctx::default();
+        assert_eq!(
+            GroupInfo::decode(&mut Cursor::new(&[0, 0], 0), ctx).unwrap(),
+            GroupInfo::default()
+        );
+        let g =
+            GroupInfo::decode(&mut Cursor::new(&[0, 3, 8, 0, 6, 0, 4, 0, 8, 0], 0), ctx).unwrap();
+        assert_eq!(
+            (g.max_compact, g.min_dense, g.est_entries, g.est_name_len),
+            (Some(8), Some(6), Some(4), Some(8))
+        );
+        assert!(GroupInfo::decode(&mut Cursor::new(&[0, 1, 8], 0), ctx).is_err());
+        assert!(GroupInfo::decode(&mut Cursor::new(&[1, 0], 0), ctx).is_err());
+    }
+}

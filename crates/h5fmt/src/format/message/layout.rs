@@ -354,3 +354,180 @@ fn decode_v345(cur: &mut Cursor<'_>, ctx: Ctx, version: u8) -> Result<Layout> {
         .with_offset(class_at)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    fn dec(b: &[u8]) -> Result<Layout> {
+        Layout::decode(&mut Cursor::new(b, 0), Ctx::default())
+    }
+    fn u32s(v: &[u32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn v1_v2_classes() {
+        // contiguous 10x4 of 8-byte elements
+        let mut b = alloc::vec![1u8, 3, 1, 0, 0, 0, 0, 0];
+        b.extend_from_slice(&0x800u64.to_le_bytes());
+        b.extend(u32s(&[10, 4, 8]));
+        assert_eq!(
+            dec(&b).unwrap(),
+            Layout::Contiguous {
+                addr: Addr(0x800),
+                size: 320
+            }
+        );
+        // chunked
+        let mut b = alloc::vec![2u8, 3, 2, 0, 0, 0, 0, 0];
+        b.extend_from_slice(&0x900u64.to_le_bytes());
+        b.extend(u32s(&[5, 2, 4]));
+        let Layout::Chunked(c) = dec(&b).unwrap() else {
+            panic!()
+        };
+        assert_eq!((c.dims.as_slice(), c.element_size), (&[5u64, 2][..], 4));
+        assert_eq!(c.index, ChunkIndex::BTreeV1 { addr: Addr(0x900) });
+        // compact: no address
+        let mut b = alloc::vec![1u8, 2, 0, 0, 0, 0, 0, 0];
+        b.extend(u32s(&[2, 1, 2]));
+        b.extend_from_slice(&[7, 8]);
+        assert_eq!(
+            dec(&b).unwrap(),
+            Layout::Compact {
+                data: alloc::vec![7, 8]
+            }
+        );
+    }
+
+    #[test]
+    fn v3() {
+        let mut b = alloc::vec![3u8, 0, 3, 0, 1, 2, 3];
+        assert_eq!(
+            dec(&b).unwrap(),
+            Layout::Compact {
+                data: alloc::vec![1, 2, 3]
+            }
+        );
+        b.truncate(5);
+        assert_eq!(dec(&b).unwrap_err().kind(), ErrorKind::Truncated);
+        let mut b = alloc::vec![3u8, 1];
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        b.extend_from_slice(&400u64.to_le_bytes());
+        assert_eq!(
+            dec(&b).unwrap(),
+            Layout::Contiguous {
+                addr: Addr::UNDEF,
+                size: 400
+            }
+        );
+        let mut b = alloc::vec![3u8, 2, 2];
+        b.extend_from_slice(&0x40u64.to_le_bytes());
+        b.extend(u32s(&[16, 8]));
+        let Layout::Chunked(c) = dec(&b).unwrap() else {
+            panic!()
+        };
+        assert_eq!((c.dims.as_slice(), c.element_size), (&[16u64][..], 8));
+        // zero chunk dimension
+        let mut b = alloc::vec![3u8, 2, 2];
+        b.extend_from_slice(&0x40u64.to_le_bytes());
+        b.extend(u32s(&[0, 8]));
+        assert!(dec(&b).is_err());
+        // virtual is not a v3 class
+        assert_eq!(dec(&[3, 3]).unwrap_err().kind(), ErrorKind::Unsupported);
+    }
+
+    fn v4_chunked(version: u8, flags: u8, index: &[u8]) -> Vec<u8> {
+        let mut b = alloc::vec![version, 2, flags, 3, 2];
+        b.extend_from_slice(&[10, 0, 20, 0, 4, 0]);
+        b.extend_from_slice(index);
+        b
+    }
+
+    #[test]
+    fn v4_v5_indexes() {
+        let a = 0x1000u64.to_le_bytes();
+        let cat = |pre: &[u8]| -> Vec<u8> { pre.iter().chain(a.iter()).copied().collect() };
+        let check = |b: Vec<u8>, want: ChunkIndex| {
+            let Layout::Chunked(c) = dec(&b).unwrap() else {
+                panic!()
+            };
+            assert_eq!(c.dims, [10, 20]);
+            assert_eq!(c.element_size, 4);
+            assert_eq!(c.index, want);
+        };
+        check(
+            v4_chunked(4, 0, &cat(&[1])),
+            ChunkIndex::SingleChunk {
+                addr: Addr(0x1000),
+                filtered: None,
+            },
+        );
+        let mut f = alloc::vec![1u8];
+        f.extend_from_slice(&77u64.to_le_bytes());
+        f.extend_from_slice(&3u32.to_le_bytes());
+        check(
+            v4_chunked(5, FLAG_SINGLE_INDEX_WITH_FILTER, &cat(&f)),
+            ChunkIndex::SingleChunk {
+                addr: Addr(0x1000),
+                filtered: Some((77, 3)),
+            },
+        );
+        check(
+            v4_chunked(4, 0, &cat(&[2])),
+            ChunkIndex::Implicit { addr: Addr(0x1000) },
+        );
+        check(
+            v4_chunked(4, 0, &cat(&[3, 10])),
+            ChunkIndex::FixedArray {
+                addr: Addr(0x1000),
+                page_bits: 10,
+            },
+        );
+        check(
+            v4_chunked(5, 1, &cat(&[4, 32, 4, 4, 16, 10])),
+            ChunkIndex::ExtensibleArray {
+                addr: Addr(0x1000),
+                max_bits: 32,
+                index_elements: 4,
+                min_pointers: 4,
+                min_elements: 16,
+                page_bits: 10,
+            },
+        );
+        let mut bt = alloc::vec![5u8];
+        bt.extend_from_slice(&2048u32.to_le_bytes());
+        bt.extend_from_slice(&[100, 40]);
+        check(
+            v4_chunked(4, 0, &cat(&bt)),
+            ChunkIndex::BTreeV2 {
+                addr: Addr(0x1000),
+                node_size: 2048,
+                split_percent: 100,
+                merge_percent: 40,
+            },
+        );
+        assert!(dec(&v4_chunked(4, 0, &cat(&[0]))).is_err());
+        assert!(dec(&v4_chunked(4, 0, &cat(&[6]))).is_err());
+        assert!(dec(&v4_chunked(4, 4, &cat(&[2]))).is_err());
+        // dimension width 0
+        assert!(dec(&[4, 2, 0, 2, 0]).is_err());
+    }
+
+    #[test]
+    fn v4_virtual() {
+        let mut b = alloc::vec![4u8, 3];
+        b.extend_from_slice(&0x2000u64.to_le_bytes());
+        b.extend_from_slice(&7u32.to_le_bytes());
+        assert_eq!(
+            dec(&b).unwrap(),
+            Layout::Virtual {
+                heap_addr: Addr(0x2000),
+                index: 7
+            }
+        );
+        assert_eq!(dec(&[6, 1]).unwrap_err().kind(), ErrorKind::Unsupported);
+        assert_eq!(dec(&[5, 4]).unwrap_err().kind(), ErrorKind::Unsupported);
+    }
+}

@@ -142,3 +142,81 @@ fn parse_external(mut data: Cursor<'_>) -> Option<(String, String)> {
     let path = String::from_utf8_lossy(data.read_cstr().ok()?).into_owned();
     Some((file, path))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    fn dec(b: &[u8]) -> Result<Link> {
+        Link::decode(&mut Cursor::new(b, 0), Ctx::default())
+    }
+
+    #[test]
+    fn hard_with_creation_order() {
+        let mut b = alloc::vec![1u8, 0x04 | 0x10];
+        b.extend_from_slice(&5u64.to_le_bytes());
+        b.push(1); // UTF-8
+        b.push(3);
+        b.extend_from_slice(b"abc");
+        b.extend_from_slice(&0x1234u64.to_le_bytes());
+        let l = dec(&b).unwrap();
+        assert_eq!(l.name, "abc");
+        assert_eq!(l.creation_order, Some(5));
+        assert_eq!(l.target, LinkTarget::Hard(Addr(0x1234)));
+    }
+
+    #[test]
+    fn soft_external_user() {
+        let mut b = alloc::vec![1u8, 0x08 | 0x01, CLASS_SOFT, 2, 0, b'x', b'y', 3, 0];
+        b.extend_from_slice(b"/ab");
+        assert_eq!(dec(&b).unwrap().target, LinkTarget::Soft("/ab".into()));
+
+        let mut b = alloc::vec![1u8, 0x08, CLASS_EXTERNAL, 1, b'e'];
+        let data = b"\0f.h5\0/g/d\0";
+        b.extend_from_slice(&(data.len() as u16).to_le_bytes());
+        b.extend_from_slice(data);
+        let l = dec(&b).unwrap();
+        assert_eq!(
+            l.target,
+            LinkTarget::External {
+                file: "f.h5".into(),
+                path: "/g/d".into()
+            }
+        );
+
+        let mut b = alloc::vec![1u8, 0x08, 70, 1, b'u', 2, 0, 9, 8];
+        assert_eq!(
+            dec(&b).unwrap().target,
+            LinkTarget::UserDefined {
+                class: 70,
+                data: alloc::vec![9, 8]
+            }
+        );
+        b[2] = 5;
+        assert_eq!(dec(&b).unwrap_err().kind(), ErrorKind::Corrupt);
+    }
+
+    #[test]
+    fn malformed_external_is_kept_raw() {
+        let b = alloc::vec![1u8, 0x08, CLASS_EXTERNAL, 1, b'e', 2, 0, 0x10, b'x'];
+        assert_eq!(
+            dec(&b).unwrap().target,
+            LinkTarget::UserDefined {
+                class: CLASS_EXTERNAL,
+                data: alloc::vec![0x10, b'x']
+            }
+        );
+    }
+
+    #[test]
+    fn bad() {
+        assert!(dec(&[2, 0, 1, b'a']).is_err());
+        assert!(dec(&[1, 0, 0]).is_err()); // zero-length name
+        assert_eq!(
+            dec(&[1, 0, 5, b'a']).unwrap_err().kind(),
+            ErrorKind::Truncated
+        );
+        assert!(dec(&[1, 0x20, 1, b'a']).is_err());
+    }
+}

@@ -59,3 +59,34 @@ impl LinkInfo {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags() {
+        let ctx = Ctx::default();
+        let mut b = alloc::vec![0u8, 0];
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        let l = LinkInfo::decode(&mut Cursor::new(&b, 0), ctx).unwrap();
+        assert!(l.heap.is_undef() && l.order_index.is_undef() && l.max_creation_index.is_none());
+        let mut b = alloc::vec![0u8, 3];
+        for v in [9u64, 0x10, 0x20, 0x30] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        let l = LinkInfo::decode(&mut Cursor::new(&b, 0), ctx).unwrap();
+        assert_eq!(
+            l,
+            LinkInfo {
+                max_creation_index: Some(9),
+                heap: Addr(0x10),
+                name_index: Addr(0x20),
+                order_index: Addr(0x30)
+            }
+        );
+        assert!(LinkInfo::decode(&mut Cursor::new(&[1, 0], 0), ctx).is_err());
+        assert!(LinkInfo::decode(&mut Cursor::new(&[0, 4], 0), ctx).is_err());
+    }
+}

@@ -203,3 +203,67 @@ impl RefCount {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times() {
+        let ctx = Ctx::default();
+        let t = ModificationTime::decode(&mut Cursor::new(&[1, 0, 0, 0, 0x10, 0x27, 0, 0], 0), ctx)
+            .unwrap();
+        assert_eq!(t.seconds, 10_000);
+        assert!(
+            ModificationTime::decode(&mut Cursor::new(&[2, 0, 0, 0, 0, 0, 0, 0], 0), ctx).is_err()
+        );
+        // 2001-09-09 01:46:40 UTC = 1_000_000_000
+        let t =
+            ModificationTime::decode_old(&mut Cursor::new(b"20010909014640\0\0", 0), ctx).unwrap();
+        assert_eq!(t.seconds, 1_000_000_000);
+        let t =
+            ModificationTime::decode_old(&mut Cursor::new(b"19700101000000\0\0", 0), ctx).unwrap();
+        assert_eq!(t.seconds, 0);
+        assert!(
+            ModificationTime::decode_old(&mut Cursor::new(b"2001090901464x\0\0", 0), ctx).is_err()
+        );
+        assert!(ModificationTime::decode_old(&mut Cursor::new(b"20011309014640", 0), ctx).is_err());
+    }
+
+    #[test]
+    fn others() {
+        let ctx = Ctx::default();
+        assert_eq!(
+            Comment::decode(&mut Cursor::new(b"hi\0\0", 0), ctx)
+                .unwrap()
+                .text,
+            "hi"
+        );
+        let mut b = alloc::vec![0u8];
+        b.extend_from_slice(&0x77u64.to_le_bytes());
+        b.push(3);
+        assert_eq!(
+            SohmTableMessage::decode(&mut Cursor::new(&b, 0), ctx).unwrap(),
+            SohmTableMessage {
+                table: Addr(0x77),
+                num_indexes: 3
+            }
+        );
+        let k = BTreeK::decode(&mut Cursor::new(&[0, 32, 0, 16, 0, 4, 0], 0), ctx).unwrap();
+        assert_eq!(
+            (
+                k.indexed_storage_internal_k,
+                k.group_internal_k,
+                k.group_leaf_k
+            ),
+            (32, 16, 4)
+        );
+        assert_eq!(
+            RefCount::decode(&mut Cursor::new(&[0, 2, 0, 0, 0], 0), ctx)
+                .unwrap()
+                .count,
+            2
+        );
+        assert!(RefCount::decode(&mut Cursor::new(&[1, 2, 0, 0, 0], 0), ctx).is_err());
+    }
+}

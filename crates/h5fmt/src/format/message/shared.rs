@@ -73,3 +73,46 @@ impl SharedMessage {
         Ok(SharedMessage { version, target })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        let ctx = Ctx::default();
+        let mut b = alloc::vec![1u8, 0, 0, 0, 0, 0, 0, 0];
+        b.extend_from_slice(&0u64.to_le_bytes());
+        b.extend_from_slice(&0x320u64.to_le_bytes());
+        let mut c = Cursor::new(&b, 0);
+        let s = SharedMessage::decode(&mut c, ctx).unwrap();
+        assert_eq!(s.target, SharedTarget::ObjectHeader(Addr(0x320)));
+        assert!(c.is_empty());
+
+        let mut b = alloc::vec![2u8, 0];
+        b.extend_from_slice(&0x40u64.to_le_bytes());
+        assert_eq!(
+            SharedMessage::decode(&mut Cursor::new(&b, 0), ctx)
+                .unwrap()
+                .target,
+            SharedTarget::ObjectHeader(Addr(0x40))
+        );
+
+        let b = [3u8, SHARE_TYPE_SOHM, 1, 2, 3, 4, 5, 6, 7, 8];
+        let s = SharedMessage::decode(&mut Cursor::new(&b, 0), ctx).unwrap();
+        assert_eq!(
+            (s.version, s.target),
+            (3, SharedTarget::SohmHeap([1, 2, 3, 4, 5, 6, 7, 8]))
+        );
+        let mut b = alloc::vec![3u8, SHARE_TYPE_COMMITTED];
+        b.extend_from_slice(&0x99u64.to_le_bytes());
+        assert_eq!(
+            SharedMessage::decode(&mut Cursor::new(&b, 0), ctx)
+                .unwrap()
+                .target,
+            SharedTarget::ObjectHeader(Addr(0x99))
+        );
+        assert!(SharedMessage::decode(&mut Cursor::new(&[3, 0, 0], 0), ctx).is_err());
+        assert!(SharedMessage::decode(&mut Cursor::new(&[4, 2], 0), ctx).is_err());
+    }
+}
