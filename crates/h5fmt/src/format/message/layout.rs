@@ -73,6 +73,10 @@ pub struct ChunkedLayout {
     pub flags: u8,
     /// Chunk index.
     pub index: ChunkIndex,
+    /// The layout message version (1–5). Version 5 (libhdf5 2.0) changes the
+    /// encoding of filtered chunk records in fixed array, extensible array and
+    /// v2 B-tree indexes: the chunk size takes "size of lengths" bytes.
+    pub layout_version: u8,
 }
 
 /// The storage of a dataset's raw data.
@@ -110,7 +114,7 @@ impl Layout {
         let at = cur.offset();
         let version = cur.read_u8()?;
         match version {
-            1 | 2 => decode_v12(cur, ctx),
+            1 | 2 => decode_v12(cur, ctx, version),
             3..=5 => decode_v345(cur, ctx, version),
             v => Err(
                 Error::unsupported(alloc::format!("data layout message version {v}"))
@@ -171,7 +175,7 @@ fn read_u32_dims(cur: &mut Cursor<'_>, n: usize) -> Result<Vec<u64>> {
     Ok(dims)
 }
 
-fn decode_v12(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Layout> {
+fn decode_v12(cur: &mut Cursor<'_>, ctx: Ctx, version: u8) -> Result<Layout> {
     let ndims_at = cur.offset();
     let ndims = read_ndims(cur)?;
     if ndims == 0 {
@@ -209,6 +213,7 @@ fn decode_v12(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Layout> {
                 element_size,
                 flags: 0,
                 index: ChunkIndex::BTreeV1 { addr },
+                layout_version: version,
             }))
         }
         _ => {
@@ -246,6 +251,7 @@ fn decode_v345(cur: &mut Cursor<'_>, ctx: Ctx, version: u8) -> Result<Layout> {
                 element_size,
                 flags: 0,
                 index: ChunkIndex::BTreeV1 { addr },
+                layout_version: version,
             }))
         }
         CLASS_CHUNKED => {
@@ -341,6 +347,7 @@ fn decode_v345(cur: &mut Cursor<'_>, ctx: Ctx, version: u8) -> Result<Layout> {
                 element_size,
                 flags,
                 index,
+                layout_version: version,
             }))
         }
         CLASS_VIRTUAL if version >= 4 => {
@@ -508,6 +515,10 @@ mod tests {
                 merge_percent: 40,
             },
         );
+        let Layout::Chunked(c) = dec(&v4_chunked(5, 0, &cat(&[2]))).unwrap() else {
+            panic!()
+        };
+        assert_eq!(c.layout_version, 5);
         assert!(dec(&v4_chunked(4, 0, &cat(&[0]))).is_err());
         assert!(dec(&v4_chunked(4, 0, &cat(&[6]))).is_err());
         assert!(dec(&v4_chunked(4, 4, &cat(&[2]))).is_err());
