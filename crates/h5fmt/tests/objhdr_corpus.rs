@@ -92,20 +92,26 @@ struct Stats {
     fills: usize,
     chunked: usize,
     pipelines: usize,
+    userblocks: usize,
     /// (fill message version or "none", state) → count
     fill_kinds: std::collections::BTreeMap<String, usize>,
     /// layout message version → count
     layout_versions: std::collections::BTreeMap<u8, usize>,
 }
 
-fn rows() -> Vec<(String, u8)> {
+fn rows() -> Vec<(String, u8, bool)> {
     let manifest = std::fs::read_to_string(corpus().join("manifest.tsv")).expect("manifest.tsv");
     manifest
         .lines()
         .skip(1)
         .filter_map(|l| {
             let cols: Vec<&str> = l.split('\t').collect();
-            Some((cols.first()?.to_string(), cols.get(8)?.parse().ok()?))
+            let userblock = cols.get(9)?.split(',').any(|f| f == "userblock");
+            Some((
+                cols.first()?.to_string(),
+                cols.get(8)?.parse().ok()?,
+                userblock,
+            ))
         })
         .collect()
 }
@@ -219,7 +225,7 @@ fn check_dataset(o: &Opened, h: &ObjectHeader, want: &J, what: &str, stats: &mut
     stats.datasets += 1;
 }
 
-fn walk_file(rel: &str, sb_version: u8, stats: &mut Stats) {
+fn walk_file(rel: &str, sb_version: u8, userblock: bool, stats: &mut Stats) {
     let path = corpus().join(rel);
     let bytes = std::fs::read(&path).unwrap();
     let has_error = expected(rel, "error").exists();
@@ -235,6 +241,11 @@ fn walk_file(rel: &str, sb_version: u8, stats: &mut Stats) {
         }
     };
     assert_eq!(o.sb.version, sb_version, "{rel}: superblock version");
+    if userblock {
+        assert!(o.sb.sig_offset >= 512, "{rel}: user block");
+        stats.userblocks += 1;
+    }
+    assert_eq!(o.sb.base_address, o.sb.sig_offset);
     stats.files += 1;
     let mut cache_image = false;
     if o.sb.version >= 2 {
@@ -364,11 +375,12 @@ fn corpus_superblocks_and_headers() {
         fills: 0,
         chunked: 0,
         pipelines: 0,
+        userblocks: 0,
         fill_kinds: Default::default(),
         layout_versions: Default::default(),
     };
-    for (rel, v) in rows() {
-        walk_file(&rel, v, &mut stats);
+    for (rel, v, ub) in rows() {
+        walk_file(&rel, v, ub, &mut stats);
     }
     eprintln!(
         "files {} root headers {} extensions {} sohm tables {} links {} datasets {} fills {} chunked {} pipelines {}",
@@ -392,6 +404,7 @@ fn corpus_superblocks_and_headers() {
     assert!(stats.sohm_tables > 3);
     assert!(stats.datasets > 40);
     assert!(stats.chunked > 10);
+    assert!(stats.userblocks >= 5);
 }
 
 #[test]
@@ -777,6 +790,7 @@ fn dataset_headers_by_address() {
         fills: 0,
         chunked: 0,
         pipelines: 0,
+        userblocks: 0,
         fill_kinds: Default::default(),
         layout_versions: Default::default(),
     };

@@ -162,3 +162,122 @@ fn read_inner(st: &Storage, addr: Addr, ctx: Ctx) -> Result<ObjectHeader> {
         attr_phase_change,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::lookup3;
+    use crate::io::ReadAt;
+    use crate::ErrorKind;
+    use alloc::sync::Arc;
+
+    fn storage(b: Vec<u8>) -> Storage {
+        let src: Arc<dyn ReadAt> = Arc::new(b);
+        Storage::new(src)
+    }
+
+    fn v1_msg(b: &mut Vec<u8>, kind: u16, body: &[u8]) {
+        b.extend_from_slice(&kind.to_le_bytes());
+        b.extend_from_slice(&(body.len() as u16).to_le_bytes());
+        b.extend_from_slice(&[0, 0, 0, 0]);
+        b.extend_from_slice(body);
+    }
+
+    fn cont_body(addr: u64, len: u64) -> Vec<u8> {
+        let mut c = addr.to_le_bytes().to_vec();
+        c.extend_from_slice(&len.to_le_bytes());
+        c
+    }
+
+    /// A v1 header at 0 whose only message continues at `cont_to`, and a
+    /// continuation chunk at 64 holding a NIL message and, optionally, a
+    /// continuation back to `back`.
+    fn v1_file(cont_to: u64, back: Option<u64>) -> Vec<u8> {
+        let mut area = Vec::new();
+        v1_msg(&mut area, kind::CONTINUATION, &cont_body(cont_to, 40));
+        let mut b = alloc::vec![1u8, 0, 2, 0, 1, 0, 0, 0];
+        b.extend_from_slice(&(area.len() as u32).to_le_bytes());
+        b.extend_from_slice(&[0; 4]);
+        b.extend_from_slice(&area);
+        b.resize(64, 0);
+        let mut chunk = Vec::new();
+        match back {
+            Some(a) => v1_msg(&mut chunk, kind::CONTINUATION, &cont_body(a, 40)),
+            None => v1_msg(&mut chunk, kind::NIL, &[0; 16]),
+        }
+        v1_msg(&mut chunk, kind::DATASPACE, &[1, 0, 0, 0, 0, 0, 0, 0]);
+        b.extend_from_slice(&chunk);
+        b
+    }
+
+    #[test]
+    fn v1_with_continuation() {
+        let st = storage(v1_file(64, None));
+        let h = read_object_header(&st, Addr(0), Ctx::default()).unwrap();
+        assert_eq!(h.version, 1);
+        assert_eq!(h.refcount, 1);
+        let kinds: Vec<u16> = h.messages.iter().map(|m| m.kind).collect();
+        assert_eq!(kinds, [kind::CONTINUATION, kind::NIL, kind::DATASPACE]);
+        assert_eq!(h.messages[2].offset, 64 + 24 + 8);
+    }
+
+    #[test]
+    fn cycles_and_limits() {
+        let e = read_object_header(&storage(v1_file(64, Some(64))), Addr(0), Ctx::default())
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Cycle);
+        let e = read_object_header(&storage(v1_file(64, Some(0))), Addr(0), Ctx::default())
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Cycle);
+        let mut ctx = Ctx::default();
+        ctx.limits.max_header_chunks = 1;
+        let e = read_object_header(&storage(v1_file(64, None)), Addr(0), ctx).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Limit);
+        let e = read_object_header(&storage(v1_file(1 << 20, None)), Addr(0), Ctx::default())
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Truncated);
+        let e = read_object_header(&storage(v1_file(64, None)), Addr(1 << 20), Ctx::default())
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Truncated);
+        let e = read_object_header(&storage(alloc::vec![0u8; 32]), Addr(0), Ctx::default())
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt);
+    }
+
+    #[test]
+    fn v2_with_ochk() {
+        // OHDR with a refcount message and a continuation to an OCHK at 100.
+        let mut msgs = Vec::new();
+        msgs.extend_from_slice(&[kind::REF_COUNT as u8, 5, 0, 0, 0, 3, 0, 0, 0]);
+        msgs.extend_from_slice(&[kind::CONTINUATION as u8, 16, 0, 0]);
+        msgs.extend_from_slice(&cont_body(100, 4 + 4 + 2 + 4));
+        msgs.extend_from_slice(&[0, 0]); // gap
+        let mut b = b"OHDR".to_vec();
+        b.extend_from_slice(&[2, 0, msgs.len() as u8]);
+        b.extend_from_slice(&msgs);
+        let s = lookup3(&b, 0);
+        b.extend_from_slice(&s.to_le_bytes());
+        b.resize(100, 0);
+        let mut ochk = b"OCHK".to_vec();
+        ochk.extend_from_slice(&[kind::COMMENT as u8, 2, 0, 0, b'x', 0]);
+        let s = lookup3(&ochk, 0);
+        ochk.extend_from_slice(&s.to_le_bytes());
+        b.extend_from_slice(&ochk);
+        let h = read_object_header(&storage(b.clone()), Addr(0), Ctx::default()).unwrap();
+        assert_eq!(h.version, 2);
+        assert_eq!(h.refcount, 3);
+        assert_eq!(h.messages.len(), 3);
+        assert_eq!(h.messages[2].kind, kind::COMMENT);
+        assert_eq!(h.messages[2].offset, 108);
+        // corrupt the continuation chunk
+        let mut bad = b.clone();
+        bad[105] ^= 1;
+        let e = read_object_header(&storage(bad), Addr(0), Ctx::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Checksum);
+        // corrupt chunk 0
+        let mut bad = b;
+        bad[8] ^= 1;
+        let e = read_object_header(&storage(bad), Addr(0), Ctx::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Checksum);
+    }
+}
