@@ -1,8 +1,57 @@
 //! Object headers, spec IV.A: version 1 and version 2 (`OHDR`/`OCHK`) prefixes
 //! and message lists. Continuations are followed by [`crate::read::object_header`].
+//!
+//! * v1 prefix (IV.A.1.a): version 1, reserved, number of messages (u16),
+//!   reference count (u32), header size (u32), padded to 16 bytes so that the
+//!   message area is 8-byte aligned. Messages: type u16, size u16, flags u8,
+//!   3 reserved bytes, body (size a multiple of 8).
+//! * v2 prefix (IV.A.1.b): `OHDR`, version 2, flags (bits 0–1 width of the
+//!   chunk-0 size, bit 2 creation order tracked, bit 3 indexed, bit 4
+//!   attribute phase-change values stored, bit 5 times stored), optional
+//!   times and phase-change values, chunk-0 size; then messages (type u8,
+//!   size u16, flags u8, creation order u16 when tracked), a gap smaller than a
+//!   message header, and a lookup3 checksum. Continuation chunks: `OCHK`,
+//!   messages, gap, checksum.
 
-use crate::format::message::Message;
+use crate::codec::{lookup3, Cursor};
+use crate::error::{Error, Result};
+use crate::format::message::{kind, Message};
 use alloc::vec::Vec;
+
+/// v2 object header signature.
+pub const OHDR_SIGNATURE: [u8; 4] = *b"OHDR";
+/// v2 continuation chunk signature.
+pub const OCHK_SIGNATURE: [u8; 4] = *b"OCHK";
+/// Size of the v1 prefix including the alignment padding.
+pub const V1_PREFIX_SIZE: usize = 16;
+/// Largest possible v2 prefix (signature, version, flags, times, phase change, 8-byte size).
+pub const V2_MAX_PREFIX_SIZE: usize = 4 + 1 + 1 + 16 + 4 + 8;
+
+/// v2 header flag: attribute creation order is tracked (messages carry it).
+pub const FLAG_ATTR_CRT_ORDER_TRACKED: u8 = 0x04;
+/// v2 header flag: attribute creation order is indexed.
+pub const FLAG_ATTR_CRT_ORDER_INDEXED: u8 = 0x08;
+/// v2 header flag: non-default attribute storage phase-change values stored.
+pub const FLAG_ATTR_PHASE_CHANGE: u8 = 0x10;
+/// v2 header flag: access/modification/change/birth times stored.
+pub const FLAG_TIMES: u8 = 0x20;
+const V2_FLAGS_ALL: u8 = 0x3f;
+
+/// The highest message type this library knows (libhdf5 2.0 knows 0x00–0x18).
+pub const MAX_KNOWN_MESSAGE_TYPE: u16 = 0x18;
+
+/// Object times stored in a v2 header (seconds since the epoch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Times {
+    /// Access time.
+    pub access: u32,
+    /// Modification time.
+    pub modification: u32,
+    /// Change time.
+    pub change: u32,
+    /// Birth time.
+    pub birth: u32,
+}
 
 /// A fully read object header: all messages of all chunks, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +64,10 @@ pub struct ObjectHeader {
     pub refcount: u32,
     /// Messages in order, NIL and continuation messages included.
     pub messages: Vec<Message>,
+    /// v2 times, when stored.
+    pub times: Option<Times>,
+    /// v2 attribute phase-change values (max compact, min dense), when stored.
+    pub attr_phase_change: Option<(u16, u16)>,
 }
 
 impl ObjectHeader {
@@ -25,5 +78,326 @@ impl ObjectHeader {
     /// All messages of `kind`.
     pub fn all(&self, kind: u16) -> impl Iterator<Item = &Message> {
         self.messages.iter().filter(move |m| m.kind == kind)
+    }
+}
+
+/// The v1 prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct V1Prefix {
+    /// Total number of messages over all chunks (not enforced, as in libhdf5).
+    pub num_messages: u16,
+    /// Object reference count.
+    pub refcount: u32,
+    /// Size of the first chunk's message area.
+    pub header_size: u32,
+}
+
+impl V1Prefix {
+    /// Decode the 16-byte v1 prefix.
+    ///
+    /// # Errors
+    /// `Truncated`, `Corrupt` version.
+    pub fn decode(cur: &mut Cursor<'_>) -> Result<Self> {
+        let at = cur.offset();
+        let version = cur.read_u8()?;
+        if version != 1 {
+            return Err(Error::corrupt(
+                alloc::format!("object header version {version}"),
+                at,
+            ));
+        }
+        let _reserved = cur.read_u8()?;
+        let num_messages = cur.read_u16()?;
+        let refcount = cur.read_u32()?;
+        let header_size = cur.read_u32()?;
+        cur.skip(4)?; // alignment of the message area
+        Ok(V1Prefix {
+            num_messages,
+            refcount,
+            header_size,
+        })
+    }
+}
+
+/// The v2 prefix (everything before the first message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct V2Prefix {
+    /// Header flags.
+    pub flags: u8,
+    /// Times, when stored.
+    pub times: Option<Times>,
+    /// Attribute phase-change values, when stored.
+    pub attr_phase_change: Option<(u16, u16)>,
+    /// Size of chunk 0's message area (messages and gap, without checksum).
+    pub chunk0_size: u64,
+    /// Length of the prefix in bytes.
+    pub prefix_len: usize,
+}
+
+impl V2Prefix {
+    /// Decode the v2 prefix; `cur` starts at `OHDR`.
+    ///
+    /// # Errors
+    /// `Truncated`, `Corrupt`.
+    pub fn decode(cur: &mut Cursor<'_>) -> Result<Self> {
+        let start = cur.pos();
+        cur.expect_signature(&OHDR_SIGNATURE)?;
+        let at = cur.offset();
+        let version = cur.read_u8()?;
+        if version != 2 {
+            return Err(Error::corrupt(
+                alloc::format!("object header version {version}"),
+                at,
+            ));
+        }
+        let flags_at = cur.offset();
+        let flags = cur.read_u8()?;
+        if flags & !V2_FLAGS_ALL != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("object header flags {flags:#x}"),
+                flags_at,
+            ));
+        }
+        let times = if flags & FLAG_TIMES != 0 {
+            Some(Times {
+                access: cur.read_u32()?,
+                modification: cur.read_u32()?,
+                change: cur.read_u32()?,
+                birth: cur.read_u32()?,
+            })
+        } else {
+            None
+        };
+        let attr_phase_change = if flags & FLAG_ATTR_PHASE_CHANGE != 0 {
+            Some((cur.read_u16()?, cur.read_u16()?))
+        } else {
+            None
+        };
+        let chunk0_size = cur.read_uint(1usize << (flags & 0x03))?;
+        let prefix_len = cur.pos().saturating_sub(start);
+        Ok(V2Prefix {
+            flags,
+            times,
+            attr_phase_change,
+            chunk0_size,
+            prefix_len,
+        })
+    }
+}
+
+/// Verify the lookup3 checksum stored in the last 4 bytes of a v2 chunk
+/// (`OHDR` or `OCHK` through the gap); `base` is the chunk's absolute offset.
+///
+/// # Errors
+/// `Truncated` when shorter than 4 bytes, `Checksum` on mismatch.
+pub fn verify_chunk_checksum(chunk: &[u8], base: u64) -> Result<()> {
+    let n = chunk
+        .len()
+        .checked_sub(4)
+        .ok_or_else(|| Error::truncated("object header chunk without checksum", base))?;
+    let (body, sum) = chunk.split_at(n);
+    let mut sc = Cursor::new(sum, base.saturating_add(n as u64));
+    let stored = sc.read_u32()?;
+    let computed = lookup3(body, 0);
+    if stored != computed {
+        return Err(Error::checksum(
+            alloc::format!(
+                "object header chunk checksum {stored:#010x}, computed {computed:#010x}"
+            ),
+            base.saturating_add(n as u64),
+        ));
+    }
+    Ok(())
+}
+
+/// Decode the messages of one chunk's message area (`cur` covers exactly the
+/// messages and gap, no prefix, signature or checksum), appending to `out`.
+/// `version` is the header version; `header_flags` the v2 flags (creation
+/// order field present when bit 2 is set). At most `max_messages` messages in
+/// `out` in total.
+///
+/// # Errors
+/// `Truncated`, `Corrupt`, `Limit`, `Unsupported` (unknown message type
+/// marked "fail if unknown").
+pub fn decode_messages(
+    cur: &mut Cursor<'_>,
+    version: u8,
+    header_flags: u8,
+    max_messages: usize,
+    out: &mut Vec<Message>,
+) -> Result<()> {
+    let hdr_size = match version {
+        1 => 8,
+        _ if header_flags & FLAG_ATTR_CRT_ORDER_TRACKED != 0 => 6,
+        _ => 4,
+    };
+    while cur.remaining() >= hdr_size {
+        let at = cur.offset();
+        let (kind, size, flags, creation_order) = if version == 1 {
+            let kind = cur.read_u16()?;
+            let size = cur.read_u16()?;
+            let flags = cur.read_u8()?;
+            cur.skip(3)?;
+            if size % 8 != 0 {
+                return Err(Error::corrupt(
+                    alloc::format!("v1 message size {size} is not a multiple of 8"),
+                    at,
+                ));
+            }
+            (kind, size, flags, None)
+        } else {
+            let kind = u16::from(cur.read_u8()?);
+            let size = cur.read_u16()?;
+            let flags = cur.read_u8()?;
+            let co = if hdr_size == 6 {
+                Some(cur.read_u16()?)
+            } else {
+                None
+            };
+            (kind, size, flags, co)
+        };
+        if flags & crate::format::message::flags::SHARED != 0
+            && flags & crate::format::message::flags::DONT_SHARE != 0
+        {
+            return Err(Error::corrupt(
+                "message flagged both shared and not shareable",
+                at,
+            ));
+        }
+        if kind > MAX_KNOWN_MESSAGE_TYPE
+            && flags & crate::format::message::flags::FAIL_IF_UNKNOWN_ALWAYS != 0
+        {
+            return Err(Error::unsupported(alloc::format!(
+                "unknown object header message type {kind:#06x} marked \"fail if unknown\""
+            ))
+            .with_offset(at));
+        }
+        if out.len() >= max_messages {
+            return Err(Error::limit(alloc::format!(
+                "more than {max_messages} object header messages"
+            ))
+            .with_offset(at));
+        }
+        let offset = cur.offset();
+        let body = cur.read_bytes(usize::from(size))?;
+        out.push(Message {
+            kind,
+            flags,
+            creation_order,
+            data: body.to_vec(),
+            offset,
+        });
+    }
+    // What is left is a gap (v2) or padding (v1), smaller than a message header.
+    Ok(())
+}
+
+/// Whether `m` is a continuation message.
+pub fn is_continuation(m: &Message) -> bool {
+    m.kind == kind::CONTINUATION
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn v1_messages() {
+        let mut b = Vec::new();
+        // dataspace-ish message of 8 bytes
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&8u16.to_le_bytes());
+        b.extend_from_slice(&[1, 0, 0, 0]);
+        b.extend_from_slice(&[9; 8]);
+        // NIL of 0
+        b.extend_from_slice(&0u16.to_le_bytes());
+        b.extend_from_slice(&0u16.to_le_bytes());
+        b.extend_from_slice(&[0, 0, 0, 0]);
+        let mut out = Vec::new();
+        decode_messages(&mut Cursor::new(&b, 100), 1, 0, 10, &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].kind, 1);
+        assert_eq!(out[0].flags, 1);
+        assert_eq!(out[0].offset, 108);
+        assert_eq!(out[0].data, [9; 8]);
+        assert_eq!(out[1].kind, 0);
+        // limit
+        let mut out = Vec::new();
+        let e = decode_messages(&mut Cursor::new(&b, 100), 1, 0, 1, &mut out).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Limit);
+        // unaligned size
+        let mut bad = b.clone();
+        bad[2] = 7;
+        assert!(decode_messages(&mut Cursor::new(&bad, 0), 1, 0, 10, &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn v2_messages_gap_and_creation_order() {
+        let mut b = Vec::new();
+        b.extend_from_slice(&[0x0c, 3, 0, 0x00, 7, 0, 1, 2, 3]);
+        b.extend_from_slice(&[0, 0]); // gap smaller than a 6-byte header
+        let mut out = Vec::new();
+        decode_messages(
+            &mut Cursor::new(&b, 0),
+            2,
+            FLAG_ATTR_CRT_ORDER_TRACKED,
+            10,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].kind, 0x0c);
+        assert_eq!(out[0].creation_order, Some(7));
+        assert_eq!(out[0].data, [1, 2, 3]);
+        assert_eq!(out[0].offset, 6);
+    }
+
+    #[test]
+    fn unknown_fail_flag() {
+        let b = [0x40u8, 0, 0, 0x80];
+        let e = decode_messages(&mut Cursor::new(&b, 0), 2, 0, 10, &mut Vec::new()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported);
+        assert!(e.message().contains("0x0040"));
+        // without the flag: kept as a raw message
+        let b = [0x40u8, 0, 0, 0x00];
+        let mut out = Vec::new();
+        decode_messages(&mut Cursor::new(&b, 0), 2, 0, 10, &mut out).unwrap();
+        assert_eq!(out[0].kind, 0x40);
+    }
+
+    #[test]
+    fn v2_prefix() {
+        let mut b = Vec::new();
+        b.extend_from_slice(b"OHDR");
+        b.extend_from_slice(&[2, 0x20 | 0x10 | 0x01]);
+        for t in [1u32, 2, 3, 4] {
+            b.extend_from_slice(&t.to_le_bytes());
+        }
+        b.extend_from_slice(&8u16.to_le_bytes());
+        b.extend_from_slice(&6u16.to_le_bytes());
+        b.extend_from_slice(&0x1234u16.to_le_bytes());
+        let p = V2Prefix::decode(&mut Cursor::new(&b, 0)).unwrap();
+        assert_eq!(p.times.unwrap().birth, 4);
+        assert_eq!(p.attr_phase_change, Some((8, 6)));
+        assert_eq!(p.chunk0_size, 0x1234);
+        assert_eq!(p.prefix_len, b.len());
+        let mut bad = b.clone();
+        bad[5] |= 0x40;
+        assert!(V2Prefix::decode(&mut Cursor::new(&bad, 0)).is_err());
+    }
+
+    #[test]
+    fn checksum() {
+        let mut b = b"OCHKabc".to_vec();
+        let s = lookup3(&b, 0);
+        b.extend_from_slice(&s.to_le_bytes());
+        verify_chunk_checksum(&b, 0).unwrap();
+        b[5] = 0;
+        assert_eq!(
+            verify_chunk_checksum(&b, 0).unwrap_err().kind(),
+            ErrorKind::Checksum
+        );
+        assert!(verify_chunk_checksum(&[1, 2], 0).is_err());
     }
 }

@@ -1,7 +1,7 @@
 //! Attribute info message (0x0015), IV.A.2.v.
 
 use crate::codec::Cursor;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 
 /// Where an object keeps its attributes when they are dense.
@@ -23,7 +23,69 @@ impl AttributeInfo {
     /// # Errors
     /// `Truncated`, `Corrupt`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let at = cur.offset();
+        let version = cur.read_u8()?;
+        if version != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("attribute info message version {version}"),
+                at,
+            ));
+        }
+        let flags_at = cur.offset();
+        let flags = cur.read_u8()?;
+        if flags & !0x03 != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("attribute info flags {flags:#x}"),
+                flags_at,
+            ));
+        }
+        let max_creation_index = if flags & 0x01 != 0 {
+            Some(cur.read_u16()?)
+        } else {
+            None
+        };
+        let heap = cur.read_addr(ctx.sizes)?;
+        let name_index = cur.read_addr(ctx.sizes)?;
+        let order_index = if flags & 0x02 != 0 {
+            cur.read_addr(ctx.sizes)?
+        } else {
+            Addr::UNDEF
+        };
+        Ok(AttributeInfo {
+            max_creation_index,
+            heap,
+            name_index,
+            order_index,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags() {
+        let ctx = Ctx::default();
+        let mut b = alloc::vec![0u8, 3, 7, 0];
+        for v in [0x10u64, 0x20, 0x30] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        let a = AttributeInfo::decode(&mut Cursor::new(&b, 0), ctx).unwrap();
+        assert_eq!(
+            a,
+            AttributeInfo {
+                max_creation_index: Some(7),
+                heap: Addr(0x10),
+                name_index: Addr(0x20),
+                order_index: Addr(0x30)
+            }
+        );
+        let mut b = alloc::vec![0u8, 0];
+        b.extend_from_slice(&0x10u64.to_le_bytes());
+        b.extend_from_slice(&0x20u64.to_le_bytes());
+        let a = AttributeInfo::decode(&mut Cursor::new(&b, 0), ctx).unwrap();
+        assert!(a.order_index.is_undef() && a.max_creation_index.is_none());
+        assert!(AttributeInfo::decode(&mut Cursor::new(&[0, 8], 0), ctx).is_err());
     }
 }

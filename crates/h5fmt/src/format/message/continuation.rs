@@ -19,7 +19,33 @@ impl Continuation {
     /// # Errors
     /// `Truncated`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let addr = cur.read_addr(ctx.sizes)?;
+        let len = cur.read_len(ctx.sizes)?;
+        Ok(Continuation { addr, len })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode() {
+        let ctx = Ctx {
+            sizes: crate::Sizes {
+                offsets: 4,
+                lengths: 2,
+            },
+            ..Ctx::default()
+        };
+        let c = Continuation::decode(&mut Cursor::new(&[0x10, 0, 0, 0, 0x40, 0], 0), ctx).unwrap();
+        assert_eq!(
+            c,
+            Continuation {
+                addr: Addr(0x10),
+                len: 0x40
+            }
+        );
+        assert!(Continuation::decode(&mut Cursor::new(&[0x10, 0, 0, 0, 0x40], 0), ctx).is_err());
     }
 }

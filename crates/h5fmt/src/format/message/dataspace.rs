@@ -1,9 +1,12 @@
 //! Dataspace message (0x0001), IV.A.2.b: versions 1 and 2.
 
 use crate::codec::Cursor;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::Ctx;
 use alloc::vec::Vec;
+
+/// libhdf5's maximum dataspace rank (`H5S_MAX_RANK`).
+pub const MAX_RANK: usize = 32;
 
 /// Dataspace class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +39,92 @@ impl Dataspace {
     /// # Errors
     /// `Truncated`, `Corrupt`, `Limit` (rank).
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let at = cur.offset();
+        let version = cur.read_u8()?;
+        if version != 1 && version != 2 {
+            return Err(Error::corrupt(
+                alloc::format!("dataspace message version {version}"),
+                at,
+            ));
+        }
+        let rank_at = cur.offset();
+        let rank = usize::from(cur.read_u8()?);
+        if rank > MAX_RANK {
+            return Err(Error::corrupt(
+                alloc::format!("dataspace rank {rank} exceeds {MAX_RANK}"),
+                rank_at,
+            ));
+        }
+        if rank > ctx.limits.max_rank {
+            return Err(Error::limit(alloc::format!(
+                "dataspace rank {rank} exceeds the limit {}",
+                ctx.limits.max_rank
+            ))
+            .with_offset(rank_at));
+        }
+        let flags = cur.read_u8()?;
+        let kind = if version == 1 {
+            // reserved byte + 4 reserved bytes
+            cur.skip(5)?;
+            if rank > 0 {
+                SpaceKind::Simple
+            } else {
+                SpaceKind::Scalar
+            }
+        } else {
+            let kind_at = cur.offset();
+            match cur.read_u8()? {
+                0 => SpaceKind::Scalar,
+                1 => SpaceKind::Simple,
+                2 => SpaceKind::Null,
+                t => {
+                    return Err(Error::corrupt(
+                        alloc::format!("dataspace type {t}"),
+                        kind_at,
+                    ))
+                }
+            }
+        };
+        if kind != SpaceKind::Simple && rank != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("{kind:?} dataspace with rank {rank}"),
+                rank_at,
+            ));
+        }
+        cur.ensure_count(rank as u64, usize::from(ctx.sizes.lengths))?;
+        let mut dims = Vec::with_capacity(rank);
+        for _ in 0..rank {
+            dims.push(cur.read_len(ctx.sizes)?);
+        }
+        let max_dims = if flags & 0x01 != 0 {
+            cur.ensure_count(rank as u64, usize::from(ctx.sizes.lengths))?;
+            let mut m = Vec::with_capacity(rank);
+            for _ in 0..rank {
+                m.push(cur.read_len_opt(ctx.sizes)?.unwrap_or(Self::UNLIMITED));
+            }
+            Some(m)
+        } else {
+            None
+        };
+        // Version 1 may store a permutation index per dimension; libhdf5 never
+        // implemented it and skips the field, as do we.
+        if version == 1 && flags & 0x02 != 0 {
+            let n = rank
+                .checked_mul(usize::from(ctx.sizes.lengths))
+                .ok_or_else(|| cur.corrupt("permutation size"))?;
+            cur.skip(n)?;
+        }
+        Ok(Dataspace {
+            kind,
+            dims,
+            max_dims,
+        })
+    }
+
+    /// The maximum sizes, with the current sizes standing in when none are stored
+    /// (libhdf5's `H5Sget_simple_extent_dims` behaviour).
+    pub fn max_dims_or_dims(&self) -> &[u64] {
+        self.max_dims.as_deref().unwrap_or(&self.dims)
     }
 
     /// Number of elements (1 for scalar, 0 for null); `None` on overflow.
@@ -47,5 +134,77 @@ impl Dataspace {
             SpaceKind::Scalar => Some(1),
             SpaceKind::Simple => self.dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    fn dec(b: &[u8]) -> Result<Dataspace> {
+        Dataspace::decode(&mut Cursor::new(b, 0), Ctx::default())
+    }
+
+    #[test]
+    fn v1_simple_with_max_and_permutation() {
+        let mut b = alloc::vec![1u8, 2, 0x03, 0, 0, 0, 0, 0];
+        for d in [3u64, 4, 10, u64::MAX, 0, 1] {
+            b.extend_from_slice(&d.to_le_bytes());
+        }
+        let mut c = Cursor::new(&b, 0);
+        let s = Dataspace::decode(&mut c, Ctx::default()).unwrap();
+        assert_eq!(s.kind, SpaceKind::Simple);
+        assert_eq!(s.dims, [3, 4]);
+        assert_eq!(s.max_dims, Some(alloc::vec![10, Dataspace::UNLIMITED]));
+        assert!(c.is_empty(), "permutation consumed");
+        assert_eq!(s.num_elements(), Some(12));
+    }
+
+    #[test]
+    fn v1_rank0_is_scalar() {
+        let s = dec(&[1, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+        assert_eq!(s.kind, SpaceKind::Scalar);
+        assert!(s.dims.is_empty());
+        assert_eq!(s.num_elements(), Some(1));
+    }
+
+    #[test]
+    fn v2_kinds() {
+        assert_eq!(dec(&[2, 0, 0, 0]).unwrap().kind, SpaceKind::Scalar);
+        let n = dec(&[2, 0, 0, 2]).unwrap();
+        assert_eq!(n.kind, SpaceKind::Null);
+        assert_eq!(n.num_elements(), Some(0));
+        let mut b = alloc::vec![2u8, 1, 1, 1];
+        b.extend_from_slice(&5u64.to_le_bytes());
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        let s = dec(&b).unwrap();
+        assert_eq!(s.dims, [5]);
+        assert_eq!(s.max_dims_or_dims(), [Dataspace::UNLIMITED]);
+        assert_eq!(dec(&[2, 0, 0, 3]).unwrap_err().kind(), ErrorKind::Corrupt);
+        assert_eq!(dec(&[2, 1, 0, 1]).unwrap_err().kind(), ErrorKind::Truncated);
+    }
+
+    #[test]
+    fn rank_limits() {
+        // rank 33 is beyond libhdf5's H5S_MAX_RANK
+        assert_eq!(
+            dec(&[1, 33, 0, 0, 0, 0, 0, 0]).unwrap_err().kind(),
+            ErrorKind::Corrupt
+        );
+        let mut ctx = Ctx::default();
+        ctx.limits.max_rank = 2;
+        let e = Dataspace::decode(&mut Cursor::new(&[2, 3, 0, 1], 0), ctx).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Limit);
+        // 4-byte lengths
+        let ctx = Ctx {
+            sizes: crate::Sizes {
+                offsets: 4,
+                lengths: 4,
+            },
+            ..Ctx::default()
+        };
+        let s = Dataspace::decode(&mut Cursor::new(&[2, 1, 0, 1, 7, 0, 0, 0], 0), ctx).unwrap();
+        assert_eq!(s.dims, [7]);
     }
 }

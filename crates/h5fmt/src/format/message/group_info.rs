@@ -1,7 +1,7 @@
 //! Group info message (0x000A), IV.A.2.k.
 
 use crate::codec::Cursor;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::Ctx;
 
 /// Compact/dense thresholds and size estimates of a new-style group.
@@ -24,6 +24,53 @@ impl GroupInfo {
     /// `Truncated`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
         let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let at = cur.offset();
+        let version = cur.read_u8()?;
+        if version != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("group info message version {version}"),
+                at,
+            ));
+        }
+        let flags_at = cur.offset();
+        let flags = cur.read_u8()?;
+        if flags & !0x03 != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("group info flags {flags:#x}"),
+                flags_at,
+            ));
+        }
+        let mut info = GroupInfo::default();
+        if flags & 0x01 != 0 {
+            info.max_compact = Some(cur.read_u16()?);
+            info.min_dense = Some(cur.read_u16()?);
+        }
+        if flags & 0x02 != 0 {
+            info.est_entries = Some(cur.read_u16()?);
+            info.est_name_len = Some(cur.read_u16()?);
+        }
+        Ok(info)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags() {
+        let ctx = Ctx::default();
+        assert_eq!(
+            GroupInfo::decode(&mut Cursor::new(&[0, 0], 0), ctx).unwrap(),
+            GroupInfo::default()
+        );
+        let g =
+            GroupInfo::decode(&mut Cursor::new(&[0, 3, 8, 0, 6, 0, 4, 0, 8, 0], 0), ctx).unwrap();
+        assert_eq!(
+            (g.max_compact, g.min_dense, g.est_entries, g.est_name_len),
+            (Some(8), Some(6), Some(4), Some(8))
+        );
+        assert!(GroupInfo::decode(&mut Cursor::new(&[0, 1, 8], 0), ctx).is_err());
+        assert!(GroupInfo::decode(&mut Cursor::new(&[1, 0], 0), ctx).is_err());
     }
 }

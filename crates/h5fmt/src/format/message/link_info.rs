@@ -1,7 +1,7 @@
 //! Link info message (0x0002), IV.A.2.c.
 
 use crate::codec::Cursor;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 
 /// Where a new-style group keeps its links when they are dense.
@@ -23,7 +23,70 @@ impl LinkInfo {
     /// # Errors
     /// `Truncated`, `Corrupt`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let at = cur.offset();
+        let version = cur.read_u8()?;
+        if version != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("link info message version {version}"),
+                at,
+            ));
+        }
+        let flags_at = cur.offset();
+        let flags = cur.read_u8()?;
+        if flags & !0x03 != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("link info flags {flags:#x}"),
+                flags_at,
+            ));
+        }
+        let max_creation_index = if flags & 0x01 != 0 {
+            Some(cur.read_u64()?)
+        } else {
+            None
+        };
+        let heap = cur.read_addr(ctx.sizes)?;
+        let name_index = cur.read_addr(ctx.sizes)?;
+        let order_index = if flags & 0x02 != 0 {
+            cur.read_addr(ctx.sizes)?
+        } else {
+            Addr::UNDEF
+        };
+        Ok(LinkInfo {
+            max_creation_index,
+            heap,
+            name_index,
+            order_index,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags() {
+        let ctx = Ctx::default();
+        let mut b = alloc::vec![0u8, 0];
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        let l = LinkInfo::decode(&mut Cursor::new(&b, 0), ctx).unwrap();
+        assert!(l.heap.is_undef() && l.order_index.is_undef() && l.max_creation_index.is_none());
+        let mut b = alloc::vec![0u8, 3];
+        for v in [9u64, 0x10, 0x20, 0x30] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        let l = LinkInfo::decode(&mut Cursor::new(&b, 0), ctx).unwrap();
+        assert_eq!(
+            l,
+            LinkInfo {
+                max_creation_index: Some(9),
+                heap: Addr(0x10),
+                name_index: Addr(0x20),
+                order_index: Addr(0x30)
+            }
+        );
+        assert!(LinkInfo::decode(&mut Cursor::new(&[1, 0], 0), ctx).is_err());
+        assert!(LinkInfo::decode(&mut Cursor::new(&[0, 4], 0), ctx).is_err());
     }
 }

@@ -82,6 +82,9 @@ pub mod kind {
     pub const REF_COUNT: u16 = 0x0016;
     /// File space info.
     pub const FSINFO: u16 = 0x0017;
+    /// Metadata cache image (superblock extension; the cache image block
+    /// then holds the current images of metadata such as object headers).
+    pub const MDCI: u16 = 0x0018;
 }
 
 /// Message flag bits.

@@ -2,8 +2,13 @@
 //! versions 1–3.
 
 use crate::codec::Cursor;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
+
+/// Shared-message type (v3): in the SOHM heap (`H5O_SHARE_TYPE_SOHM`).
+pub const SHARE_TYPE_SOHM: u8 = 1;
+/// Shared-message type (v3): in another object header (`H5O_SHARE_TYPE_COMMITTED`).
+pub const SHARE_TYPE_COMMITTED: u8 = 2;
 
 /// Where a shared message really lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +34,85 @@ impl SharedMessage {
     /// # Errors
     /// `Truncated`, `Corrupt`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let at = cur.offset();
+        let version = cur.read_u8()?;
+        let target = match version {
+            1 => {
+                // type byte (unused), 6 reserved bytes, then the old symbol
+                // table entry form: a length-sized field libhdf5 skips, then
+                // the object header address.
+                cur.skip(1 + 6)?;
+                cur.skip(usize::from(ctx.sizes.lengths))?;
+                SharedTarget::ObjectHeader(cur.read_addr(ctx.sizes)?)
+            }
+            2 => {
+                // The type byte is ignored: version 2 only shares committed datatypes.
+                let _kind = cur.read_u8()?;
+                SharedTarget::ObjectHeader(cur.read_addr(ctx.sizes)?)
+            }
+            3 => {
+                let kind_at = cur.offset();
+                match cur.read_u8()? {
+                    SHARE_TYPE_SOHM => SharedTarget::SohmHeap(cur.read_array::<8>()?),
+                    SHARE_TYPE_COMMITTED => SharedTarget::ObjectHeader(cur.read_addr(ctx.sizes)?),
+                    k => {
+                        return Err(Error::corrupt(
+                            alloc::format!("shared message type {k}"),
+                            kind_at,
+                        ))
+                    }
+                }
+            }
+            v => {
+                return Err(Error::corrupt(
+                    alloc::format!("shared message encoding version {v}"),
+                    at,
+                ))
+            }
+        };
+        Ok(SharedMessage { version, target })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        let ctx = Ctx::default();
+        let mut b = alloc::vec![1u8, 0, 0, 0, 0, 0, 0, 0];
+        b.extend_from_slice(&0u64.to_le_bytes());
+        b.extend_from_slice(&0x320u64.to_le_bytes());
+        let mut c = Cursor::new(&b, 0);
+        let s = SharedMessage::decode(&mut c, ctx).unwrap();
+        assert_eq!(s.target, SharedTarget::ObjectHeader(Addr(0x320)));
+        assert!(c.is_empty());
+
+        let mut b = alloc::vec![2u8, 0];
+        b.extend_from_slice(&0x40u64.to_le_bytes());
+        assert_eq!(
+            SharedMessage::decode(&mut Cursor::new(&b, 0), ctx)
+                .unwrap()
+                .target,
+            SharedTarget::ObjectHeader(Addr(0x40))
+        );
+
+        let b = [3u8, SHARE_TYPE_SOHM, 1, 2, 3, 4, 5, 6, 7, 8];
+        let s = SharedMessage::decode(&mut Cursor::new(&b, 0), ctx).unwrap();
+        assert_eq!(
+            (s.version, s.target),
+            (3, SharedTarget::SohmHeap([1, 2, 3, 4, 5, 6, 7, 8]))
+        );
+        let mut b = alloc::vec![3u8, SHARE_TYPE_COMMITTED];
+        b.extend_from_slice(&0x99u64.to_le_bytes());
+        assert_eq!(
+            SharedMessage::decode(&mut Cursor::new(&b, 0), ctx)
+                .unwrap()
+                .target,
+            SharedTarget::ObjectHeader(Addr(0x99))
+        );
+        assert!(SharedMessage::decode(&mut Cursor::new(&[3, 0, 0], 0), ctx).is_err());
+        assert!(SharedMessage::decode(&mut Cursor::new(&[4, 2], 0), ctx).is_err());
     }
 }

@@ -19,7 +19,27 @@ impl SymbolTableMessage {
     /// # Errors
     /// `Truncated`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let _ = ctx;
-        Err(cur.unsupported("not implemented yet"))
+        let btree = cur.read_addr(ctx.sizes)?;
+        let heap = cur.read_addr(ctx.sizes)?;
+        Ok(SymbolTableMessage { btree, heap })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode() {
+        let mut b = 0x88u64.to_le_bytes().to_vec();
+        b.extend_from_slice(&0x2a8u64.to_le_bytes());
+        let s = SymbolTableMessage::decode(&mut Cursor::new(&b, 0), Ctx::default()).unwrap();
+        assert_eq!(
+            s,
+            SymbolTableMessage {
+                btree: Addr(0x88),
+                heap: Addr(0x2a8)
+            }
+        );
     }
 }
