@@ -1,10 +1,24 @@
 //! Chunked datasets: collecting chunk records from any chunk index and
 //! assembling the dataset's bytes (with fill values and partial edge chunks).
+//!
+//! Linear chunk numbers (implicit, fixed array and extensible array indexes)
+//! count chunks in row-major order over the chunk grid of the *maximum*
+//! dimensions; for the extensible array the one unlimited dimension is moved
+//! first ("swizzled") before linearizing.
 
 use crate::error::{Error, Result};
-use crate::format::message::{ChunkedLayout, FilterPipeline};
+use crate::filter;
+use crate::format::extensible_array::{DataBlock, ExtensibleArrayHeader, IndexBlock, SuperBlock};
+use crate::format::fixed_array::{
+    self, bit_set, ChunkEntry, FixedArrayDataBlock, FixedArrayHeader,
+};
+use crate::format::message::{ChunkIndex, ChunkedLayout, FilterPipeline};
 use crate::io::Storage;
 use crate::{Addr, Ctx};
+use alloc::collections::BTreeSet;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
 use alloc::vec::Vec;
 
 /// One allocated chunk.
@@ -37,13 +51,654 @@ pub struct ChunkedRead<'a> {
     pub fill: &'a [u8],
 }
 
+fn coords(offsets: &[u64]) -> String {
+    let mut s = String::from("chunk [");
+    for (i, o) in offsets.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(&format!("{o}"));
+    }
+    s.push(']');
+    s
+}
+
+/// Uncompressed size in bytes of one chunk.
+fn chunk_bytes(layout: &ChunkedLayout, element_size: usize) -> Result<u64> {
+    let mut n = element_size as u64;
+    for &d in &layout.dims {
+        if d == 0 {
+            return Err(Error::corrupt("chunk dimension of 0", 0));
+        }
+        n = n
+            .checked_mul(d)
+            .ok_or_else(|| Error::limit("chunk size overflows"))?;
+    }
+    Ok(n)
+}
+
+/// Chunks per dimension of the grid used for linear chunk numbers: the
+/// maximum dims where bounded, else the current dims.
+fn grid(layout: &ChunkedLayout, dims: &[u64], max_dims: &[u64]) -> Vec<u64> {
+    layout
+        .dims
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let cur = dims.get(i).copied().unwrap_or(0);
+            let m = max_dims
+                .get(i)
+                .copied()
+                .filter(|&m| m != u64::MAX && m >= cur)
+                .unwrap_or(cur);
+            m.div_ceil(c.max(1))
+        })
+        .collect()
+}
+
+/// Element offsets of linear chunk number `idx` over `counts` (row-major),
+/// with dimension `first` moved to the front before linearizing.
+fn unlinearize(mut idx: u64, counts: &[u64], chunk: &[u64], first: usize) -> Vec<u64> {
+    let rank = counts.len();
+    // Swizzled order: `first`, then the others in order.
+    let order: Vec<usize> = core::iter::once(first)
+        .chain((0..rank).filter(|&d| d != first))
+        .collect();
+    let mut scaled = vec![0u64; rank];
+    for (k, &d) in order.iter().enumerate().rev() {
+        if k == 0 {
+            scaled[d] = idx;
+        } else {
+            let c = counts[d].max(1);
+            scaled[d] = idx % c;
+            idx /= c;
+        }
+    }
+    scaled
+        .iter()
+        .zip(chunk)
+        .map(|(s, c)| s.saturating_mul(*c))
+        .collect()
+}
+
+fn within(offsets: &[u64], dims: &[u64]) -> bool {
+    offsets.iter().zip(dims).all(|(o, d)| o < d)
+}
+
+fn read_block(st: &Storage, ctx: Ctx, addr: Addr, size: u64, what: &str) -> Result<Vec<u8>> {
+    if size > ctx.limits.max_metadata_block {
+        return Err(Error::limit(format!(
+            "{what} of {size} bytes exceeds the metadata block limit"
+        )));
+    }
+    st.read(addr, size)
+}
+
+fn visit(seen: &mut BTreeSet<u64>, addr: Addr, what: &str) -> Result<()> {
+    if !seen.insert(addr.get()) {
+        return Err(Error::cycle(
+            format!("{what} at {addr} is referenced twice"),
+            addr.get(),
+        ));
+    }
+    Ok(())
+}
+
+fn count_check(n: u64, ctx: Ctx) -> Result<()> {
+    if n > ctx.limits.max_index_entries {
+        return Err(Error::limit(format!(
+            "chunk index has more than {} entries",
+            ctx.limits.max_index_entries
+        )));
+    }
+    Ok(())
+}
+
+/// All defined entries of a fixed array, with their element index.
+///
+/// # Errors
+/// `Corrupt`, `Checksum`, `Truncated`, `Limit`.
+pub fn fixed_array_entries(st: &Storage, ctx: Ctx, addr: Addr) -> Result<Vec<(u64, ChunkEntry)>> {
+    let hsize = FixedArrayHeader::encoded_size(ctx);
+    let raw = st.read(addr, hsize as u64)?;
+    let hdr = FixedArrayHeader::decode(
+        &mut crate::codec::Cursor::new(&raw, st.base() + addr.get()),
+        ctx,
+    )?;
+    let mut out = Vec::new();
+    let Some(db_addr) = hdr.data_block.defined() else {
+        return Ok(out);
+    };
+    let db_size = hdr.data_block_size(ctx)?;
+    let raw = read_block(st, ctx, db_addr, db_size, "fixed array data block")?;
+    let db = FixedArrayDataBlock::decode(
+        &mut crate::codec::Cursor::new(&raw, st.base() + db_addr.get()),
+        ctx,
+        &hdr,
+    )?;
+    if hdr.npages() == 0 {
+        count_check(db.entries.len() as u64, ctx)?;
+        out.extend(
+            db.entries
+                .into_iter()
+                .enumerate()
+                .filter(|(_, e)| !e.addr.is_undef())
+                .map(|(i, e)| (i as u64, e)),
+        );
+        return Ok(out);
+    }
+    let mut page_addr = db_addr
+        .get()
+        .checked_add(db_size)
+        .ok_or_else(|| Error::corrupt("page address", db_addr.get()))?;
+    for page in 0..hdr.npages() {
+        let n = hdr.page_len(page);
+        let psize = n * u64::from(hdr.entry_size) + 4;
+        if bit_set(&db.page_bitmap, page) {
+            let raw = read_block(st, ctx, Addr(page_addr), psize, "fixed array page")?;
+            let mut cur = crate::codec::Cursor::new(&raw, st.base() + page_addr);
+            let entries =
+                fixed_array::decode_page(&mut cur, ctx, hdr.client_id, hdr.entry_size, n)?;
+            let first = page * hdr.page_entries();
+            for (i, e) in entries.into_iter().enumerate() {
+                if !e.addr.is_undef() {
+                    out.push((first + i as u64, e));
+                }
+            }
+            count_check(out.len() as u64, ctx)?;
+        }
+        page_addr = page_addr
+            .checked_add(hdr.page_size())
+            .ok_or_else(|| Error::corrupt("page address", page_addr))?;
+    }
+    Ok(out)
+}
+
+/// All defined entries of an extensible array, with their element index.
+///
+/// # Errors
+/// `Corrupt`, `Checksum`, `Truncated`, `Limit`, `Cycle`, `Unsupported`.
+pub fn extensible_array_entries(
+    st: &Storage,
+    ctx: Ctx,
+    addr: Addr,
+) -> Result<Vec<(u64, ChunkEntry)>> {
+    use crate::codec::Cursor;
+    let hsize = ExtensibleArrayHeader::encoded_size(ctx);
+    let raw = st.read(addr, hsize as u64)?;
+    let hdr = ExtensibleArrayHeader::decode(&mut Cursor::new(&raw, st.base() + addr.get()), ctx)?;
+    let mut out = Vec::new();
+    let Some(ib_addr) = hdr.index_block.defined() else {
+        return Ok(out);
+    };
+    let mut seen = BTreeSet::new();
+    visit(&mut seen, ib_addr, "extensible array index block")?;
+    let raw = read_block(
+        st,
+        ctx,
+        ib_addr,
+        hdr.index_block_size(ctx)?,
+        "extensible array index block",
+    )?;
+    let ib = IndexBlock::decode(&mut Cursor::new(&raw, st.base() + ib_addr.get()), ctx, &hdr)?;
+    let limit = hdr.max_index_set;
+    for (i, e) in ib.elements.iter().enumerate() {
+        if (i as u64) < limit && !e.addr.is_undef() {
+            out.push((i as u64, *e));
+        }
+    }
+    let base_idx = u64::from(hdr.index_block_elements);
+    let in_ib = hdr.index_block_super_blocks() as usize;
+    let esize = u64::from(hdr.element_size);
+    // Read the elements of one data block (paged or not) at `dblk`.
+    let data_block = |dblk: Addr,
+                      first: u64,
+                      nelmts: u64,
+                      bitmap: Option<&[u8]>,
+                      out: &mut Vec<(u64, ChunkEntry)>,
+                      seen: &mut BTreeSet<u64>|
+     -> Result<()> {
+        visit(seen, dblk, "extensible array data block")?;
+        let size = hdr.data_block_size(ctx, nelmts)?;
+        let raw = read_block(st, ctx, dblk, size, "extensible array data block")?;
+        let db = DataBlock::decode(
+            &mut Cursor::new(&raw, st.base() + dblk.get()),
+            ctx,
+            &hdr,
+            nelmts,
+        )?;
+        let pages = hdr.data_block_pages(nelmts);
+        let push = |idx: u64, e: ChunkEntry, out: &mut Vec<(u64, ChunkEntry)>| {
+            if idx < limit && !e.addr.is_undef() {
+                out.push((idx, e));
+            }
+        };
+        if pages == 0 {
+            for (i, e) in db.elements.into_iter().enumerate() {
+                push(first + i as u64, e, out);
+            }
+        } else {
+            let bitmap = bitmap.ok_or_else(|| {
+                Error::unsupported(
+                    "paged extensible array data block addressed from the index block",
+                )
+            })?;
+            let pe = hdr.page_elements();
+            let psize = pe * esize + 4;
+            for p in 0..pages {
+                if !bit_set(bitmap, p) {
+                    continue;
+                }
+                let paddr = dblk
+                    .get()
+                    .saturating_add(size)
+                    .saturating_add(p.saturating_mul(psize));
+                let raw = read_block(st, ctx, Addr(paddr), psize, "extensible array page")?;
+                let mut cur = Cursor::new(&raw, st.base() + paddr);
+                let entries =
+                    fixed_array::decode_page(&mut cur, ctx, hdr.client_id, hdr.element_size, pe)?;
+                for (i, e) in entries.into_iter().enumerate() {
+                    push(first + p * pe + i as u64, e, out);
+                }
+            }
+        }
+        count_check(out.len() as u64, ctx)
+    };
+    for (u, info) in hdr.super_block_info().iter().enumerate() {
+        let sb_first = base_idx.saturating_add(info.start_idx);
+        if sb_first >= limit {
+            break;
+        }
+        if u < in_ib {
+            for d in 0..info.ndblks {
+                let slot = usize::try_from(info.start_dblk + d).unwrap_or(usize::MAX);
+                let dblk = ib.data_blocks.get(slot).copied().unwrap_or(Addr::UNDEF);
+                if dblk.is_undef() {
+                    continue;
+                }
+                let first = sb_first + d * info.dblk_nelmts;
+                data_block(dblk, first, info.dblk_nelmts, None, &mut out, &mut seen)?;
+            }
+        } else {
+            let sb_addr = ib
+                .super_blocks
+                .get(u - in_ib)
+                .copied()
+                .unwrap_or(Addr::UNDEF);
+            let Some(sb_addr) = sb_addr.defined() else {
+                continue;
+            };
+            visit(&mut seen, sb_addr, "extensible array super block")?;
+            let raw = read_block(
+                st,
+                ctx,
+                sb_addr,
+                hdr.super_block_size(ctx, info)?,
+                "extensible array super block",
+            )?;
+            let sb = SuperBlock::decode(
+                &mut Cursor::new(&raw, st.base() + sb_addr.get()),
+                ctx,
+                &hdr,
+                info,
+            )?;
+            for (d, dblk) in sb.data_blocks.iter().enumerate() {
+                let Some(dblk) = dblk.defined() else { continue };
+                let first = sb_first + d as u64 * info.dblk_nelmts;
+                if first >= limit {
+                    break;
+                }
+                let bitmap = sb.page_bitmaps.get(d).map(Vec::as_slice);
+                data_block(dblk, first, info.dblk_nelmts, bitmap, &mut out, &mut seen)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Decode the raw records of a v2 B-tree chunk index (record types 10 and 11).
+fn btree_v2_record(
+    rec: &[u8],
+    ctx: Ctx,
+    layout: &ChunkedLayout,
+    filtered: bool,
+    chunk_len: u64,
+) -> Result<ChunkRecord> {
+    let rank = layout.dims.len();
+    let o = usize::from(ctx.sizes.offsets);
+    let mut cur = crate::codec::Cursor::new(rec, 0);
+    let addr = cur.read_addr(ctx.sizes)?;
+    let (size, filter_mask) = if filtered {
+        let n = rec
+            .len()
+            .checked_sub(o + 4 + 8 * rank)
+            .filter(|n| (1..=8).contains(n))
+            .ok_or_else(|| {
+                Error::corrupt("v2 B-tree filtered chunk record of unexpected size", 0)
+            })?;
+        (cur.read_uint(n)?, cur.read_u32()?)
+    } else {
+        (chunk_len, 0)
+    };
+    let mut offsets = Vec::with_capacity(rank);
+    for &c in &layout.dims {
+        offsets.push(
+            cur.read_u64()?
+                .checked_mul(c)
+                .ok_or_else(|| Error::corrupt("chunk offset overflows", 0))?,
+        );
+    }
+    cur.finish("v2 B-tree chunk record")?;
+    Ok(ChunkRecord {
+        offsets,
+        addr,
+        size,
+        filter_mask,
+    })
+}
+
+/// All allocated chunks of a chunked dataset, from whichever index it uses.
+/// `dims`/`max_dims` are the dataspace's current and maximum dims (`max_dims`
+/// may be empty when unknown: the current dims are used for the grid).
+///
+/// # Errors
+/// `Corrupt`, `Truncated`, `Checksum`, `Cycle`, `Limit`, `Unsupported`.
+pub fn chunk_records(
+    st: &Storage,
+    ctx: Ctx,
+    layout: &ChunkedLayout,
+    dims: &[u64],
+    max_dims: &[u64],
+    element_size: usize,
+    filtered: bool,
+) -> Result<Vec<ChunkRecord>> {
+    let rank = dims.len();
+    if layout.dims.len() != rank {
+        return Err(Error::corrupt(
+            format!(
+                "chunk rank {} differs from the dataspace rank {rank}",
+                layout.dims.len()
+            ),
+            0,
+        ));
+    }
+    let clen = chunk_bytes(layout, element_size)?;
+    let counts = grid(layout, dims, max_dims);
+    let from_entries = |entries: Vec<(u64, ChunkEntry)>, first: usize| -> Vec<ChunkRecord> {
+        entries
+            .into_iter()
+            .map(|(idx, e)| ChunkRecord {
+                offsets: unlinearize(idx, &counts, &layout.dims, first),
+                addr: e.addr,
+                size: e.size.unwrap_or(clen),
+                filter_mask: e.filter_mask,
+            })
+            .collect()
+    };
+    let records = match &layout.index {
+        ChunkIndex::BTreeV1 { addr } => {
+            if addr.is_undef() {
+                Vec::new()
+            } else {
+                crate::read::btree_v1::chunk_records(st, ctx, *addr, rank)?
+            }
+        }
+        ChunkIndex::BTreeV2 { addr, .. } => {
+            if addr.is_undef() {
+                Vec::new()
+            } else {
+                let tree = crate::read::btree_v2::BTreeV2::open(st, ctx, *addr)?;
+                let raw = tree.records()?;
+                count_check(raw.len() as u64, ctx)?;
+                raw.iter()
+                    .map(|r| btree_v2_record(r, ctx, layout, filtered, clen))
+                    .collect::<Result<_>>()?
+            }
+        }
+        ChunkIndex::SingleChunk { addr, filtered } => match addr.defined() {
+            None => Vec::new(),
+            Some(a) => {
+                let (size, filter_mask) = filtered.unwrap_or((clen, 0));
+                vec![ChunkRecord {
+                    offsets: vec![0; rank],
+                    addr: a,
+                    size,
+                    filter_mask,
+                }]
+            }
+        },
+        ChunkIndex::Implicit { addr } => match addr.defined() {
+            None => Vec::new(),
+            Some(a) => {
+                let total = counts.iter().try_fold(1u64, |n, &c| n.checked_mul(c));
+                let total = total.ok_or_else(|| Error::limit("implicit chunk count overflows"))?;
+                count_check(total, ctx)?;
+                let mut v = Vec::new();
+                for idx in 0..total {
+                    let offsets = unlinearize(idx, &counts, &layout.dims, 0);
+                    if !within(&offsets, dims) {
+                        continue;
+                    }
+                    let at = idx.checked_mul(clen).and_then(|o| o.checked_add(a.get()));
+                    let at = at.ok_or_else(|| {
+                        Error::corrupt("implicit chunk address overflows", a.get())
+                    })?;
+                    v.push(ChunkRecord {
+                        offsets,
+                        addr: Addr(at),
+                        size: clen,
+                        filter_mask: 0,
+                    });
+                }
+                v
+            }
+        },
+        ChunkIndex::FixedArray { addr, .. } => match addr.defined() {
+            None => Vec::new(),
+            Some(a) => from_entries(fixed_array_entries(st, ctx, a)?, 0),
+        },
+        ChunkIndex::ExtensibleArray { addr, .. } => match addr.defined() {
+            None => Vec::new(),
+            Some(a) => {
+                let unlim = max_dims.iter().position(|&m| m == u64::MAX).unwrap_or(0);
+                from_entries(extensible_array_entries(st, ctx, a)?, unlim)
+            }
+        },
+    };
+    Ok(records)
+}
+
+/// Copy the part of a decoded chunk (`chunk`, full chunk size, row-major)
+/// at element `offsets` that lies inside the dataset into `out`.
+fn copy_chunk(
+    out: &mut [u8],
+    chunk: &[u8],
+    offsets: &[u64],
+    cdims: &[u64],
+    dims: &[u64],
+    es: usize,
+) -> Result<()> {
+    let rank = dims.len();
+    if rank == 0 {
+        let n = es.min(out.len()).min(chunk.len());
+        out[..n].copy_from_slice(&chunk[..n]);
+        return Ok(());
+    }
+    // Extent of the intersection per dimension.
+    let mut ext = Vec::with_capacity(rank);
+    for d in 0..rank {
+        let e = dims[d].saturating_sub(offsets[d]).min(cdims[d]);
+        if e == 0 {
+            return Ok(());
+        }
+        ext.push(e);
+    }
+    let to_usize = |v: u64| {
+        usize::try_from(v).map_err(|_| Error::limit("dataset larger than the address space"))
+    };
+    let run = to_usize(ext[rank - 1])?
+        .checked_mul(es)
+        .ok_or_else(|| Error::limit("run size"))?;
+    let mut idx = vec![0u64; rank - 1];
+    loop {
+        // Linear element positions of the run start in the chunk and in the dataset.
+        let mut src = 0u64;
+        let mut dst = 0u64;
+        for d in 0..rank {
+            let i = if d + 1 < rank { idx[d] } else { 0 };
+            src = src * cdims[d] + i;
+            dst = dst * dims[d] + offsets[d] + i;
+        }
+        let s = to_usize(src)? * es;
+        let t = to_usize(dst)? * es;
+        let from = chunk
+            .get(s..s + run)
+            .ok_or_else(|| Error::corrupt("chunk shorter than its dimensions", 0))?;
+        let to = out
+            .get_mut(t..t + run)
+            .ok_or_else(|| Error::corrupt("chunk outside the dataset", 0))?;
+        to.copy_from_slice(from);
+        // Next row (odometer over all but the last dimension).
+        let mut d = rank - 1;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < ext[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
 /// Read the whole dataset into a row-major buffer of `product(dims) * element_size` bytes.
 ///
 /// # Errors
 /// `Corrupt`, `Truncated`, `Unsupported` (filter), `Checksum`, `Limit`, naming the chunk.
 pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>> {
-    let _ = (st, ctx, req);
-    Err(Error::unsupported("chunked data is not implemented yet"))
+    let es = req.element_size;
+    let layout = req.layout;
+    let rank = req.dims.len();
+    if layout.dims.len() != rank {
+        return Err(Error::corrupt(
+            format!(
+                "chunk rank {} differs from the dataspace rank {rank}",
+                layout.dims.len()
+            ),
+            0,
+        ));
+    }
+    let total = req
+        .dims
+        .iter()
+        .try_fold(es as u64, |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= ctx.limits.max_read_bytes)
+        .ok_or_else(|| {
+            Error::limit(format!(
+                "dataset of {:?} x {es} bytes exceeds the read limit",
+                req.dims
+            ))
+        })?;
+    let total = usize::try_from(total)
+        .map_err(|_| Error::limit("dataset larger than the address space"))?;
+    let clen = chunk_bytes(layout, es)?;
+    if clen > ctx.limits.max_chunk_bytes {
+        return Err(Error::limit(format!(
+            "chunk of {clen} bytes exceeds the chunk limit"
+        )));
+    }
+    let clen_us =
+        usize::try_from(clen).map_err(|_| Error::limit("chunk larger than the address space"))?;
+
+    let mut out = Vec::new();
+    out.try_reserve_exact(total)
+        .map_err(|_| Error::limit(format!("cannot allocate {total} bytes")))?;
+    if req.fill.len() == es && req.fill.iter().any(|&b| b != 0) {
+        while out.len() < total {
+            out.extend_from_slice(req.fill);
+        }
+        out.truncate(total);
+    } else {
+        out.resize(total, 0);
+    }
+    if total == 0 {
+        return Ok(out);
+    }
+
+    let filtered = !req.pipeline.filters.is_empty();
+    let records = chunk_records(st, ctx, layout, req.dims, req.max_dims, es, filtered)?;
+    let skip_edge_filters = layout.flags & 1 != 0;
+    for rec in &records {
+        if rec.offsets.len() != rank || !within(&rec.offsets, req.dims) {
+            continue;
+        }
+        let partial = rec
+            .offsets
+            .iter()
+            .zip(&layout.dims)
+            .zip(req.dims)
+            .any(|((o, c), d)| o.saturating_add(*c) > *d);
+        let apply_filters = filtered && !(skip_edge_filters && partial);
+        let stored_len = if apply_filters { rec.size } else { clen };
+        let result = (|| -> Result<()> {
+            if stored_len
+                > ctx
+                    .limits
+                    .max_chunk_bytes
+                    .max(clen)
+                    .saturating_mul(2)
+                    .saturating_add(4096)
+            {
+                return Err(Error::limit(format!(
+                    "stored chunk of {stored_len} bytes exceeds the chunk limit"
+                )));
+            }
+            let raw = st.read(rec.addr, stored_len)?;
+            let data = if apply_filters {
+                filter::decode_chunk(req.pipeline, rec.filter_mask, raw, clen_us, es)?
+            } else {
+                raw
+            };
+            if data.len() < clen_us {
+                return Err(Error::corrupt(
+                    format!("decoded chunk has {} bytes, expected {clen_us}", data.len()),
+                    st.base().saturating_add(rec.addr.get()),
+                ));
+            }
+            copy_chunk(&mut out, &data, &rec.offsets, &layout.dims, req.dims, es)
+        })();
+        result.map_err(|e| {
+            e.context(&coords(&rec.offsets))
+                .with_offset(st.base().saturating_add(rec.addr.get()))
+        })?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unlinearize_row_major_and_swizzled() {
+        // Grid 3 x 4 chunks of 2 x 5 elements.
+        assert_eq!(unlinearize(6, &[3, 4], &[2, 5], 0), [2, 10]);
+        // Unlimited dim 1 moved first: idx = c1 * 3 + c0.
+        assert_eq!(unlinearize(7, &[3, 4], &[2, 5], 1), [2, 10]);
+    }
+
+    #[test]
+    fn copy_partial_edge_chunk() {
+        // Dataset 3 x 3 of u8, chunk 2 x 2 at [2, 2] holds [a b; c d]: only `a` lands.
+        let mut out = vec![0u8; 9];
+        copy_chunk(&mut out, &[1, 2, 3, 4], &[2, 2], &[2, 2], &[3, 3], 1).unwrap();
+        assert_eq!(out, [0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        copy_chunk(&mut out, &[5, 6, 7, 8], &[0, 1], &[2, 2], &[3, 3], 1).unwrap();
+        assert_eq!(out, [0, 5, 6, 0, 7, 8, 0, 0, 1]);
+    }
 }
 
 /// Read the chunks that intersect `sel` and copy the selected elements into
