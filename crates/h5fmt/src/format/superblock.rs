@@ -381,4 +381,3 @@ mod tests {
         assert!(locate(&short).is_err());
     }
 }
-

@@ -707,13 +707,7 @@ impl Dataset {
         } else if let Some(m) = h.find(kind::FILL_VALUE_OLD) {
             base.decode_msg(m, FillValue::decode_old)?
         } else {
-            FillValue {
-                version: 0,
-                alloc_time: 0,
-                fill_time: 0,
-                state: FillState::Default,
-                value: None,
-            }
+            FillValue::absent()
         };
         let external = match h.find(kind::EXTERNAL_FILES) {
             Some(m) => Some(base.decode_msg(m, ExternalFiles::decode)?),
