@@ -137,6 +137,7 @@ fn layout(case: &Case, index: ChunkIndex) -> ChunkedLayout {
     ChunkedLayout {
         dims: case.chunk.clone(),
         element_size: 0,
+        layout_version: 4,
         flags: 0,
         index,
     }

@@ -96,21 +96,22 @@ pub fn int_value(
     }
 }
 
-/// IEEE binary16 bits to f64.
+/// IEEE binary16 bits to f64 (exact; no libm needed).
 pub fn f16_to_f64(bits: u16) -> f64 {
-    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from((bits >> 10) & 0x1f);
-    let mant = f64::from(bits & 0x3ff);
+    let sign = u64::from(bits >> 15) << 63;
+    let exp = u64::from((bits >> 10) & 0x1f);
+    let mant = u64::from(bits & 0x3ff);
     match exp {
-        0 => sign * mant * 2f64.powi(-24),
-        31 => {
-            if mant == 0.0 {
-                sign * f64::INFINITY
+        0 => {
+            let v = mant as f64 / 16_777_216.0; // mant * 2^-24
+            if sign != 0 {
+                -v
             } else {
-                f64::NAN
+                v
             }
         }
-        e => sign * (1.0 + mant / 1024.0) * 2f64.powi(e - 15),
+        31 => f64::from_bits(sign | (0x7ff << 52) | (mant << 42)),
+        e => f64::from_bits(sign | ((e + 1023 - 15) << 52) | (mant << 42)),
     }
 }
 

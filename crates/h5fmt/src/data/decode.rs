@@ -228,7 +228,7 @@ fn uint_of(b: &[u8], order: ByteOrder) -> Result<u128> {
         ByteOrder::Little => b.iter().rev().fold(0u128, |a, &x| (a << 8) | u128::from(x)),
         ByteOrder::Big => b.iter().fold(0u128, |a, &x| (a << 8) | u128::from(x)),
         ByteOrder::Vax => {
-            if b.len() % 2 != 0 {
+            if !b.len().is_multiple_of(2) {
                 return Err(Error::unsupported("VAX byte order of an odd size"));
             }
             // words in order of decreasing significance, each little-endian

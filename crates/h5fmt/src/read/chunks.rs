@@ -610,9 +610,6 @@ pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>
             "chunk of {clen} bytes exceeds the chunk limit"
         )));
     }
-    let clen_us =
-        usize::try_from(clen).map_err(|_| Error::limit("chunk larger than the address space"))?;
-
     let mut out = Vec::new();
     out.try_reserve_exact(total)
         .map_err(|_| Error::limit(format!("cannot allocate {total} bytes")))?;
@@ -630,52 +627,218 @@ pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>
 
     let filtered = !req.pipeline.filters.is_empty();
     let records = chunk_records(st, ctx, layout, req.dims, req.max_dims, es, filtered)?;
-    let skip_edge_filters = layout.flags & 1 != 0;
-    for rec in &records {
-        if rec.offsets.len() != rank || !within(&rec.offsets, req.dims) {
-            continue;
-        }
-        let partial = rec
-            .offsets
-            .iter()
-            .zip(&layout.dims)
-            .zip(req.dims)
-            .any(|((o, c), d)| o.saturating_add(*c) > *d);
-        let apply_filters = filtered && !(skip_edge_filters && partial);
-        let stored_len = if apply_filters { rec.size } else { clen };
-        let result = (|| -> Result<()> {
-            if stored_len
-                > ctx
-                    .limits
-                    .max_chunk_bytes
-                    .max(clen)
-                    .saturating_mul(2)
-                    .saturating_add(4096)
-            {
-                return Err(Error::limit(format!(
-                    "stored chunk of {stored_len} bytes exceeds the chunk limit"
-                )));
-            }
-            let raw = st.read(rec.addr, stored_len)?;
-            let data = if apply_filters {
-                filter::decode_chunk(req.pipeline, rec.filter_mask, raw, clen_us, es)?
-            } else {
-                raw
-            };
-            if data.len() < clen_us {
-                return Err(Error::corrupt(
-                    format!("decoded chunk has {} bytes, expected {clen_us}", data.len()),
-                    st.base().saturating_add(rec.addr.get()),
-                ));
-            }
-            copy_chunk(&mut out, &data, &rec.offsets, &layout.dims, req.dims, es)
-        })();
-        result.map_err(|e| {
-            e.context(&coords(&rec.offsets))
-                .with_offset(st.base().saturating_add(rec.addr.get()))
-        })?;
-    }
+    let wanted: Vec<&ChunkRecord> = records
+        .iter()
+        .filter(|rec| rec.offsets.len() == rank && within(&rec.offsets, req.dims))
+        .collect();
+    for_each_decoded(st, ctx, req, &wanted, clen, |rec, data| {
+        copy_chunk(&mut out, data, &rec.offsets, &layout.dims, req.dims, es)
+    })?;
     Ok(out)
+}
+
+/// Read the chunks that intersect `sel` and copy the selected elements into
+/// `out` (row-major in `sel.out_shape()`, pre-filled with the fill value).
+/// Chunks outside the selection's bounding box are never read.
+///
+/// # Errors
+/// As [`read_all`].
+pub fn read_selection(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    sel: &crate::data::hyperslab::Selection,
+    out: &mut [u8],
+) -> Result<()> {
+    let es = req.element_size;
+    let layout = req.layout;
+    let rank = req.dims.len();
+    if layout.dims.len() != rank {
+        return Err(Error::corrupt(
+            "chunk rank differs from the dataspace rank",
+            0,
+        ));
+    }
+    let clen = chunk_bytes(layout, es)?;
+    if clen > ctx.limits.max_chunk_bytes {
+        return Err(Error::limit(format!(
+            "chunk of {clen} bytes exceeds the chunk limit"
+        )));
+    }
+    let (lo, hi) = sel.bounds(rank);
+    let filtered = !req.pipeline.filters.is_empty();
+    let records = chunk_records(st, ctx, layout, req.dims, req.max_dims, es, filtered)?;
+    let wanted: Vec<&ChunkRecord> = records
+        .iter()
+        .filter(|rec| {
+            rec.offsets.len() == rank
+                && within(&rec.offsets, req.dims)
+                && rec
+                    .offsets
+                    .iter()
+                    .zip(&layout.dims)
+                    .zip(lo.iter().zip(&hi))
+                    .all(|((&o, &c), (&l, &h))| o < h && o.saturating_add(c) > l)
+        })
+        .collect();
+    for_each_decoded(st, ctx, req, &wanted, clen, |rec, data| {
+        sel.copy_from_region(es, data, &rec.offsets, &layout.dims, out)
+    })
+}
+
+/// Read and decode one stored chunk (`clen` bytes decoded).
+fn decode_one(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    rec: &ChunkRecord,
+    clen: u64,
+) -> Result<Vec<u8>> {
+    let layout = req.layout;
+    let es = req.element_size;
+    let clen_us =
+        usize::try_from(clen).map_err(|_| Error::limit("chunk larger than the address space"))?;
+    let filtered = !req.pipeline.filters.is_empty();
+    let partial = rec
+        .offsets
+        .iter()
+        .zip(&layout.dims)
+        .zip(req.dims)
+        .any(|((o, c), d)| o.saturating_add(*c) > *d);
+    let skip_edge_filters = layout.flags & 1 != 0;
+    let apply_filters = filtered && !(skip_edge_filters && partial);
+    let stored_len = if apply_filters { rec.size } else { clen };
+    if stored_len
+        > ctx
+            .limits
+            .max_chunk_bytes
+            .max(clen)
+            .saturating_mul(2)
+            .saturating_add(4096)
+    {
+        return Err(Error::limit(format!(
+            "stored chunk of {stored_len} bytes exceeds the chunk limit"
+        )));
+    }
+    let raw = st.read(rec.addr, stored_len)?;
+    let data = if apply_filters {
+        filter::decode_chunk(req.pipeline, rec.filter_mask, raw, clen_us, es)?
+    } else {
+        raw
+    };
+    if data.len() < clen_us {
+        return Err(Error::corrupt(
+            format!("decoded chunk has {} bytes, expected {clen_us}", data.len()),
+            st.base().saturating_add(rec.addr.get()),
+        ));
+    }
+    Ok(data)
+}
+
+/// Receives each decoded chunk (or its error) in record order.
+type ChunkSink<'a> = dyn FnMut(&ChunkRecord, Result<Vec<u8>>) -> Result<()> + 'a;
+
+/// Decode `recs` (in parallel across cores with `std`) and hand each decoded
+/// chunk to `sink` in order. Errors name the chunk coordinates.
+fn for_each_decoded(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    recs: &[&ChunkRecord],
+    clen: u64,
+    mut sink: impl FnMut(&ChunkRecord, &[u8]) -> Result<()>,
+) -> Result<()> {
+    let name = |rec: &ChunkRecord, e: Error| {
+        e.context(&coords(&rec.offsets))
+            .with_offset(st.base().saturating_add(rec.addr.get()))
+    };
+    let threads = worker_threads(recs.len(), clen);
+    if threads <= 1 {
+        for rec in recs {
+            let data = decode_one(st, ctx, req, rec, clen).map_err(|e| name(rec, e))?;
+            sink(rec, &data).map_err(|e| name(rec, e))?;
+        }
+        return Ok(());
+    }
+    parallel_waves(st, ctx, req, recs, clen, threads, &mut |rec, res| {
+        let data = res.map_err(|e| name(rec, e))?;
+        sink(rec, &data).map_err(|e| name(rec, e))
+    })
+}
+
+#[cfg(feature = "std")]
+fn worker_threads(n_chunks: usize, clen: u64) -> usize {
+    // Threads pay off only for several chunks of real size.
+    if n_chunks < 2 || clen < 16 * 1024 {
+        return 1;
+    }
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(n_chunks)
+        .min(16)
+}
+
+#[cfg(not(feature = "std"))]
+fn worker_threads(_n_chunks: usize, _clen: u64) -> usize {
+    1
+}
+
+#[cfg(feature = "std")]
+fn parallel_waves(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    recs: &[&ChunkRecord],
+    clen: u64,
+    threads: usize,
+    sink: &mut ChunkSink<'_>,
+) -> Result<()> {
+    // Waves bound the memory held by decoded chunks to a few per thread.
+    let wave = threads * 4;
+    for group in recs.chunks(wave) {
+        let mut slots: Vec<Option<Result<Vec<u8>>>> = (0..group.len()).map(|_| None).collect();
+        std::thread::scope(|s| {
+            let mut parts: Vec<&mut [Option<Result<Vec<u8>>>]> = Vec::new();
+            let per = group.len().div_ceil(threads);
+            let mut rest = slots.as_mut_slice();
+            while !rest.is_empty() {
+                let (a, b) = rest.split_at_mut(per.min(rest.len()));
+                parts.push(a);
+                rest = b;
+            }
+            for (t, part) in parts.into_iter().enumerate() {
+                let recs_t = group.get(t * per..).unwrap_or(&[]);
+                s.spawn(move || {
+                    for (slot, rec) in part.iter_mut().zip(recs_t) {
+                        *slot = Some(decode_one(st, ctx, req, rec, clen));
+                    }
+                });
+            }
+        });
+        for (rec, slot) in group.iter().zip(slots) {
+            sink(
+                rec,
+                slot.unwrap_or_else(|| Err(Error::corrupt("chunk not decoded", 0))),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "std"))]
+fn parallel_waves(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    recs: &[&ChunkRecord],
+    clen: u64,
+    _threads: usize,
+    sink: &mut ChunkSink<'_>,
+) -> Result<()> {
+    for rec in recs {
+        sink(rec, decode_one(st, ctx, req, rec, clen))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -699,22 +862,4 @@ mod tests {
         copy_chunk(&mut out, &[5, 6, 7, 8], &[0, 1], &[2, 2], &[3, 3], 1).unwrap();
         assert_eq!(out, [0, 5, 6, 0, 7, 8, 0, 0, 1]);
     }
-}
-
-/// Read the chunks that intersect `sel` and copy the selected elements into
-/// `out` (row-major in `sel.out_shape()`, pre-filled with the fill value).
-///
-/// # Errors
-/// As [`read_all`].
-pub fn read_selection(
-    st: &Storage,
-    ctx: Ctx,
-    req: &ChunkedRead<'_>,
-    sel: &crate::data::hyperslab::Selection,
-    out: &mut [u8],
-) -> Result<()> {
-    // Fallback until per-chunk selection reads land: read everything, then select.
-    let all = read_all(st, ctx, req)?;
-    let origin = alloc::vec![0u64; req.dims.len()];
-    sel.copy_from_region(req.element_size, &all, &origin, req.dims, out)
 }
