@@ -29,6 +29,7 @@ use crate::format::selection::{RegularDim, Selection, UNLIMITED};
 use crate::format::vds::{VdsBlock, VdsMapping, SAME_FILE};
 use crate::read::global_heap::GlobalHeap;
 use crate::read::{Dataset, File};
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -61,7 +62,7 @@ pub fn virtual_dims(ds: &Dataset) -> Result<Vec<u64>> {
 /// A source opened for reading.
 enum Source {
     /// A dataset stored in a file.
-    Plain(Dataset),
+    Plain(Box<Dataset>),
     /// A virtual source, already read: its extent and bytes.
     Virtual(Vec<u64>, Vec<u8>),
 }
@@ -740,7 +741,7 @@ fn open_source(src: Dataset, vds: &Dataset, depth: usize) -> Result<Source> {
         let (dims, data) = read_depth(&src, depth + 1)?;
         return Ok(Source::Virtual(dims, data));
     }
-    Ok(Source::Plain(src))
+    Ok(Source::Plain(Box::new(src)))
 }
 
 fn plan(ds: &Dataset, depth: usize) -> Result<Plan> {

@@ -62,6 +62,18 @@ def same_file():
         L[0:8] = h5py.VirtualSource(".", "concat", shape=(20,))[6:14]
         f.create_virtual_dataset("nested", L, fillvalue=-2)
 
+        # unlimited mappings whose source is a resizable VDS (no chunked storage
+        # needed): both selections unlimited, one offset by two rows
+        L = h5py.VirtualLayout(shape=(5, 4), maxshape=(None, 4), dtype="<i4")
+        L[0:5, :] = h5py.VirtualSource(f.create_dataset(
+            "u", data=np.arange(20, dtype="<i4").reshape(5, 4)))
+        f.create_virtual_dataset("umid", L, fillvalue=-1)
+        L = h5py.VirtualLayout(shape=(1, 8), maxshape=(None, 8), dtype="<i4")
+        src = h5py.VirtualSource(".", "umid", shape=(5, 4), maxshape=(None, 4))
+        L[0:U, 0:4] = src[0:U, :]
+        L[0:U, 4:8] = src[2:U, :]
+        f.create_virtual_dataset("utop", L, fillvalue=-9)
+
         # an irregular (non-regular) hyperslab union, through the low-level API
         vspace = h5py.h5s.create_simple((4, 5))
         vspace.select_hyperslab((0, 0), (1, 1), block=(2, 2))
@@ -147,7 +159,7 @@ def printf():
 def expected():
     rows = []
     for fname, dsets in [
-        ("vds_same.h5", ["concat", "strided", "grid", "flat", "nested", "irregular"]),
+        ("vds_same.h5", ["concat", "strided", "grid", "flat", "nested", "irregular", "umid", "utop"]),
         ("vds_other.h5", ["v", "ext"]),
         ("vds_v1.h5", ["same", "shared"]),
         ("vds_unlim.h5", ["v"]),
