@@ -16,3 +16,4 @@ pub mod selection;
 pub mod sohm;
 pub mod superblock;
 pub mod symbol_table_node;
+pub mod vds;

@@ -140,6 +140,11 @@ impl File {
     pub fn storage(&self) -> &Storage {
         &self.inner.st
     }
+    /// The directory of the file, when it was opened by path.
+    #[cfg(feature = "std")]
+    pub fn dir(&self) -> Option<&std::path::Path> {
+        self.inner.dir.as_deref()
+    }
 
     /// The root group.
     ///
@@ -206,10 +211,26 @@ impl File {
                     };
                     self.resolve(&abs, hops + 1)?
                 }
-                LinkTarget::External { .. } | LinkTarget::UserDefined { .. } => {
+                LinkTarget::External {
+                    ref file,
+                    path: ref target,
+                } => match crate::read::vds::open_sibling(self, file)? {
+                    Some(other) if hops < self.inner.ctx.limits.max_link_hops => {
+                        other.resolve(target, hops + 1)?
+                    }
+                    Some(_) => {
+                        return Err(Error::limit("too many link hops").with_path(&child_path))
+                    }
+                    None => {
+                        return Err(Error::not_found(format!(
+                            "external link target file {file:?} not found"
+                        ))
+                        .with_path(&child_path))
+                    }
+                },
+                LinkTarget::UserDefined { .. } => {
                     return Err(
-                        Error::unsupported("following external or user-defined links")
-                            .with_path(&child_path),
+                        Error::unsupported("following user-defined links").with_path(&child_path)
                     )
                 }
             };
@@ -833,6 +854,10 @@ impl Dataset {
     }
 
     fn read_raw_inner(&self) -> Result<Vec<u8>> {
+        if let Layout::Virtual { .. } = self.layout {
+            // The extent of a virtual dataset can follow its sources (`vds::virtual_dims`).
+            return crate::read::vds::read_virtual(self);
+        }
         let file = &self.base.file;
         let st = &file.inner.st;
         let ctx = file.inner.ctx;
@@ -897,7 +922,7 @@ impl Dataset {
                 };
                 crate::read::chunks::read_all(st, ctx, &req)
             }
-            Layout::Virtual { .. } => Err(Error::unsupported("virtual datasets")),
+            Layout::Virtual { .. } => crate::read::vds::read_virtual(self),
         }
     }
 

@@ -9,6 +9,7 @@ pub mod global_heap;
 pub mod local_heap;
 pub mod object_header;
 pub mod sohm;
+pub mod vds;
 
 mod api;
 
