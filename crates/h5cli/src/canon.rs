@@ -3,6 +3,7 @@
 //! Objects are walked breadth-first from `/`, links in byte order of their
 //! names, and each object is described once, at the first path that reaches it.
 
+use h5fmt::data::hyperslab::{Selection, SliceDim};
 use h5fmt::data::{Reference, Value};
 use h5fmt::format::datatype::{ByteOrder, CharSet, Datatype, RefKind, StringPad};
 use h5fmt::format::message::{FillState, LinkTarget, SpaceKind};
@@ -17,6 +18,43 @@ use std::path::Path;
 const INLINE_MAX: u64 = 64;
 /// Bytes of compact JSON up to which `data` (and a fill value) is written inline.
 const INLINE_MAX_BYTES: usize = 4096;
+/// Raw bytes read per block when hashing a large dataset.
+const BLOCK_BYTES: usize = 16 << 20;
+/// Elements per block at most (bounds the memory of decoded values).
+const BLOCK_MAX_ELEMS: usize = 1 << 20;
+
+/// Nested JSON lists of `flat` following `shape` (`flat` has `product(shape)` items).
+fn nest_json(flat: Vec<Json>, shape: &[u64]) -> Json {
+    match shape {
+        [] => flat.into_iter().next().unwrap_or(Json::Null),
+        [_] => Json::Array(flat),
+        [n, rest @ ..] => {
+            let step = usize::try_from(rest.iter().product::<u64>()).unwrap_or(0);
+            let mut it = flat.into_iter();
+            let mut out = Vec::new();
+            for _ in 0..*n {
+                let part: Vec<Json> = it.by_ref().take(step).collect();
+                out.push(nest_json(part, rest));
+            }
+            Json::Array(out)
+        }
+    }
+}
+
+/// Whether elements of `t` refer to the global heap (vlen data, references),
+/// so that equal bytes need not mean equal values.
+fn has_heap_data(t: &Datatype) -> bool {
+    match t {
+        Datatype::VarLenSequence { .. }
+        | Datatype::VarLenString { .. }
+        | Datatype::Reference { .. } => true,
+        Datatype::Compound { members, .. } => members.iter().any(|m| has_heap_data(&m.dtype)),
+        Datatype::Array { base, .. }
+        | Datatype::Enum { base, .. }
+        | Datatype::Complex { base, .. } => has_heap_data(base),
+        _ => false,
+    }
+}
 
 /// The canonical dump of the file at `path`, as a JSON value.
 ///
@@ -441,6 +479,121 @@ impl Canon<'_> {
         Ok(Json::Object(out))
     }
 
+    /// SHA-256 of the compact JSON of a whole (large) dataset, read in blocks
+    /// of bounded size. A "unit" is the sub-array over dims `k..` that fits in a
+    /// block; blocks are runs of units along dim `k-1`; brackets and commas
+    /// between units come from the unit's position, so the hashed text is
+    /// exactly the compact JSON of the nested list. Blocks whose elements are
+    /// all equal (typically fill) reuse the text of one unit.
+    fn stream_sha(&self, d: &Dataset, shape: &[u64]) -> Result<String, String> {
+        let es = usize::try_from(d.dtype().size())
+            .map_err(|_| "element too large")?
+            .max(1);
+        let block_elems = (BLOCK_BYTES / es).clamp(1, BLOCK_MAX_ELEMS) as u64;
+        let ndim = shape.len();
+        let mut k = ndim;
+        let mut unit = 1u64;
+        while k > 1 && unit * shape[k - 1] <= block_elems {
+            unit *= shape[k - 1];
+            k -= 1;
+        }
+        let outer = &shape[..k];
+        let inner = &shape[k..];
+        let per = (block_elems / unit).max(1);
+        let mut strides = Vec::new();
+        let mut acc = 1u64;
+        for dd in (1..k).rev() {
+            acc *= outer[dd];
+            strides.push(acc);
+        }
+        let pointer_free = !has_heap_data(d.dtype());
+        let heap = d.file().heap();
+        let ctx = d.file().ctx();
+        let mut h = Sha256::new();
+        h.update("[".repeat(k).as_bytes());
+        let mut q = 0u64;
+        let mut idx = vec![0u64; k - 1];
+        let mut cache: Option<(Vec<u8>, u64, String)> = None;
+        loop {
+            let mut j0 = 0u64;
+            while j0 < outer[k - 1] {
+                let mc = per.min(outer[k - 1] - j0);
+                if q != 0 {
+                    let w = strides.iter().filter(|&&st| q % st == 0).count();
+                    h.update(format!("{},{}", "]".repeat(w), "[".repeat(w)).as_bytes());
+                }
+                let mut dims = Vec::with_capacity(ndim);
+                for &i in &idx {
+                    dims.push(SliceDim {
+                        start: i,
+                        stride: 1,
+                        count: 1,
+                        block: 1,
+                    });
+                }
+                dims.push(SliceDim {
+                    start: j0,
+                    stride: 1,
+                    count: mc,
+                    block: 1,
+                });
+                for &n in inner {
+                    dims.push(SliceDim::all(n));
+                }
+                let bytes = d
+                    .read_slice(&Selection::Hyperslab(dims))
+                    .map_err(|e| e.to_string())?;
+                let n = mc * unit;
+                let first = bytes.get(..es).unwrap_or(&[]);
+                let constant = pointer_free && bytes.chunks_exact(es).all(|c| c == first);
+                if constant {
+                    let hit =
+                        matches!(&cache, Some((b, m0, _)) if b.as_slice() == first && *m0 == mc);
+                    if !hit {
+                        let v =
+                            h5fmt::data::decode::decode_elements(d.dtype(), first, 1, ctx, &heap)
+                                .map_err(|e| e.to_string())?;
+                        let one = self.value(v.first().ok_or("no element")?)?;
+                        let flat = vec![one; usize::try_from(unit).map_err(|_| "unit too large")?];
+                        let ut = compact(&nest_json(flat, inner));
+                        let text =
+                            vec![ut; usize::try_from(mc).map_err(|_| "block too large")?].join(",");
+                        cache = Some((first.to_vec(), mc, text));
+                    }
+                    if let Some((_, _, text)) = &cache {
+                        h.update(text.as_bytes());
+                    }
+                } else {
+                    let vals =
+                        h5fmt::data::decode::decode_elements(d.dtype(), &bytes, n, ctx, &heap)
+                            .map_err(|e| e.to_string())?;
+                    let step = usize::try_from(unit).map_err(|_| "unit too large")?;
+                    let mut parts = Vec::with_capacity(vals.len() / step.max(1));
+                    for u in vals.chunks(step.max(1)) {
+                        parts.push(compact(&self.nest(u, inner)?));
+                    }
+                    h.update(parts.join(",").as_bytes());
+                }
+                q += mc;
+                j0 += mc;
+            }
+            // Advance the outer index over dims [0, k-1).
+            let mut dd = k.saturating_sub(1);
+            loop {
+                if dd == 0 {
+                    h.update("]".repeat(k).as_bytes());
+                    return Ok(hex(&h.finalize()));
+                }
+                dd -= 1;
+                idx[dd] += 1;
+                if idx[dd] < outer[dd] {
+                    break;
+                }
+                idx[dd] = 0;
+            }
+        }
+    }
+
     fn dataset(&self, p: &str, d: &Dataset) -> Result<Map<String, Json>, String> {
         let err = |e: String| named(p, &e);
         let mut m = Map::new();
@@ -497,20 +650,39 @@ impl Canon<'_> {
         m.insert("fill".into(), fill_json);
         if space.kind == SpaceKind::Null {
             m.insert("data".into(), Json::Null);
-        } else {
-            let vals = d
-                .read_values()
-                .map_err(|e| named(p, &format!("cannot read data: {e}")))?;
-            let v = self.nest(&vals, d.shape()).map_err(err)?;
-            let text = compact(&v);
-            if d.len() <= INLINE_MAX && text.len() <= INLINE_MAX_BYTES {
-                m.insert("data".into(), v);
-            }
-            m.insert(
-                "data_sha256".into(),
-                Json::String(hex(&Sha256::digest(text.as_bytes()))),
-            );
+            return Ok(m);
         }
+        // A virtual dataset's extent is what its sources currently fill (libhdf5
+        // recomputes it on open), which can differ from the stored dataspace.
+        let shape: Vec<u64> = if d.layout_class() == LayoutClass::Virtual {
+            let s = h5fmt::read::vds::virtual_dims(d).map_err(|e| named(p, &e.to_string()))?;
+            m.insert("shape".into(), json!(s));
+            s
+        } else {
+            d.shape().to_vec()
+        };
+        let count: u64 = shape.iter().product();
+        if count > INLINE_MAX && d.layout_class() != LayoutClass::Virtual {
+            let sha = self
+                .stream_sha(d, &shape)
+                .map_err(|e| named(p, &format!("cannot read data: {e}")))?;
+            m.insert("data_sha256".into(), Json::String(sha));
+            return Ok(m);
+        }
+        let raw = d
+            .read_raw()
+            .map_err(|e| named(p, &format!("cannot read data: {e}")))?;
+        let vals = h5fmt::data::decode::decode_elements(d.dtype(), &raw, count, ctx, &heap)
+            .map_err(|e| named(p, &format!("cannot read data: {e}")))?;
+        let v = self.nest(&vals, &shape).map_err(err)?;
+        let text = compact(&v);
+        if count <= INLINE_MAX && text.len() <= INLINE_MAX_BYTES {
+            m.insert("data".into(), v);
+        }
+        m.insert(
+            "data_sha256".into(),
+            Json::String(hex(&Sha256::digest(text.as_bytes()))),
+        );
         Ok(m)
     }
 }
