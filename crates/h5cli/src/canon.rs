@@ -519,7 +519,7 @@ impl Canon<'_> {
             while j0 < outer[k - 1] {
                 let mc = per.min(outer[k - 1] - j0);
                 if q != 0 {
-                    let w = strides.iter().filter(|&&st| q % st == 0).count();
+                    let w = strides.iter().filter(|&&st| q.is_multiple_of(st)).count();
                     h.update(format!("{},{}", "]".repeat(w), "[".repeat(w)).as_bytes());
                 }
                 let mut dims = Vec::with_capacity(ndim);
