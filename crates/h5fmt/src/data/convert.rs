@@ -232,13 +232,44 @@ fn unrep<T: H5Native>(dtype: &Datatype) -> Error {
 /// fixed native layout.
 pub fn to_native_order(dtype: &Datatype, data: &mut [u8]) -> Result<()> {
     let size = usize::try_from(dtype.size()).map_err(|_| Error::unrepresentable("element size"))?;
-    if size == 0 {
+    if size == 0 || !needs_swap(dtype)? {
         return Ok(());
     }
     for elem in data.chunks_exact_mut(size) {
         swap_element(dtype, elem)?;
     }
     Ok(())
+}
+
+/// Whether any part of `dtype` is stored in the other byte order than the machine's.
+fn needs_swap(dtype: &Datatype) -> Result<bool> {
+    let native_big = cfg!(target_endian = "big");
+    Ok(match dtype {
+        Datatype::Integer { order, size, .. }
+        | Datatype::Float { order, size, .. }
+        | Datatype::Bitfield { order, size, .. }
+        | Datatype::Time { order, size, .. } => {
+            *size > 1 && (*order == ByteOrder::Big) != native_big
+        }
+        Datatype::Enum { base, .. }
+        | Datatype::Complex { base, .. }
+        | Datatype::Array { base, .. } => needs_swap(base)?,
+        Datatype::Compound { members, .. } => {
+            let mut any = false;
+            for m in members {
+                any |= needs_swap(&m.dtype)?;
+            }
+            any
+        }
+        Datatype::String { .. } | Datatype::Opaque { .. } => false,
+        Datatype::VarLenSequence { .. }
+        | Datatype::VarLenString { .. }
+        | Datatype::Reference { .. } => {
+            return Err(Error::unrepresentable(
+                "variable-length data and references have no raw native form",
+            ))
+        }
+    })
 }
 
 fn swap_element(dtype: &Datatype, e: &mut [u8]) -> Result<()> {
