@@ -540,6 +540,18 @@ print(diff(a, b, "") or "equal")
 // ---------------------------------------------------------------------------------------------
 // test
 
+fn summaries(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "summary"))
+        .collect();
+    v.sort();
+    v
+}
+
 fn task_test() -> R {
     let root = repo_root();
     let skip: Vec<String> = env::var("XTASK_SKIP")
@@ -600,10 +612,21 @@ fn task_test() -> R {
         let Some(v) = &venv else {
             return Err("no venv: the Python cross-checks cannot run".into());
         };
+        let tmp = root.join("target").join("tmp");
+        for f in summaries(&tmp) {
+            let _ = fs::remove_file(f);
+        }
         let mut c = Command::new(cargo());
         c.current_dir(&root).args(["test", "--workspace"]);
         v.apply(&mut c);
-        run(&mut c)
+        let r = run(&mut c);
+        // Summaries the integration tests leave (libtest hides passing tests' output).
+        for f in summaries(&tmp) {
+            if let Ok(t) = fs::read_to_string(&f) {
+                print!("{t}");
+            }
+        }
+        r
     });
     step("nostd", &mut task_nostd);
     step("wasm", &mut task_wasm);

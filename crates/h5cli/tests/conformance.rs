@@ -155,12 +155,15 @@ fn conformance() {
         .iter()
         .filter(|(c, _)| c.key.starts_with("testdata/"))
         .count();
-    println!(
-        "conformance: {passed} passed, {xfailed} expected failures, {} unexpected, {} total \
-         ({testdata} testdata, {} corpus)",
-        problems.len(),
-        canon.len(),
-        canon.len() - testdata
+    common::summary(
+        "conformance",
+        &format!(
+            "conformance: {passed} passed, {xfailed} expected failures, {} unexpected, {} total \
+             ({testdata} testdata, {} corpus)",
+            problems.len(),
+            canon.len(),
+            canon.len() - testdata
+        ),
     );
     for p in &problems {
         println!("  {p}");
@@ -191,10 +194,14 @@ fn error_files_do_not_panic_or_hang() {
             }
         }
     }
-    println!(
-        "reference-unreadable files: {} total, {ok} dumped, {err} refused cleanly, {} panicked or hung",
-        errs.len(),
-        problems.len()
+    common::summary(
+        "conformance_errors",
+        &format!(
+            "reference-unreadable files: {} total, {ok} dumped, {err} refused cleanly, \
+             {} panicked or hung",
+            errs.len(),
+            problems.len()
+        ),
     );
     for p in &problems {
         println!("  {p}");

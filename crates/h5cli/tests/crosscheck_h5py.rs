@@ -161,7 +161,10 @@ fn compare(view: &Value, canon: &Value) -> Vec<String> {
 #[test]
 fn crosscheck_h5py() {
     if std::env::var_os("H5FMT_VENV").is_none_or(|v| v.is_empty()) {
-        println!("skipped: run via cargo xtask test (H5FMT_VENV is not set)");
+        common::summary(
+            "crosscheck_h5py",
+            "crosscheck_h5py: skipped: run via cargo xtask test (H5FMT_VENV is not set)",
+        );
         return;
     }
     let xfail = std::fs::read_to_string(
@@ -221,14 +224,51 @@ fn crosscheck_h5py() {
             }
         }
     });
-    println!(
-        "crosscheck_h5py: {} files walked by h5py, {compared} compared with our dump, \
-         {skipped} skipped (expected failures), {} problems",
-        files.len(),
-        problems.len()
+    common::summary(
+        "crosscheck_h5py",
+        &format!(
+            "crosscheck_h5py: {} files walked by h5py, {compared} compared with our dump, \
+             {skipped} skipped (expected failures), {} problems",
+            files.len(),
+            problems.len()
+        ),
     );
     for p in &problems {
         println!("  {p}");
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn compare_finds_differences() {
+    use serde_json::json;
+    let view = json!({
+        "/": {"kind": "group", "attrs": ["x"], "links": ["d"]},
+        "/d": {"kind": "dataset", "attrs": [], "shape": [3], "dtype": ">u2"},
+    });
+    let dt = json!({"class": "int", "size": 2, "order": "be", "signed": false});
+    let canon = json!({"format": "h5canon/1", "objects": {
+        "/": {"kind": "group", "attrs": {"x": {}}, "links": {"d": {"hard": "/d"}}},
+        "/d": {"kind": "dataset", "attrs": {}, "shape": [3], "dtype": dt},
+    }});
+    assert_eq!(compare(&view, &canon), Vec::<String>::new());
+    let mut wrong = canon.clone();
+    wrong["objects"]["/d"]["shape"] = json!([4]);
+    wrong["objects"]["/d"]["dtype"]["order"] = json!("le");
+    wrong["objects"]["/"]["links"] = json!({"e": {"soft": "/d"}});
+    let d = compare(&view, &wrong);
+    assert_eq!(d.len(), 3, "{d:?}");
+    assert_eq!(
+        numpy_str(&json!({"class": "float", "size": 2, "order": "le"})).as_deref(),
+        Some("<f2")
+    );
+    assert_eq!(
+        numpy_str(&json!({"class": "int", "size": 1, "order": "le", "signed": true})).as_deref(),
+        Some("|i1")
+    );
+    assert_eq!(
+        numpy_str(&json!({"class": "string", "size": "vlen", "cset": "utf8", "pad": "nullterm"}))
+            .as_deref(),
+        Some("|O")
+    );
 }

@@ -133,6 +133,16 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// Print a summary line and leave it in `target/tmp/<name>.summary` for `cargo xtask test`
+/// to show (libtest hides the output of passing tests).
+pub fn summary(name: &str, text: &str) {
+    println!("{text}");
+    let _ = std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.summary")),
+        format!("{text}\n"),
+    );
+}
+
 /// The time bound per file: `H5_TEST_TIMEOUT_SECS` or 20 s.
 pub fn time_limit() -> Duration {
     let secs = std::env::var("H5_TEST_TIMEOUT_SECS")
