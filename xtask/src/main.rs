@@ -1,19 +1,662 @@
-//! Developer tasks. `cargo xtask test` is the one test command.
+//! Developer tasks. `cargo xtask test` is the one test command (CI runs it).
+//!
+//! Plain std Rust; shells out to `python3`, `cargo`, `apt-get` and `node`.
 
-fn main() {
-    let task = std::env::args().nth(1).unwrap_or_default();
-    match task.as_str() {
-        "test" => {
-            let ok = std::process::Command::new(env!("CARGO"))
-                .args(["test", "--workspace"])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
-            std::process::exit(if ok { 0 } else { 1 });
+use std::env;
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+/// Exact versions that install on the project's machines (CPython 3.11, x86_64 Linux).
+/// h5py 3.16.0 bundles libhdf5 2.0.0, the reference for `h5canon.py`.
+const REQUIREMENTS: &[&str] = &[
+    "h5py==3.16.0",
+    "numpy==2.4.6",
+    "hdf5plugin==7.1.0",
+    "tables==3.11.1",
+    "netCDF4==1.7.5.1.post1",
+];
+
+/// Debian packages that give `/usr/bin/rustc` + `/usr/bin/cargo` able to build `core`/`alloc`
+/// for wasm32 from source, and the wasm linker.
+const WASM_APT: &[&str] = &["rustc-web", "cargo-web", "rust-web-src", "lld"];
+
+const USAGE: &str = "usage: cargo xtask <task>
+
+tasks:
+  test            the one test command: venv, fmt, clippy, test, nostd, wasm (CI runs this)
+  venv            create/reuse the Python venv at .venv (h5py, numpy, hdf5plugin, tables, netCDF4)
+  gen-testdata    regenerate testdata/*.h5 with testdata/generate.py (real HDF5 software)
+  bless           regenerate testdata/expected/*.canon.json with ../shared/conformance/h5canon.py
+  nostd           build h5fmt without default features and check nothing enables `std`
+  wasm            build h5fmt for wasm32-unknown-unknown (installs Debian rustc-web if missing),
+                  then run the wasm smoke module under node if node is present
+  crosscheck F..  diff h5canon.py's dump and ours (`h5 dump --canonical`) for each file
+
+environment:
+  H5FMT_VENV      use this venv instead of <repo>/.venv
+  H5FMT_PYTHON    the python used to create the venv (default: python3.11, else python3)
+  XTASK_SKIP      comma-separated steps of `test` to skip (venv,fmt,clippy,test,nostd,wasm)";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let Some(task) = args.first() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let rest = &args[1..];
+    let result = match task.as_str() {
+        "test" => task_test(),
+        "venv" => ensure_venv().map(|v| println!("venv ready: {}", v.dir.display())),
+        "gen-testdata" => task_gen_testdata(),
+        "bless" => task_bless(),
+        "nostd" => task_nostd(),
+        "wasm" => task_wasm(),
+        "crosscheck" => task_crosscheck(rest),
+        "-h" | "--help" | "help" => {
+            println!("{USAGE}");
+            Ok(())
         }
-        _ => {
-            eprintln!("usage: cargo xtask test");
-            std::process::exit(2);
+        other => Err(format!("unknown task `{other}`\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask {task}: FAILED: {e}");
+            ExitCode::FAILURE
         }
+    }
+}
+
+type R<T = ()> = Result<T, String>;
+
+fn repo_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+fn shared_dir() -> PathBuf {
+    repo_root().join("..").join("shared")
+}
+
+fn cargo() -> OsString {
+    env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// Run a command, echoing it; error when it cannot start or exits non-zero.
+fn run(cmd: &mut Command) -> R {
+    eprintln!("+ {}", show(cmd));
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run `{}`: {e}", show(cmd)))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` exited with {status}", show(cmd)))
+    }
+}
+
+/// Run a command and return its stdout.
+fn output(cmd: &mut Command) -> R<String> {
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run `{}`: {e}", show(cmd)))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`{}` exited with {}: {}",
+            show(cmd),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn show(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// venv
+
+struct Venv {
+    dir: PathBuf,
+    python: PathBuf,
+    /// `sys.base_prefix` of the venv's interpreter (PYTHONHOME for embedding).
+    home: String,
+    /// `<venv>/lib/pythonX.Y/site-packages`.
+    site: String,
+    /// Directory of `libpythonX.Y.so` (for the embedded interpreter at run time).
+    libdir: String,
+}
+
+impl Venv {
+    /// Environment for pyo3 builds and embedded-Python tests.
+    fn apply(&self, cmd: &mut Command) {
+        cmd.env("PYO3_PYTHON", &self.python)
+            .env("PYTHONHOME", &self.home)
+            .env("PYTHONPATH", &self.site)
+            .env("H5FMT_VENV", &self.dir);
+        let mut ld = OsString::from(&self.libdir);
+        if let Some(old) = env::var_os("LD_LIBRARY_PATH").filter(|o| !o.is_empty()) {
+            ld.push(":");
+            ld.push(old);
+        }
+        cmd.env("LD_LIBRARY_PATH", ld);
+    }
+}
+
+fn venv_dir() -> PathBuf {
+    env::var_os("H5FMT_VENV")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv"))
+}
+
+fn base_python() -> OsString {
+    if let Some(p) = env::var_os("H5FMT_PYTHON").filter(|p| !p.is_empty()) {
+        return p;
+    }
+    for cand in ["python3.11", "python3"] {
+        let ok = Command::new(cand)
+            .args(["-c", "import venv, sys; assert sys.version_info >= (3, 9)"])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        if ok {
+            return cand.into();
+        }
+    }
+    "python3".into()
+}
+
+fn ensure_venv() -> R<Venv> {
+    let dir = venv_dir();
+    let python = dir.join("bin").join("python");
+    let stamp = dir.join(".xtask-requirements");
+    let want = REQUIREMENTS.join("\n") + "\n";
+    let fresh = python.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(&want);
+    if !fresh {
+        if !python.exists() {
+            run(Command::new(base_python()).arg("-m").arg("venv").arg(&dir))?;
+        }
+        let mut pip = Command::new(&python);
+        pip.args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--progress-bar",
+            "off",
+        ])
+        .args(REQUIREMENTS);
+        run(&mut pip)?;
+        fs::write(&stamp, &want).map_err(|e| format!("{}: {e}", stamp.display()))?;
+    }
+    let info = output(Command::new(&python).args([
+        "-c",
+        "import sys, sysconfig, site; \
+         print(sys.base_prefix); \
+         print(sysconfig.get_paths()['purelib']); \
+         print(sysconfig.get_config_var('LIBDIR') or '')",
+    ]))?;
+    let mut lines = info.lines().map(str::to_owned);
+    let home = lines.next().unwrap_or_default();
+    let site = lines.next().unwrap_or_default();
+    let libdir = lines.next().unwrap_or_default();
+    let dir = fs::canonicalize(&dir).unwrap_or(dir);
+    Ok(Venv {
+        python: dir.join("bin").join("python"),
+        dir,
+        home,
+        site,
+        libdir,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// test data
+
+fn task_gen_testdata() -> R {
+    let v = ensure_venv()?;
+    let td = repo_root().join("testdata");
+    run(Command::new(&v.python)
+        .arg(td.join("generate.py"))
+        .arg(&td)
+        .current_dir(&td))
+}
+
+/// Files in `testdata/` that are HDF5 files to dump (not the generator, docs or expectations).
+fn testdata_files() -> R<Vec<PathBuf>> {
+    let td = repo_root().join("testdata");
+    let mut files = Vec::new();
+    for e in fs::read_dir(&td).map_err(|e| format!("{}: {e}", td.display()))? {
+        let p = e.map_err(|e| e.to_string())?.path();
+        let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
+        if p.is_file() && matches!(ext, "h5" | "hdf5" | "nc") {
+            files.push(p);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn task_bless() -> R {
+    let v = ensure_venv()?;
+    let h5canon = shared_dir().join("conformance").join("h5canon.py");
+    if !h5canon.exists() {
+        return Err(format!("{} not found", h5canon.display()));
+    }
+    let exp = repo_root().join("testdata").join("expected");
+    fs::create_dir_all(&exp).map_err(|e| e.to_string())?;
+    // Remove old expectations so renamed/removed files leave nothing behind.
+    for e in fs::read_dir(&exp).map_err(|e| e.to_string())? {
+        let p = e.map_err(|e| e.to_string())?.path();
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.ends_with(".canon.json") || name.ends_with(".error") {
+            fs::remove_file(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+    }
+    let (mut ok, mut err) = (0, 0);
+    for f in testdata_files()? {
+        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let out = Command::new(&v.python)
+            .arg(&h5canon)
+            .arg(&f)
+            .output()
+            .map_err(|e| format!("cannot run h5canon.py: {e}"))?;
+        if out.status.success() {
+            fs::write(exp.join(format!("{name}.canon.json")), &out.stdout)
+                .map_err(|e| e.to_string())?;
+            ok += 1;
+        } else {
+            let msg = String::from_utf8_lossy(&out.stderr);
+            let line = msg.lines().last().unwrap_or("").trim();
+            eprintln!("  {name}: reference cannot dump it: {line}");
+            fs::write(exp.join(format!("{name}.error")), format!("{line}\n"))
+                .map_err(|e| e.to_string())?;
+            err += 1;
+        }
+    }
+    println!("bless: {ok} .canon.json, {err} .error in {}", exp.display());
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// no_std and wasm
+
+fn task_nostd() -> R {
+    let root = repo_root();
+    run(Command::new(cargo()).current_dir(&root).args([
+        "build",
+        "-p",
+        "h5fmt",
+        "--no-default-features",
+    ]))?;
+    let tree = output(Command::new(cargo()).current_dir(&root).args([
+        "tree",
+        "-p",
+        "h5fmt",
+        "--no-default-features",
+        "-e",
+        "features,normal",
+        "--prefix",
+        "none",
+        "--target",
+        "all",
+    ]))?;
+    let bad: Vec<&str> = tree
+        .lines()
+        .filter(|l| l.contains("feature \"std\""))
+        .collect();
+    if !bad.is_empty() {
+        let mut uniq = bad.clone();
+        uniq.sort_unstable();
+        uniq.dedup();
+        return Err(format!(
+            "`std` is enabled without default features:\n  {}",
+            uniq.join("\n  ")
+        ));
+    }
+    println!("nostd: h5fmt builds without default features; no `std` feature in its tree");
+    Ok(())
+}
+
+fn have_wasm_toolchain() -> bool {
+    Path::new("/usr/bin/rustc").exists()
+        && Path::new("/usr/bin/cargo").exists()
+        && (Path::new("/usr/bin/wasm-ld").exists() || Path::new("/usr/bin/rust-lld").exists())
+        && output(Command::new("/usr/bin/rustc").args(["--print", "sysroot"]))
+            .map(|s| {
+                Path::new(s.trim())
+                    .join("lib/rustlib/src/rust/library/core")
+                    .exists()
+            })
+            .unwrap_or(false)
+}
+
+fn ensure_wasm_toolchain() -> R {
+    if have_wasm_toolchain() {
+        return Ok(());
+    }
+    eprintln!("wasm: installing Debian {}", WASM_APT.join(" "));
+    let mut update = Command::new("apt-get");
+    update
+        .arg("update")
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    run(&mut update)?;
+    let mut install = Command::new("apt-get");
+    install
+        .args(["install", "-y", "--no-install-recommends"])
+        .args(WASM_APT)
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    run(&mut install)?;
+    if have_wasm_toolchain() {
+        Ok(())
+    } else {
+        Err("Debian rustc-web/cargo-web/rust-web-src/lld installed but not usable".into())
+    }
+}
+
+/// A `/usr/bin/cargo` command with the environment of the outer (rustup) cargo removed.
+fn debian_cargo(root: &Path) -> Command {
+    let mut c = Command::new("/usr/bin/cargo");
+    c.current_dir(root)
+        .env("RUSTC", "/usr/bin/rustc")
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("RUSTDOC")
+        .env_remove("RUSTC_WRAPPER")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("CARGO")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    c
+}
+
+fn task_wasm() -> R {
+    ensure_wasm_toolchain()?;
+    let root = repo_root();
+    eprintln!(
+        "wasm: {} / {}",
+        output(Command::new("/usr/bin/rustc").arg("--version"))?.trim(),
+        output(Command::new("/usr/bin/cargo").arg("--version"))?.trim()
+    );
+    run(debian_cargo(&root).args([
+        "build",
+        "-Z",
+        "build-std=core,alloc",
+        "--target",
+        "wasm32-unknown-unknown",
+        "-p",
+        "h5fmt",
+        "--no-default-features",
+        "--target-dir",
+        "target/wasm",
+    ]))?;
+    println!("wasm: h5fmt (no_std + alloc) builds for wasm32-unknown-unknown");
+    wasm_smoke(&root)
+}
+
+/// Build `xtask/wasm-smoke` (a cdylib over h5fmt) and run it under node, if both are there.
+fn wasm_smoke(root: &Path) -> R {
+    let smoke = root.join("xtask").join("wasm-smoke");
+    if !smoke.join("Cargo.toml").exists() {
+        return Ok(());
+    }
+    let Ok(node) = output(Command::new("node").arg("--version")) else {
+        println!("wasm smoke: skipped (no node)");
+        return Ok(());
+    };
+    let linker = if Path::new("/usr/bin/wasm-ld").exists() {
+        "/usr/bin/wasm-ld"
+    } else {
+        "rust-lld"
+    };
+    run(debian_cargo(&smoke)
+        .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER", linker)
+        .args([
+            "build",
+            "--release",
+            "-Z",
+            "build-std=core,alloc",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--target-dir",
+        ])
+        .arg(root.join("target").join("wasm")))?;
+    let wasm = root.join("target/wasm/wasm32-unknown-unknown/release/h5fmt_wasm_smoke.wasm");
+    let sample = root.join("testdata").join("wasm_smoke.h5");
+    eprintln!("wasm smoke: node {}", node.trim());
+    run(Command::new("node")
+        .arg(smoke.join("run.mjs"))
+        .arg(&wasm)
+        .arg(&sample))
+}
+
+// ---------------------------------------------------------------------------------------------
+// crosscheck
+
+fn task_crosscheck(files: &[String]) -> R {
+    if files.is_empty() {
+        return Err("usage: cargo xtask crosscheck FILE...".into());
+    }
+    let v = ensure_venv()?;
+    let root = repo_root();
+    let h5canon = shared_dir().join("conformance").join("h5canon.py");
+    run(Command::new(cargo()).current_dir(&root).args([
+        "build",
+        "--release",
+        "-q",
+        "-p",
+        "h5cli",
+    ]))?;
+    let h5 = root.join("target").join("release").join("h5");
+    let tmp = env::temp_dir().join(format!("xtask-crosscheck-{}", std::process::id()));
+    fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
+    let mut bad = 0;
+    for f in files {
+        let reference = Command::new(&v.python)
+            .arg(&h5canon)
+            .arg("--compact")
+            .arg(f)
+            .output()
+            .map_err(|e| e.to_string())?;
+        let ours = Command::new(&h5)
+            .args(["dump", "--canonical"])
+            .arg(f)
+            .output()
+            .map_err(|e| e.to_string())?;
+        let (a, b) = (tmp.join("ref.json"), tmp.join("ours.json"));
+        fs::write(&a, &reference.stdout).map_err(|e| e.to_string())?;
+        fs::write(&b, &ours.stdout).map_err(|e| e.to_string())?;
+        let verdict = match (reference.status.success(), ours.status.success()) {
+            (false, false) => "both fail".to_string(),
+            (false, true) => format!(
+                "reference fails ({}), ours succeeds",
+                String::from_utf8_lossy(&reference.stderr).trim()
+            ),
+            (true, false) => format!(
+                "ours fails: {}",
+                String::from_utf8_lossy(&ours.stderr).trim()
+            ),
+            (true, true) => {
+                let diff = output(
+                    Command::new(&v.python)
+                        .arg("-c")
+                        .arg(JSON_DIFF_PY)
+                        .arg(&a)
+                        .arg(&b),
+                )?;
+                diff.trim().to_string()
+            }
+        };
+        if verdict != "equal" {
+            bad += 1;
+        }
+        println!("{f}: {verdict}");
+    }
+    let _ = fs::remove_dir_all(&tmp);
+    println!("crosscheck: {} equal, {bad} differ", files.len() - bad);
+    if bad == 0 {
+        Ok(())
+    } else {
+        Err(format!("{bad} file(s) differ"))
+    }
+}
+
+const JSON_DIFF_PY: &str = r#"
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+def diff(x, y, path):
+    if type(x) != type(y):
+        return f"{path or '/'}: expected {json.dumps(x)[:200]}, got {json.dumps(y)[:200]}"
+    if isinstance(x, dict):
+        for k in sorted(set(x) | set(y)):
+            if k not in y: return f"{path}/{k}: missing"
+            if k not in x: return f"{path}/{k}: unexpected"
+            d = diff(x[k], y[k], f"{path}/{k}")
+            if d: return d
+        return None
+    if isinstance(x, list):
+        for i, (p, q) in enumerate(zip(x, y)):
+            d = diff(p, q, f"{path}/{i}")
+            if d: return d
+        if len(x) != len(y): return f"{path}: expected {len(x)} items, got {len(y)}"
+        return None
+    return None if x == y else f"{path or '/'}: expected {json.dumps(x)[:200]}, got {json.dumps(y)[:200]}"
+print(diff(a, b, "") or "equal")
+"#;
+
+// ---------------------------------------------------------------------------------------------
+// test
+
+fn summaries(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "summary"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn task_test() -> R {
+    let root = repo_root();
+    let skip: Vec<String> = env::var("XTASK_SKIP")
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let total = Instant::now();
+    let mut results: Vec<(&str, Option<R>, Duration)> = Vec::new();
+    let mut venv: Option<Venv> = None;
+
+    let mut step = |name: &'static str, f: &mut dyn FnMut() -> R| {
+        if skip.iter().any(|s| s == name) {
+            println!("\n==> {name}: skipped (XTASK_SKIP)");
+            results.push((name, None, Duration::ZERO));
+            return;
+        }
+        println!("\n==> {name}");
+        let t = Instant::now();
+        let r = f();
+        let d = t.elapsed();
+        match &r {
+            Ok(()) => println!("<== {name}: ok ({:.1}s)", d.as_secs_f64()),
+            Err(e) => println!("<== {name}: FAILED ({:.1}s): {e}", d.as_secs_f64()),
+        }
+        results.push((name, Some(r), d));
+    };
+
+    step("venv", &mut || {
+        venv = Some(ensure_venv()?);
+        Ok(())
+    });
+    let with_venv = |cmd: &mut Command| {
+        if let Some(v) = &venv {
+            v.apply(cmd);
+        }
+    };
+    step("fmt", &mut || {
+        run(Command::new(cargo())
+            .current_dir(&root)
+            .args(["fmt", "--all", "--", "--check"]))
+    });
+    step("clippy", &mut || {
+        let mut c = Command::new(cargo());
+        c.current_dir(&root).args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]);
+        with_venv(&mut c);
+        run(&mut c)
+    });
+    step("test", &mut || {
+        let Some(v) = &venv else {
+            return Err("no venv: the Python cross-checks cannot run".into());
+        };
+        let tmp = root.join("target").join("tmp");
+        for f in summaries(&tmp) {
+            let _ = fs::remove_file(f);
+        }
+        let mut c = Command::new(cargo());
+        c.current_dir(&root).args(["test", "--workspace"]);
+        v.apply(&mut c);
+        let r = run(&mut c);
+        // Summaries the integration tests leave (libtest hides passing tests' output).
+        for f in summaries(&tmp) {
+            if let Ok(t) = fs::read_to_string(&f) {
+                print!("{t}");
+            }
+        }
+        r
+    });
+    step("nostd", &mut task_nostd);
+    step("wasm", &mut task_wasm);
+
+    println!(
+        "\n==> summary ({:.1}s total)",
+        total.elapsed().as_secs_f64()
+    );
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    for (name, r, d) in &results {
+        let what = match r {
+            None => {
+                skipped += 1;
+                "skipped".to_string()
+            }
+            Some(Ok(())) => {
+                passed += 1;
+                "ok".to_string()
+            }
+            Some(Err(e)) => {
+                failed += 1;
+                format!("FAILED: {}", e.lines().next().unwrap_or(""))
+            }
+        };
+        println!("  {name:<7} {:>7.1}s  {what}", d.as_secs_f64());
+    }
+    println!("steps: {passed} passed, {failed} failed, {skipped} skipped");
+    if failed == 0 {
+        Ok(())
+    } else {
+        Err(format!("{failed} step(s) failed"))
     }
 }

@@ -1,0 +1,229 @@
+//! Shared helpers of the h5cli integration tests: where the test files are, running a dump
+//! with a time bound and panic capture, and a JSON difference finder.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The repository root (`crates/h5cli/../..`).
+pub fn repo_root() -> PathBuf {
+    let r = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::canonicalize(&r).unwrap_or(r)
+}
+
+/// `../shared/corpus` beside the repository, when present.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let d = repo_root().join("../shared/corpus");
+    d.join("files").is_dir().then_some(d)
+}
+
+/// What a test file is expected to give.
+#[derive(Debug)]
+pub enum Expect {
+    /// The reference dump (`.canon.json`).
+    Canon(PathBuf),
+    /// The reference could not dump it (`.error`): we must return without panicking.
+    Error(PathBuf),
+}
+
+/// One test file.
+#[derive(Debug)]
+pub struct Case {
+    /// The name used in `expected_failures.txt`: `testdata/<file>` or `corpus/<dir>/<file>`.
+    pub key: String,
+    /// The HDF5 file.
+    pub path: PathBuf,
+    /// Its expectation.
+    pub expect: Expect,
+}
+
+/// Every test file with an expectation: `testdata/*` with `testdata/expected/<name>.canon.json`
+/// or `.error`, and every corpus file with one in `../shared/corpus/expected`.
+pub fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    let td = repo_root().join("testdata");
+    collect(&td, &td.join("expected"), "testdata", &mut out);
+    if let Some(c) = corpus_dir() {
+        collect(&c.join("files"), &c.join("expected"), "corpus", &mut out);
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out
+}
+
+fn collect(files: &Path, expected: &Path, prefix: &str, out: &mut Vec<Case>) {
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(files.join(&rel)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let r = rel.join(&name);
+            let p = files.join(&r);
+            if p.is_dir() {
+                if r != Path::new("expected") {
+                    stack.push(r);
+                }
+                continue;
+            }
+            let name = name.to_string_lossy();
+            let canon = expected.join(&rel).join(format!("{name}.canon.json"));
+            let error = expected.join(&rel).join(format!("{name}.error"));
+            let expect = if canon.is_file() {
+                Expect::Canon(canon)
+            } else if error.is_file() {
+                Expect::Error(error)
+            } else {
+                continue;
+            };
+            let key = format!("{prefix}/{}", r.to_string_lossy().replace('\\', "/"));
+            out.push(Case {
+                key,
+                path: p,
+                expect,
+            });
+        }
+    }
+}
+
+/// How one bounded dump ended.
+pub enum Outcome {
+    /// The dump returned.
+    Done(Result<Value, String>),
+    /// It panicked, with this message.
+    Panicked(String),
+    /// It did not return within the time bound.
+    TimedOut(Duration),
+}
+
+/// `h5cli::canon::dump(path)` on its own thread, with panics caught and a time bound.
+/// A dump that times out is left running (its thread is detached).
+pub fn bounded_dump(path: &Path, limit: Duration) -> Outcome {
+    let (tx, rx) = mpsc::channel();
+    let p = path.to_path_buf();
+    let spawned = std::thread::Builder::new()
+        .name(format!("dump {}", path.display()))
+        .spawn(move || {
+            let r = std::panic::catch_unwind(|| h5cli::canon::dump(&p));
+            let _ = tx.send(r);
+        });
+    if let Err(e) = spawned {
+        return Outcome::Done(Err(format!("cannot spawn a thread: {e}")));
+    }
+    match rx.recv_timeout(limit) {
+        Ok(Ok(r)) => Outcome::Done(r),
+        Ok(Err(payload)) => Outcome::Panicked(panic_message(payload.as_ref())),
+        Err(mpsc::RecvTimeoutError::Timeout) => Outcome::TimedOut(limit),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Outcome::Panicked("thread ended without a result".into())
+        }
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic payload)".into()
+    }
+}
+
+/// Print a summary line and leave it in `target/tmp/<name>.summary` for `cargo xtask test`
+/// to show (libtest hides the output of passing tests).
+pub fn summary(name: &str, text: &str) {
+    println!("{text}");
+    let _ = std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.summary")),
+        format!("{text}\n"),
+    );
+}
+
+/// The time bound per file: `H5_TEST_TIMEOUT_SECS` or 20 s.
+pub fn time_limit() -> Duration {
+    let secs = std::env::var("H5_TEST_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
+    Duration::from_secs(secs)
+}
+
+/// The first difference between `expected` and `actual`, as `path: what`, or `None` when
+/// they are equal as JSON values. Paths join object keys and list indices with `/` as they
+/// are (so a dataset `/dset`'s third element is `/objects//dset/data/3`).
+pub fn first_diff(expected: &Value, actual: &Value) -> Option<String> {
+    let mut path = String::new();
+    diff_at(expected, actual, &mut path)
+}
+
+fn diff_at(e: &Value, a: &Value, path: &mut String) -> Option<String> {
+    let here = |p: &str| {
+        if p.is_empty() {
+            "/".to_string()
+        } else {
+            p.to_string()
+        }
+    };
+    match (e, a) {
+        (Value::Object(eo), Value::Object(ao)) => {
+            let mut keys: Vec<&String> = eo.keys().chain(ao.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let len = path.len();
+                path.push('/');
+                path.push_str(k);
+                let d = match (eo.get(k), ao.get(k)) {
+                    (Some(x), Some(y)) => diff_at(x, y, path),
+                    (Some(x), None) => Some(format!("{path}: missing (expected {})", short(x))),
+                    (None, Some(y)) => Some(format!("{path}: unexpected {}", short(y))),
+                    (None, None) => None,
+                };
+                if d.is_some() {
+                    return d;
+                }
+                path.truncate(len);
+            }
+            None
+        }
+        (Value::Array(ea), Value::Array(aa)) => {
+            for (i, (x, y)) in ea.iter().zip(aa.iter()).enumerate() {
+                let len = path.len();
+                path.push_str(&format!("/{i}"));
+                if let Some(d) = diff_at(x, y, path) {
+                    return Some(d);
+                }
+                path.truncate(len);
+            }
+            (ea.len() != aa.len()).then(|| {
+                format!(
+                    "{}: expected {} elements, got {}",
+                    here(path),
+                    ea.len(),
+                    aa.len()
+                )
+            })
+        }
+        _ if e == a => None,
+        _ => Some(format!(
+            "{}: expected {}, got {}",
+            here(path),
+            short(e),
+            short(a)
+        )),
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 120 {
+        let t: String = s.chars().take(117).collect();
+        format!("{t}...")
+    } else {
+        s
+    }
+}
