@@ -818,6 +818,17 @@ impl Dataset {
         self.len() == 0
     }
 
+    /// The bytes that storage never written reads as: the fill element, except
+    /// with fill time "never", where libhdf5 leaves the memory untouched (zeros).
+    fn unwritten_bytes(&self) -> Vec<u8> {
+        const FILL_TIME_NEVER: u8 = 1;
+        if self.fill.fill_time == FILL_TIME_NEVER {
+            vec![0u8; self.fill_bytes().len()]
+        } else {
+            self.fill_bytes()
+        }
+    }
+
     /// The fill element bytes (`dtype.size()` bytes): the user value, or zeros.
     pub fn fill_bytes(&self) -> Vec<u8> {
         let n = usize::try_from(self.dtype.size()).unwrap_or(0);
@@ -894,7 +905,7 @@ impl Dataset {
                     return self.read_external(ext, total_usize);
                 }
                 if addr.is_undef() {
-                    return Ok(repeat_fill(&self.fill_bytes(), count));
+                    return Ok(repeat_fill(&self.unwritten_bytes(), count));
                 }
                 if *size < total {
                     return Err(Error::corrupt(
@@ -911,7 +922,7 @@ impl Dataset {
                     Some(m) => m.clone(),
                     None => self.space.dims.clone(),
                 };
-                let fill = self.fill_bytes();
+                let fill = self.unwritten_bytes();
                 let req = crate::read::chunks::ChunkedRead {
                     layout: cl,
                     pipeline: &self.pipeline,
@@ -1001,7 +1012,7 @@ impl Dataset {
                 "selection of {total} bytes exceeds the read limit"
             )));
         }
-        let mut out = repeat_fill(&self.fill_bytes(), count);
+        let mut out = repeat_fill(&self.unwritten_bytes(), count);
         if count == 0 {
             return Ok(out);
         }
@@ -1050,7 +1061,7 @@ impl Dataset {
                     Some(m) => m.clone(),
                     None => self.space.dims.clone(),
                 };
-                let fill = self.fill_bytes();
+                let fill = self.unwritten_bytes();
                 let req = crate::read::chunks::ChunkedRead {
                     layout: cl,
                     pipeline: &self.pipeline,
