@@ -81,7 +81,7 @@ fn each_filter_kind_is_covered() {
         .iter()
         .flat_map(|v| v.pipeline.filters.iter().map(|f| f.id))
         .collect();
-    for id in [1, 2, 3, 5, 6, 307, 32000, 32004, 32015] {
+    for id in [1, 2, 3, 4, 5, 6, 307, 32000, 32004, 32015] {
         assert!(ids.contains(&id), "no vector for filter {id}");
     }
 }
@@ -127,6 +127,8 @@ fn output_larger_than_expected_is_a_limit_error() {
         "lzf",
         "scaleoffset_int",
         "nbit_int",
+        "szip_nn_i32",
+        "szip_nn_2d_pad",
     ] {
         let v = get(name);
         let e = decode_chunk(
@@ -189,7 +191,7 @@ fn garbage_never_panics() {
 }
 
 #[test]
-fn unknown_and_szip_filters_are_unsupported() {
+fn unknown_filters_are_unsupported() {
     let p = |id| FilterPipeline {
         filters: vec![Filter {
             id,
@@ -198,12 +200,54 @@ fn unknown_and_szip_filters_are_unsupported() {
             client_data: vec![],
         }],
     };
+    // szip without its client data is a corrupt pipeline, named as szip.
     let e = decode_chunk(&p(4), 0, vec![1, 2, 3], 16, 4).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert_eq!(e.kind(), ErrorKind::Corrupt);
     assert!(e.message().contains("szip"), "{e}");
     let e = decode_chunk(&p(31999), 0, vec![1, 2, 3], 16, 4).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported);
     assert!(e.message().contains("31999"), "{e}");
     let e = decode_chunk(&p(32001), 0, vec![1, 2, 3], 16, 4).unwrap_err();
     assert!(e.message().contains("blosc"), "{e}");
+}
+
+#[test]
+fn truncated_szip_streams_are_errors() {
+    for name in [
+        "szip_nn_i32",
+        "szip_ec_i16_be",
+        "szip_nn_f64_be",
+        "szip_nn_2d_pad",
+    ] {
+        let v = get(name);
+        for cut in [0, 3, 4, 5, v.input.len() / 2, v.input.len() - 1] {
+            let e = decode_chunk(
+                &v.pipeline,
+                v.mask,
+                v.input[..cut].to_vec(),
+                v.output.len(),
+                v.element_size,
+            )
+            .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Corrupt, "{name} cut {cut}: {e}");
+            assert!(e.message().contains("filter 4 (szip)"), "{e}");
+        }
+    }
+}
+
+#[test]
+fn szip_bit_flips_never_panic() {
+    for v in vectors().into_iter().filter(|v| v.name.starts_with("szip")) {
+        for i in 4..v.input.len() {
+            for bit in [0x01u8, 0x10, 0x80] {
+                let mut bad = v.input.clone();
+                bad[i] ^= bit;
+                if let Ok(out) =
+                    decode_chunk(&v.pipeline, v.mask, bad, v.output.len(), v.element_size)
+                {
+                    assert_eq!(out.len(), v.output.len());
+                }
+            }
+        }
+    }
 }

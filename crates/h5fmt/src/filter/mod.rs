@@ -16,6 +16,7 @@ mod lzf;
 mod nbit;
 mod scaleoffset;
 mod shuffle;
+mod szip;
 mod zstd;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -93,7 +94,7 @@ pub fn filter_name(id: u16) -> Option<&'static str> {
 pub fn is_supported(id: u16) -> bool {
     matches!(
         id,
-        DEFLATE | SHUFFLE | FLETCHER32 | NBIT | SCALEOFFSET | BZIP2 | LZF | LZ4 | ZSTD
+        DEFLATE | SHUFFLE | FLETCHER32 | SZIP | NBIT | SCALEOFFSET | BZIP2 | LZF | LZ4 | ZSTD
     )
 }
 
@@ -179,7 +180,7 @@ pub fn decode_one(f: &Filter, data: Vec<u8>, bound: usize, element_size: usize) 
         LZ4 => lz4::decode(&data, bound),
         ZSTD => zstd::decode(&data, bound),
         BZIP2 => bzip2::decode(&data, bound),
-        SZIP => Err(Error::unsupported("filter 4 (szip) unsupported")),
+        SZIP => szip::decode(&data, cd, bound),
         id => Err(Error::unsupported(match filter_name(id) {
             Some(n) => format!("filter {id} ({n}) unsupported"),
             None => format!("filter {id} unsupported"),
