@@ -81,7 +81,7 @@ fn each_filter_kind_is_covered() {
         .iter()
         .flat_map(|v| v.pipeline.filters.iter().map(|f| f.id))
         .collect();
-    for id in [1, 2, 3, 4, 5, 6, 307, 32000, 32004, 32015] {
+    for id in [1, 2, 3, 4, 5, 6, 307, 32000, 32004, 32008, 32015] {
         assert!(ids.contains(&id), "no vector for filter {id}");
     }
 }
@@ -129,6 +129,9 @@ fn output_larger_than_expected_is_a_limit_error() {
         "nbit_int",
         "szip_nn_i32",
         "szip_nn_2d_pad",
+        "bitshuffle_none",
+        "bitshuffle_lz4",
+        "bitshuffle_zstd_f64",
     ] {
         let v = get(name);
         let e = decode_chunk(
@@ -249,5 +252,26 @@ fn szip_bit_flips_never_panic() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn hostile_bitshuffle_headers_fail_cleanly() {
+    let v = get("bitshuffle_lz4");
+    let run = |d: Vec<u8>| decode_chunk(&v.pipeline, 0, d, v.output.len(), 4);
+    let mut huge = v.input.clone();
+    huge[..8].copy_from_slice(&(1u64 << 60).to_be_bytes());
+    assert_eq!(run(huge).unwrap_err().kind(), ErrorKind::Limit);
+    for block in [0u32, 4, 12, u32::MAX] {
+        let mut bad = v.input.clone();
+        bad[8..12].copy_from_slice(&block.to_be_bytes());
+        assert!(run(bad).is_err(), "block {block}");
+    }
+    let mut bad = v.input.clone();
+    bad[12..16].copy_from_slice(&u32::MAX.to_be_bytes());
+    assert_eq!(run(bad).unwrap_err().kind(), ErrorKind::Corrupt);
+    for cut in [0, 11, 12, 15, v.input.len() / 2, v.input.len() - 1] {
+        let e = run(v.input[..cut].to_vec()).unwrap_err();
+        assert!(e.message().contains("filter 32008 (bitshuffle)"), "{e}");
     }
 }

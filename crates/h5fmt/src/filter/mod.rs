@@ -8,6 +8,7 @@
 //! headers and the small growth of incompressible data inside stacked filters.
 //! No filter allocates more than its bound, whatever sizes the stored bytes claim.
 
+mod bitshuffle;
 mod bzip2;
 mod deflate;
 mod fletcher32;
@@ -94,7 +95,17 @@ pub fn filter_name(id: u16) -> Option<&'static str> {
 pub fn is_supported(id: u16) -> bool {
     matches!(
         id,
-        DEFLATE | SHUFFLE | FLETCHER32 | SZIP | NBIT | SCALEOFFSET | BZIP2 | LZF | LZ4 | ZSTD
+        DEFLATE
+            | SHUFFLE
+            | FLETCHER32
+            | SZIP
+            | NBIT
+            | SCALEOFFSET
+            | BZIP2
+            | LZF
+            | LZ4
+            | ZSTD
+            | BITSHUFFLE
     )
 }
 
@@ -181,6 +192,7 @@ pub fn decode_one(f: &Filter, data: Vec<u8>, bound: usize, element_size: usize) 
         ZSTD => zstd::decode(&data, bound),
         BZIP2 => bzip2::decode(&data, bound),
         SZIP => szip::decode(&data, cd, bound),
+        BITSHUFFLE => bitshuffle::decode(&data, cd, bound),
         id => Err(Error::unsupported(match filter_name(id) {
             Some(n) => format!("filter {id} ({n}) unsupported"),
             None => format!("filter {id} unsupported"),

@@ -71,6 +71,13 @@ case("szip_nn_2d_pad", (np.arange(13 * 21).reshape(13, 21) % 50).astype(np.int16
 case("szip_zeros", np.zeros(4096, dtype=np.int32), compression="szip", compression_opts=("nn", 32))
 case("szip_ec_u8_smooth", (np.arange(600) // 100).astype(np.uint8), compression="szip",
      compression_opts=("ec", 32))
+# bitshuffle: plain, LZ4 and zstd, a block size that leaves a partial block and
+# trailing elements (not a multiple of 8), 1/4/8-byte elements.
+case("bitshuffle_none", np.arange(1003, dtype=np.int32) * 3 - 500, **hdf5plugin.Bitshuffle(cname="none"))
+case("bitshuffle_lz4", np.arange(1003, dtype=np.int32) * 3 - 500, **hdf5plugin.Bitshuffle(nelems=256, cname="lz4"))
+case("bitshuffle_zstd_f64", np.cos(np.arange(301) / 7.0), **hdf5plugin.Bitshuffle(cname="zstd", clevel=5))
+case("bitshuffle_lz4_u8", (np.arange(2050) % 37).astype(np.uint8), **hdf5plugin.Bitshuffle(cname="lz4"))
+
 
 def relaxed_fapl():
     """A file access plist that lets libhdf5 2.x write types with unused bits
