@@ -81,7 +81,7 @@ fn each_filter_kind_is_covered() {
         .iter()
         .flat_map(|v| v.pipeline.filters.iter().map(|f| f.id))
         .collect();
-    for id in [1, 2, 3, 4, 5, 6, 307, 32000, 32004, 32008, 32015] {
+    for id in [1, 2, 3, 4, 5, 6, 307, 32000, 32001, 32004, 32008, 32015] {
         assert!(ids.contains(&id), "no vector for filter {id}");
     }
 }
@@ -132,6 +132,9 @@ fn output_larger_than_expected_is_a_limit_error() {
         "bitshuffle_none",
         "bitshuffle_lz4",
         "bitshuffle_zstd_f64",
+        "blosc_blosclz_shuffle",
+        "blosc_zlib_shuffle",
+        "blosc_blosclz_blocks_f64",
     ] {
         let v = get(name);
         let e = decode_chunk(
@@ -210,8 +213,9 @@ fn unknown_filters_are_unsupported() {
     let e = decode_chunk(&p(31999), 0, vec![1, 2, 3], 16, 4).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported);
     assert!(e.message().contains("31999"), "{e}");
-    let e = decode_chunk(&p(32001), 0, vec![1, 2, 3], 16, 4).unwrap_err();
-    assert!(e.message().contains("blosc"), "{e}");
+    let e = decode_chunk(&p(32026), 0, vec![1, 2, 3], 16, 4).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert!(e.message().contains("blosc2"), "{e}");
 }
 
 #[test]
@@ -273,5 +277,34 @@ fn hostile_bitshuffle_headers_fail_cleanly() {
     for cut in [0, 11, 12, 15, v.input.len() / 2, v.input.len() - 1] {
         let e = run(v.input[..cut].to_vec()).unwrap_err();
         assert!(e.message().contains("filter 32008 (bitshuffle)"), "{e}");
+    }
+}
+
+#[test]
+fn hostile_blosc_frames_fail_cleanly() {
+    let v = get("blosc_blosclz_blocks_f64");
+    let run = |d: Vec<u8>| decode_chunk(&v.pipeline, 0, d, v.output.len(), 8);
+    // Decoded size beyond the bound; frame size beyond the data; zero block size.
+    let mut huge = v.input.clone();
+    huge[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(run(huge).unwrap_err().kind(), ErrorKind::Limit);
+    let mut long = v.input.clone();
+    long[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(run(long).unwrap_err().kind(), ErrorKind::Corrupt);
+    let mut zero = v.input.clone();
+    zero[8..12].copy_from_slice(&0u32.to_le_bytes());
+    assert!(run(zero).is_err());
+    // A block start pointing past the frame.
+    let mut start = v.input.clone();
+    start[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(run(start).unwrap_err().kind(), ErrorKind::Corrupt);
+    // Snappy (codec 2) is named as unsupported.
+    let mut snappy = v.input.clone();
+    snappy[2] = (snappy[2] & 0x1f) | (2 << 5);
+    let e = run(snappy).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    for cut in [0, 15, 16, 19, v.input.len() / 2, v.input.len() - 1] {
+        let e = run(v.input[..cut].to_vec()).unwrap_err();
+        assert!(e.message().contains("filter 32001 (blosc)"), "{e}");
     }
 }

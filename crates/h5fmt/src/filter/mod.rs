@@ -9,6 +9,7 @@
 //! No filter allocates more than its bound, whatever sizes the stored bytes claim.
 
 mod bitshuffle;
+mod blosc;
 mod bzip2;
 mod deflate;
 mod fletcher32;
@@ -193,6 +194,7 @@ pub fn decode_one(f: &Filter, data: Vec<u8>, bound: usize, element_size: usize) 
         BZIP2 => bzip2::decode(&data, bound),
         SZIP => szip::decode(&data, cd, bound),
         BITSHUFFLE => bitshuffle::decode(&data, cd, bound),
+        BLOSC => blosc::decode(&data, bound),
         id => Err(Error::unsupported(match filter_name(id) {
             Some(n) => format!("filter {id} ({n}) unsupported"),
             None => format!("filter {id} unsupported"),

@@ -77,6 +77,18 @@ case("bitshuffle_none", np.arange(1003, dtype=np.int32) * 3 - 500, **hdf5plugin.
 case("bitshuffle_lz4", np.arange(1003, dtype=np.int32) * 3 - 500, **hdf5plugin.Bitshuffle(nelems=256, cname="lz4"))
 case("bitshuffle_zstd_f64", np.cos(np.arange(301) / 7.0), **hdf5plugin.Bitshuffle(cname="zstd", clevel=5))
 case("bitshuffle_lz4_u8", (np.arange(2050) % 37).astype(np.uint8), **hdf5plugin.Bitshuffle(cname="lz4"))
+# Blosc 1: each codec, byte shuffle / bit shuffle / none, split and unsplit
+# blocks, several blocks with a leftover block, and an incompressible frame.
+blosc_src = np.tile(np.arange(3000, dtype=np.int32) // 7, 3)
+case("blosc_blosclz_shuffle", blosc_src, **hdf5plugin.Blosc(cname="blosclz", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE))
+case("blosc_blosclz_blocks_f64", np.round(np.sin(np.arange(20001) / 300.0), 2),
+     **hdf5plugin.Blosc(cname="blosclz", clevel=1, shuffle=hdf5plugin.Blosc.SHUFFLE))
+case("blosc_lz4_bitshuffle", blosc_src, **hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.BITSHUFFLE))
+case("blosc_lz4hc_shuffle", blosc_src, **hdf5plugin.Blosc(cname="lz4hc", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE))
+case("blosc_zlib_shuffle", blosc_src, **hdf5plugin.Blosc(cname="zlib", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE))
+case("blosc_zstd_bitshuffle", blosc_src, **hdf5plugin.Blosc(cname="zstd", clevel=5, shuffle=hdf5plugin.Blosc.BITSHUFFLE))
+case("blosc_blosclz_u8_text", np.frombuffer(b"blosc frames and blocks " * 300 + b"tail!", dtype=np.uint8),
+     **hdf5plugin.Blosc(cname="blosclz", clevel=9, shuffle=hdf5plugin.Blosc.NOSHUFFLE))
 
 
 def relaxed_fapl():
