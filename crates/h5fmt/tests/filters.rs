@@ -81,7 +81,7 @@ fn each_filter_kind_is_covered() {
         .iter()
         .flat_map(|v| v.pipeline.filters.iter().map(|f| f.id))
         .collect();
-    for id in [1, 2, 3, 5, 6, 307, 32000, 32004, 32015] {
+    for id in [1, 2, 3, 4, 5, 6, 307, 32000, 32001, 32004, 32008, 32015] {
         assert!(ids.contains(&id), "no vector for filter {id}");
     }
 }
@@ -127,6 +127,14 @@ fn output_larger_than_expected_is_a_limit_error() {
         "lzf",
         "scaleoffset_int",
         "nbit_int",
+        "szip_nn_i32",
+        "szip_nn_2d_pad",
+        "bitshuffle_none",
+        "bitshuffle_lz4",
+        "bitshuffle_zstd_f64",
+        "blosc_blosclz_shuffle",
+        "blosc_zlib_shuffle",
+        "blosc_blosclz_blocks_f64",
     ] {
         let v = get(name);
         let e = decode_chunk(
@@ -189,7 +197,7 @@ fn garbage_never_panics() {
 }
 
 #[test]
-fn unknown_and_szip_filters_are_unsupported() {
+fn unknown_filters_are_unsupported() {
     let p = |id| FilterPipeline {
         filters: vec![Filter {
             id,
@@ -198,12 +206,105 @@ fn unknown_and_szip_filters_are_unsupported() {
             client_data: vec![],
         }],
     };
+    // szip without its client data is a corrupt pipeline, named as szip.
     let e = decode_chunk(&p(4), 0, vec![1, 2, 3], 16, 4).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert_eq!(e.kind(), ErrorKind::Corrupt);
     assert!(e.message().contains("szip"), "{e}");
     let e = decode_chunk(&p(31999), 0, vec![1, 2, 3], 16, 4).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported);
     assert!(e.message().contains("31999"), "{e}");
-    let e = decode_chunk(&p(32001), 0, vec![1, 2, 3], 16, 4).unwrap_err();
-    assert!(e.message().contains("blosc"), "{e}");
+    let e = decode_chunk(&p(32026), 0, vec![1, 2, 3], 16, 4).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert!(e.message().contains("blosc2"), "{e}");
+}
+
+#[test]
+fn truncated_szip_streams_are_errors() {
+    for name in [
+        "szip_nn_i32",
+        "szip_ec_i16_be",
+        "szip_nn_f64_be",
+        "szip_nn_2d_pad",
+    ] {
+        let v = get(name);
+        for cut in [0, 3, 4, 5, v.input.len() / 2, v.input.len() - 1] {
+            let e = decode_chunk(
+                &v.pipeline,
+                v.mask,
+                v.input[..cut].to_vec(),
+                v.output.len(),
+                v.element_size,
+            )
+            .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Corrupt, "{name} cut {cut}: {e}");
+            assert!(e.message().contains("filter 4 (szip)"), "{e}");
+        }
+    }
+}
+
+#[test]
+fn szip_bit_flips_never_panic() {
+    for v in vectors().into_iter().filter(|v| v.name.starts_with("szip")) {
+        for i in 4..v.input.len() {
+            for bit in [0x01u8, 0x10, 0x80] {
+                let mut bad = v.input.clone();
+                bad[i] ^= bit;
+                if let Ok(out) =
+                    decode_chunk(&v.pipeline, v.mask, bad, v.output.len(), v.element_size)
+                {
+                    assert_eq!(out.len(), v.output.len());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn hostile_bitshuffle_headers_fail_cleanly() {
+    let v = get("bitshuffle_lz4");
+    let run = |d: Vec<u8>| decode_chunk(&v.pipeline, 0, d, v.output.len(), 4);
+    let mut huge = v.input.clone();
+    huge[..8].copy_from_slice(&(1u64 << 60).to_be_bytes());
+    assert_eq!(run(huge).unwrap_err().kind(), ErrorKind::Limit);
+    for block in [0u32, 4, 12, u32::MAX] {
+        let mut bad = v.input.clone();
+        bad[8..12].copy_from_slice(&block.to_be_bytes());
+        assert!(run(bad).is_err(), "block {block}");
+    }
+    let mut bad = v.input.clone();
+    bad[12..16].copy_from_slice(&u32::MAX.to_be_bytes());
+    assert_eq!(run(bad).unwrap_err().kind(), ErrorKind::Corrupt);
+    for cut in [0, 11, 12, 15, v.input.len() / 2, v.input.len() - 1] {
+        let e = run(v.input[..cut].to_vec()).unwrap_err();
+        assert!(e.message().contains("filter 32008 (bitshuffle)"), "{e}");
+    }
+}
+
+#[test]
+fn hostile_blosc_frames_fail_cleanly() {
+    let v = get("blosc_blosclz_blocks_f64");
+    let run = |d: Vec<u8>| decode_chunk(&v.pipeline, 0, d, v.output.len(), 8);
+    // Decoded size beyond the bound; frame size beyond the data; zero block size.
+    let mut huge = v.input.clone();
+    huge[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(run(huge).unwrap_err().kind(), ErrorKind::Limit);
+    let mut long = v.input.clone();
+    long[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(run(long).unwrap_err().kind(), ErrorKind::Corrupt);
+    let mut zero = v.input.clone();
+    zero[8..12].copy_from_slice(&0u32.to_le_bytes());
+    assert!(run(zero).is_err());
+    // A block start pointing past the frame.
+    let mut start = v.input.clone();
+    start[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(run(start).unwrap_err().kind(), ErrorKind::Corrupt);
+    // Snappy (codec 2) is named as unsupported.
+    let mut snappy = v.input.clone();
+    snappy[2] = (snappy[2] & 0x1f) | (2 << 5);
+    let e = run(snappy).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    for cut in [0, 15, 16, 19, v.input.len() / 2, v.input.len() - 1] {
+        let e = run(v.input[..cut].to_vec()).unwrap_err();
+        assert!(e.message().contains("filter 32001 (blosc)"), "{e}");
+    }
 }

@@ -8,6 +8,8 @@
 //! headers and the small growth of incompressible data inside stacked filters.
 //! No filter allocates more than its bound, whatever sizes the stored bytes claim.
 
+mod bitshuffle;
+mod blosc;
 mod bzip2;
 mod deflate;
 mod fletcher32;
@@ -16,6 +18,7 @@ mod lzf;
 mod nbit;
 mod scaleoffset;
 mod shuffle;
+mod szip;
 mod zstd;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -93,7 +96,17 @@ pub fn filter_name(id: u16) -> Option<&'static str> {
 pub fn is_supported(id: u16) -> bool {
     matches!(
         id,
-        DEFLATE | SHUFFLE | FLETCHER32 | NBIT | SCALEOFFSET | BZIP2 | LZF | LZ4 | ZSTD
+        DEFLATE
+            | SHUFFLE
+            | FLETCHER32
+            | SZIP
+            | NBIT
+            | SCALEOFFSET
+            | BZIP2
+            | LZF
+            | LZ4
+            | ZSTD
+            | BITSHUFFLE
     )
 }
 
@@ -179,7 +192,9 @@ pub fn decode_one(f: &Filter, data: Vec<u8>, bound: usize, element_size: usize) 
         LZ4 => lz4::decode(&data, bound),
         ZSTD => zstd::decode(&data, bound),
         BZIP2 => bzip2::decode(&data, bound),
-        SZIP => Err(Error::unsupported("filter 4 (szip) unsupported")),
+        SZIP => szip::decode(&data, cd, bound),
+        BITSHUFFLE => bitshuffle::decode(&data, cd, bound),
+        BLOSC => blosc::decode(&data, bound),
         id => Err(Error::unsupported(match filter_name(id) {
             Some(n) => format!("filter {id} ({n}) unsupported"),
             None => format!("filter {id} unsupported"),

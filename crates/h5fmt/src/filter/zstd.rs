@@ -20,3 +20,16 @@ pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
         Err(e) => Err(super::corrupt(alloc::format!("invalid zstd stream: {e}"))),
     }
 }
+
+/// Decode zstd frames from `data` into `out`, returning the decoded length.
+pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
+    let mut dec = FrameDecoder::new();
+    match dec.decode_all(data, out) {
+        Ok(n) => Ok(n),
+        Err(FrameDecoderError::TargetTooSmall) => Err(Error::limit(alloc::format!(
+            "zstd output exceeds {} bytes",
+            out.len()
+        ))),
+        Err(e) => Err(super::corrupt(alloc::format!("invalid zstd stream: {e}"))),
+    }
+}

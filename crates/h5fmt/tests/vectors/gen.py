@@ -51,6 +51,45 @@ case("lz4", np.tile(ramp_i32, 4), **hdf5plugin.LZ4(nbytes=0))
 case("lz4_blocks", np.tile(ramp_i32, 4), **hdf5plugin.LZ4(nbytes=256))
 case("zstd", np.tile(ramp_i32, 4), **hdf5plugin.Zstd(clevel=3))
 case("bzip2", np.tile(ramp_i32, 4), **hdf5plugin.BZip2(blocksize=9))
+# szip (libaec through libhdf5): preprocessing (nn) and entropy-coding only
+# (ec), 8/16/32/64-bit pixels in both byte orders, runs of equal values (zero
+# blocks), small residuals (second extension / low k), noise (large k /
+# uncompressed blocks), and a scanline that is not a whole number of blocks.
+noise_u16 = rng.integers(0, 3000, 300, dtype=np.uint16)
+steps_i32 = np.repeat(np.arange(40, dtype=np.int32) * 1000 - 7, 25)
+case("szip_nn_i32", steps_i32, compression="szip", compression_opts=("nn", 8))
+case("szip_ec_i32", steps_i32, compression="szip", compression_opts=("ec", 16))
+case("szip_nn_u16_noise", noise_u16, compression="szip", compression_opts=("nn", 32))
+case("szip_ec_i16_be", (np.arange(500) % 13 + 100).astype(">i2"), compression="szip",
+     compression_opts=("ec", 8))
+case("szip_nn_u8", (np.arange(777) // 9 % 256).astype(np.uint8), compression="szip",
+     compression_opts=("nn", 16))
+case("szip_nn_f64_be", np.sin(np.arange(400) / 9.0).astype(">f8"), compression="szip",
+     compression_opts=("nn", 8))
+case("szip_nn_2d_pad", (np.arange(13 * 21).reshape(13, 21) % 50).astype(np.int16),
+     compression="szip", compression_opts=("nn", 8))
+case("szip_zeros", np.zeros(4096, dtype=np.int32), compression="szip", compression_opts=("nn", 32))
+case("szip_ec_u8_smooth", (np.arange(600) // 100).astype(np.uint8), compression="szip",
+     compression_opts=("ec", 32))
+# bitshuffle: plain, LZ4 and zstd, a block size that leaves a partial block and
+# trailing elements (not a multiple of 8), 1/4/8-byte elements.
+case("bitshuffle_none", np.arange(1003, dtype=np.int32) * 3 - 500, **hdf5plugin.Bitshuffle(cname="none"))
+case("bitshuffle_lz4", np.arange(1003, dtype=np.int32) * 3 - 500, **hdf5plugin.Bitshuffle(nelems=256, cname="lz4"))
+case("bitshuffle_zstd_f64", np.cos(np.arange(301) / 7.0), **hdf5plugin.Bitshuffle(cname="zstd", clevel=5))
+case("bitshuffle_lz4_u8", (np.arange(2050) % 37).astype(np.uint8), **hdf5plugin.Bitshuffle(cname="lz4"))
+# Blosc 1: each codec, byte shuffle / bit shuffle / none, split and unsplit
+# blocks, several blocks with a leftover block, and an incompressible frame.
+blosc_src = np.tile(np.arange(3000, dtype=np.int32) // 7, 3)
+case("blosc_blosclz_shuffle", blosc_src, **hdf5plugin.Blosc(cname="blosclz", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE))
+case("blosc_blosclz_blocks_f64", np.round(np.sin(np.arange(20001) / 300.0), 2),
+     **hdf5plugin.Blosc(cname="blosclz", clevel=1, shuffle=hdf5plugin.Blosc.SHUFFLE))
+case("blosc_lz4_bitshuffle", blosc_src, **hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.BITSHUFFLE))
+case("blosc_lz4hc_shuffle", blosc_src, **hdf5plugin.Blosc(cname="lz4hc", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE))
+case("blosc_zlib_shuffle", blosc_src, **hdf5plugin.Blosc(cname="zlib", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE))
+case("blosc_zstd_bitshuffle", blosc_src, **hdf5plugin.Blosc(cname="zstd", clevel=5, shuffle=hdf5plugin.Blosc.BITSHUFFLE))
+case("blosc_blosclz_u8_text", np.frombuffer(b"blosc frames and blocks " * 300 + b"tail!", dtype=np.uint8),
+     **hdf5plugin.Blosc(cname="blosclz", clevel=9, shuffle=hdf5plugin.Blosc.NOSHUFFLE))
+
 
 def relaxed_fapl():
     """A file access plist that lets libhdf5 2.x write types with unused bits
@@ -97,7 +136,7 @@ with h5py.File(TMP, "r") as f:
     names = [c[0] for c in cases] + ["nbit_int", "nbit_float"]
     for name in names:
         d = f[name]
-        mask, raw = d.id.read_direct_chunk((0,))
+        mask, raw = d.id.read_direct_chunk((0,) * len(d.shape))
         # The expected decoded chunk: what libhdf5 returns, in the file's type.
         expected = np.empty(d.shape, dtype=d.dtype)
         d.id.read(h5py.h5s.ALL, h5py.h5s.ALL, expected, mtype=d.id.get_type())
