@@ -2,6 +2,7 @@
 //! reader and by libhdf5 (through h5py, the independent oracle).
 
 use h5fmt::write::{AttrValue, Format, GroupOptions};
+use h5fmt::format::message::{ChunkIndex, Layout};
 use h5fmt::{Datatype, FileWriter};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,7 +45,7 @@ with h5py.File(sys.argv[1], 'r') as f:
             for k in obj:
                 l = obj.get(k, getlink=True)
                 links[k] = type(l).__name__ + ('' if isinstance(l, h5py.HardLink) else ':' + (l.path if not isinstance(l, h5py.ExternalLink) else l.filename + ':' + l.path))
-            d.update(kind='group', links=links)
+            d.update(kind='group', links=links, order=list(obj.keys()))
         out['/' + name] = d
     visit('', f)
     f.visititems(visit)
@@ -179,6 +180,26 @@ fn presets_read_back_by_h5py_and_our_reader() {
             (0..20000).collect::<Vec<i32>>()
         );
         assert_eq!(f.dataset("/grp/sub/d").unwrap().read::<u8>().unwrap(), vec![1, 2, 3]);
+        // The chunk index libhdf5 would choose for each preset.
+        let index = |p: &str| match f.dataset(p).unwrap().layout() {
+            Layout::Chunked(c) => c.index.clone(),
+            l => panic!("{p}: not chunked: {l:?}"),
+        };
+        match format {
+            Format::Latest => {
+                assert!(matches!(index("/chunked"), ChunkIndex::FixedArray { .. }));
+                assert!(matches!(index("/gzip"), ChunkIndex::FixedArray { .. }));
+                assert!(matches!(index("/many_chunks"), ChunkIndex::FixedArray { .. }));
+                assert!(matches!(index("/single"), ChunkIndex::SingleChunk { filtered: Some(_), .. }));
+            }
+            _ => {
+                for p in ["/chunked", "/gzip", "/many_chunks", "/single", "/ext"] {
+                    assert!(matches!(index(p), ChunkIndex::BTreeV1 { .. }), "{p}");
+                }
+            }
+        }
+        let g2 = f.object("/g2").unwrap().addr();
+        assert_eq!(f.object("/g2_alias").unwrap().addr(), g2);
 
         // libhdf5 through h5py.
         let Some(j) = h5py_dump(&path) else { continue };
@@ -220,7 +241,119 @@ fn presets_read_back_by_h5py_and_our_reader() {
         if format != Format::Earliest {
             assert_eq!(o("/")["links"]["ext_link"], "ExternalLink:other.h5:/x");
             // Creation order is kept: h5py lists tracked groups in that order.
-            assert_eq!(o("/ordered")["links"].as_object().unwrap().keys().count(), 3);
+            assert_eq!(o("/ordered")["order"], serde_json::json!(["zeta", "alpha", "mid"]));
         }
     }
+}
+
+#[test]
+fn large_groups_split_symbol_table_nodes_and_btree_levels() {
+    // 300 links: 38 symbol table nodes of 8 entries (Earliest), i.e. a
+    // two-level group B-tree with internal K = 16; compact link messages
+    // otherwise.
+    for format in FORMATS {
+        let mut fw = FileWriter::in_memory_with(format);
+        let mut root = fw.root();
+        let mut g = root.create_group("big").unwrap();
+        let mut names: Vec<String> = (0..300).map(|i| format!("m{:03}", (i * 7919) % 300)).collect();
+        for (i, n) in names.iter().enumerate() {
+            if i % 2 == 0 {
+                g.create_group(n).unwrap();
+            } else {
+                g.create_dataset(n).write(&[i as u32]).unwrap();
+            }
+        }
+        let bytes = fw.finish().unwrap();
+        names.sort();
+        let f = h5fmt::File::from_bytes(bytes.clone()).unwrap();
+        let mut ours = f.group("/big").unwrap().member_names().unwrap();
+        ours.sort();
+        assert_eq!(ours, names);
+        let path = tmp(&format!("big_{format:?}.h5"));
+        std::fs::write(&path, &bytes).unwrap();
+        if let Some(j) = h5py_dump(&path) {
+            let order: Vec<String> = serde_json::from_value(j["/big"]["order"].clone()).unwrap();
+            assert_eq!(order, names, "{format:?}");
+            // m001 is member i = 179 (119 · 179 ≡ 1 mod 300), a dataset holding 179.
+            assert_eq!(j["/big/m001"]["value"], serde_json::json!([179]), "{format:?}");
+        }
+    }
+}
+
+#[test]
+fn create_on_disk() {
+    let path = tmp("on_disk.h5");
+    let mut fw = FileWriter::create(&path).unwrap();
+    assert_eq!(fw.format(), Format::V18);
+    fw.root().create_dataset("x").write(&[1.0f64, 2.0]).unwrap();
+    fw.close().unwrap();
+    let f = h5fmt::File::open(&path).unwrap();
+    assert_eq!(f.superblock().version, 2);
+    assert_eq!(f.dataset("/x").unwrap().read::<f64>().unwrap(), vec![1.0, 2.0]);
+    if let Some(j) = h5py_dump(&path) {
+        assert_eq!(j["/x"]["value"], serde_json::json!([1.0, 2.0]));
+    }
+}
+
+#[test]
+fn bad_arguments_are_clear_errors_and_change_nothing() {
+    use h5fmt::ErrorKind::Usage;
+    for format in FORMATS {
+        let mut fw = FileWriter::in_memory_with(format);
+        fw.root().create_dataset("a").write(&[1i32]).unwrap();
+        let before = format!("{fw:?}");
+        let mut root = fw.root();
+        let e = |r: h5fmt::Result<h5fmt::ObjectId>| r.unwrap_err().kind();
+        assert_eq!(e(root.create_dataset("a").write(&[2i32])), Usage, "name collision");
+        assert_eq!(e(root.create_dataset("").write(&[2i32])), Usage, "empty name");
+        assert_eq!(e(root.create_dataset("x/y").write(&[2i32])), Usage, "slash");
+        assert_eq!(e(root.create_dataset("b").shape(&[2, 2]).write(&[1i32, 2, 3])), Usage, "count");
+        assert_eq!(
+            e(root.create_dataset("b").shape(&[4]).chunks(&[2, 2]).write(&[1i32, 2, 3, 4])),
+            Usage,
+            "chunk rank"
+        );
+        assert_eq!(
+            e(root.create_dataset("b").shape(&[4]).maxshape(&[Some(4), None]).write(&[1i32; 4])),
+            Usage,
+            "maxshape rank"
+        );
+        assert_eq!(
+            e(root.create_dataset("b").shape(&[4]).maxshape(&[Some(3)]).write(&[1i32; 4])),
+            Usage,
+            "maxshape below shape"
+        );
+        assert_eq!(
+            e(root.create_dataset("b").shape(&[4]).maxshape(&[None]).write(&[1i32; 4])),
+            Usage,
+            "unlimited without chunks"
+        );
+        assert_eq!(e(root.create_dataset("b").deflate(4).write(&[1i32; 4])), Usage, "filter without chunks");
+        assert_eq!(root.create_group("a").unwrap_err().kind(), Usage);
+        assert_eq!(root.link_soft("a", "/x").unwrap_err().kind(), Usage);
+        assert_eq!(root.set_attr("", 1u8).unwrap_err().kind(), Usage);
+        assert_eq!(
+            root.set_attr("r", AttrValue::raw(Datatype::int_le(4, true), Some(vec![2]), vec![0; 4]))
+                .unwrap_err()
+                .kind(),
+            Usage
+        );
+        assert_eq!(format!("{fw:?}"), before, "{format:?}: the file changed");
+        let bytes = fw.finish().unwrap();
+        let f = h5fmt::File::from_bytes(bytes).unwrap();
+        assert_eq!(f.root().unwrap().member_names().unwrap(), vec!["a"]);
+        assert!(f.root().unwrap().attrs().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn attribute_overwrite_keeps_one() {
+    let mut fw = FileWriter::in_memory();
+    let mut root = fw.root();
+    root.set_attr("n", 1u8).unwrap();
+    root.set_attr("n", "now a string").unwrap();
+    let f = h5fmt::File::from_bytes(fw.finish().unwrap()).unwrap();
+    let attrs = f.root().unwrap().attrs().unwrap();
+    assert_eq!(attrs.len(), 1);
+    assert!(matches!(f.root().unwrap().attr("n").unwrap().dtype(), Datatype::VarLenString { .. }));
 }
