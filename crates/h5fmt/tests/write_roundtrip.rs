@@ -1,8 +1,8 @@
 //! Files written by `FileWriter` in each format preset, read back by our
 //! reader and by libhdf5 (through h5py, the independent oracle).
 
-use h5fmt::write::{AttrValue, Format, GroupOptions};
 use h5fmt::format::message::{ChunkIndex, Layout};
+use h5fmt::write::{AttrValue, Format, GroupOptions};
 use h5fmt::{Datatype, FileWriter};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,7 +33,7 @@ def val(v):
 out = {}
 with h5py.File(sys.argv[1], 'r') as f:
     def visit(name, obj):
-        d = {'attrs': {k: val(obj.attrs[k]) for k in obj.attrs}}
+        d = {'attrs': {k: val(obj.attrs[k]) for k in obj.attrs}, 'nattrs': len(obj.attrs)}
         if isinstance(obj, h5py.Dataset):
             d.update(kind='dataset', shape=list(obj.shape), dtype=str(obj.dtype),
                      maxshape=[m if m is not None else -1 for m in obj.maxshape] if obj.maxshape is not None else None,
@@ -61,7 +61,12 @@ fn h5py_dump(path: &Path) -> Option<serde_json::Value> {
             return None;
         }
     };
-    let out = Command::new(py).arg("-c").arg(DUMP).arg(path).output().unwrap();
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(DUMP)
+        .arg(path)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "h5py failed on {}: {}",
@@ -85,9 +90,11 @@ fn build(format: Format) -> FileWriter {
         root.set_attr("version", 3i32).unwrap();
         root.set_attr("scale", [1.5f64, -2.0]).unwrap();
         root.set_attr("flag", true).unwrap();
-        root.set_attr("fixed", AttrValue::fixed_ascii("abc")).unwrap();
+        root.set_attr("fixed", AttrValue::fixed_ascii("abc"))
+            .unwrap();
         root.set_attr("names", &["x", "yy", ""][..]).unwrap();
-        root.set_attr("seq", AttrValue::vlen(&[vec![1i32, 2, 3], vec![], vec![7]])).unwrap();
+        root.set_attr("seq", AttrValue::vlen(&[vec![1i32, 2, 3], vec![], vec![7]]))
+            .unwrap();
         let mut g = root.create_group("grp").unwrap();
         g.set_attr("u", 7u16).unwrap();
         let mut sub = g.create_group("sub").unwrap();
@@ -98,10 +105,20 @@ fn build(format: Format) -> FileWriter {
         .shape(&[2, 3])
         .write(&[1i32, 2, 3, 4, 5, -6])
         .unwrap();
-    root.create_dataset("floats").write(&[0.5f32, 1.5, f32::NAN]).unwrap();
-    root.create_dataset("compact").compact().write(&[9u64, 8, 7]).unwrap();
-    root.create_dataset("scalar").shape(&[]).write(&[42i16]).unwrap();
-    root.create_dataset("strings").write_strings(&["alpha", "βeta", ""]).unwrap();
+    root.create_dataset("floats")
+        .write(&[0.5f32, 1.5, f32::NAN])
+        .unwrap();
+    root.create_dataset("compact")
+        .compact()
+        .write(&[9u64, 8, 7])
+        .unwrap();
+    root.create_dataset("scalar")
+        .shape(&[])
+        .write(&[42i16])
+        .unwrap();
+    root.create_dataset("strings")
+        .write_strings(&["alpha", "βeta", ""])
+        .unwrap();
     let data: Vec<f64> = (0..1000).map(|i| i as f64 * 0.25).collect();
     root.create_dataset("chunked")
         .shape(&[10, 100])
@@ -117,8 +134,16 @@ fn build(format: Format) -> FileWriter {
         .write(&data)
         .unwrap();
     let big: Vec<i32> = (0..20000).collect();
-    root.create_dataset("many_chunks").chunks(&[100]).write(&big).unwrap();
-    root.create_dataset("single").shape(&[4, 5]).chunks(&[4, 5]).deflate(1).write(&[3u32; 20]).unwrap();
+    root.create_dataset("many_chunks")
+        .chunks(&[100])
+        .write(&big)
+        .unwrap();
+    root.create_dataset("single")
+        .shape(&[4, 5])
+        .chunks(&[4, 5])
+        .deflate(1)
+        .write(&[3u32; 20])
+        .unwrap();
     root.create_dataset("ext")
         .shape(&[5])
         .maxshape(&[None])
@@ -144,7 +169,9 @@ fn presets_read_back_by_h5py_and_our_reader() {
     for format in FORMATS {
         let mut fw = build(format);
         if format != Format::Earliest {
-            fw.root().link_external("ext_link", "other.h5", "/x").unwrap();
+            fw.root()
+                .link_external("ext_link", "other.h5", "/x")
+                .unwrap();
             let mut root = fw.root();
             let mut o = root
                 .create_group_with("ordered", GroupOptions { track_order: true })
@@ -179,7 +206,10 @@ fn presets_read_back_by_h5py_and_our_reader() {
             f.dataset("/many_chunks").unwrap().read::<i32>().unwrap(),
             (0..20000).collect::<Vec<i32>>()
         );
-        assert_eq!(f.dataset("/grp/sub/d").unwrap().read::<u8>().unwrap(), vec![1, 2, 3]);
+        assert_eq!(
+            f.dataset("/grp/sub/d").unwrap().read::<u8>().unwrap(),
+            vec![1, 2, 3]
+        );
         // The chunk index libhdf5 would choose for each preset.
         let index = |p: &str| match f.dataset(p).unwrap().layout() {
             Layout::Chunked(c) => c.index.clone(),
@@ -189,8 +219,17 @@ fn presets_read_back_by_h5py_and_our_reader() {
             Format::Latest => {
                 assert!(matches!(index("/chunked"), ChunkIndex::FixedArray { .. }));
                 assert!(matches!(index("/gzip"), ChunkIndex::FixedArray { .. }));
-                assert!(matches!(index("/many_chunks"), ChunkIndex::FixedArray { .. }));
-                assert!(matches!(index("/single"), ChunkIndex::SingleChunk { filtered: Some(_), .. }));
+                assert!(matches!(
+                    index("/many_chunks"),
+                    ChunkIndex::FixedArray { .. }
+                ));
+                assert!(matches!(
+                    index("/single"),
+                    ChunkIndex::SingleChunk {
+                        filtered: Some(_),
+                        ..
+                    }
+                ));
             }
             _ => {
                 for p in ["/chunked", "/gzip", "/many_chunks", "/single", "/ext"] {
@@ -206,21 +245,32 @@ fn presets_read_back_by_h5py_and_our_reader() {
         let o = |p: &str| &j[p];
         let root = o("/");
         assert_eq!(root["attrs"]["title"], "hello ✓", "{format:?}");
+        // H5Oget_info's count, which needs the attribute info message in v2 headers.
+        assert_eq!(root["nattrs"], 7, "{format:?}");
         assert_eq!(root["attrs"]["version"], 3);
         assert_eq!(root["attrs"]["scale"], serde_json::json!([1.5, -2.0]));
         assert_eq!(root["attrs"]["flag"], true);
         assert_eq!(root["attrs"]["fixed"], "abc");
         assert_eq!(root["attrs"]["names"], serde_json::json!(["x", "yy", ""]));
-        assert_eq!(root["attrs"]["seq"], serde_json::json!([[1, 2, 3], [], [7]]));
+        assert_eq!(
+            root["attrs"]["seq"],
+            serde_json::json!([[1, 2, 3], [], [7]])
+        );
         assert_eq!(o("/grp")["attrs"]["u"], 7);
         assert_eq!(o("/grp/sub/d")["value"], serde_json::json!([1, 2, 3]));
-        assert_eq!(o("/ints")["value"], serde_json::json!([[1, 2, 3], [4, 5, -6]]));
+        assert_eq!(
+            o("/ints")["value"],
+            serde_json::json!([[1, 2, 3], [4, 5, -6]])
+        );
         assert_eq!(o("/ints")["dtype"], "int32");
         assert_eq!(o("/floats")["dtype"], "float32");
         assert_eq!(o("/compact")["value"], serde_json::json!([9, 8, 7]));
         assert_eq!(o("/scalar")["value"], 42);
         assert_eq!(o("/scalar")["shape"], serde_json::json!([]));
-        assert_eq!(o("/strings")["value"], serde_json::json!(["alpha", "βeta", ""]));
+        assert_eq!(
+            o("/strings")["value"],
+            serde_json::json!(["alpha", "βeta", ""])
+        );
         let flat: Vec<f64> = (0..1000).map(|i| i as f64 * 0.25).collect();
         let rows: Vec<Vec<f64>> = flat.chunks(100).map(<[f64]>::to_vec).collect();
         assert_eq!(o("/chunked")["value"], serde_json::json!(rows));
@@ -229,19 +279,31 @@ fn presets_read_back_by_h5py_and_our_reader() {
         assert_eq!(o("/gzip")["compression"], "gzip");
         assert_eq!(o("/gzip")["shuffle"], true);
         assert_eq!(o("/gzip")["fletcher32"], true);
-        assert_eq!(o("/many_chunks")["value"], serde_json::json!((0..20000).collect::<Vec<i32>>()));
-        assert_eq!(o("/single")["value"], serde_json::json!(vec![vec![3; 5]; 4]));
+        assert_eq!(
+            o("/many_chunks")["value"],
+            serde_json::json!((0..20000).collect::<Vec<i32>>())
+        );
+        assert_eq!(
+            o("/single")["value"],
+            serde_json::json!(vec![vec![3; 5]; 4])
+        );
         assert_eq!(o("/ext")["maxshape"], serde_json::json!([-1]));
         assert_eq!(o("/ext")["fill"], -1);
         assert_eq!(o("/ext")["value"], serde_json::json!([1, 2, 3, 4, 5]));
-        assert_eq!(o("/empty")["value"], serde_json::json!([2.5, 2.5, 2.5, 2.5]));
+        assert_eq!(
+            o("/empty")["value"],
+            serde_json::json!([2.5, 2.5, 2.5, 2.5])
+        );
         assert_eq!(o("/empty")["fill"], 2.5);
         assert_eq!(o("/")["links"]["soft"], "SoftLink:/grp/sub");
         assert_eq!(o("/")["links"]["g2_alias"], "HardLink");
         if format != Format::Earliest {
             assert_eq!(o("/")["links"]["ext_link"], "ExternalLink:other.h5:/x");
             // Creation order is kept: h5py lists tracked groups in that order.
-            assert_eq!(o("/ordered")["order"], serde_json::json!(["zeta", "alpha", "mid"]));
+            assert_eq!(
+                o("/ordered")["order"],
+                serde_json::json!(["zeta", "alpha", "mid"])
+            );
         }
     }
 }
@@ -255,7 +317,9 @@ fn large_groups_split_symbol_table_nodes_and_btree_levels() {
         let mut fw = FileWriter::in_memory_with(format);
         let mut root = fw.root();
         let mut g = root.create_group("big").unwrap();
-        let mut names: Vec<String> = (0..300).map(|i| format!("m{:03}", (i * 7919) % 300)).collect();
+        let mut names: Vec<String> = (0..300)
+            .map(|i| format!("m{:03}", (i * 7919) % 300))
+            .collect();
         for (i, n) in names.iter().enumerate() {
             if i % 2 == 0 {
                 g.create_group(n).unwrap();
@@ -275,7 +339,11 @@ fn large_groups_split_symbol_table_nodes_and_btree_levels() {
             let order: Vec<String> = serde_json::from_value(j["/big"]["order"].clone()).unwrap();
             assert_eq!(order, names, "{format:?}");
             // m001 is member i = 179 (119 · 179 ≡ 1 mod 300), a dataset holding 179.
-            assert_eq!(j["/big/m001"]["value"], serde_json::json!([179]), "{format:?}");
+            assert_eq!(
+                j["/big/m001"]["value"],
+                serde_json::json!([179]),
+                "{format:?}"
+            );
         }
     }
 }
@@ -289,7 +357,10 @@ fn create_on_disk() {
     fw.close().unwrap();
     let f = h5fmt::File::open(&path).unwrap();
     assert_eq!(f.superblock().version, 2);
-    assert_eq!(f.dataset("/x").unwrap().read::<f64>().unwrap(), vec![1.0, 2.0]);
+    assert_eq!(
+        f.dataset("/x").unwrap().read::<f64>().unwrap(),
+        vec![1.0, 2.0]
+    );
     if let Some(j) = h5py_dump(&path) {
         assert_eq!(j["/x"]["value"], serde_json::json!([1.0, 2.0]));
     }
@@ -304,38 +375,73 @@ fn bad_arguments_are_clear_errors_and_change_nothing() {
         let before = format!("{fw:?}");
         let mut root = fw.root();
         let e = |r: h5fmt::Result<h5fmt::ObjectId>| r.unwrap_err().kind();
-        assert_eq!(e(root.create_dataset("a").write(&[2i32])), Usage, "name collision");
-        assert_eq!(e(root.create_dataset("").write(&[2i32])), Usage, "empty name");
-        assert_eq!(e(root.create_dataset("x/y").write(&[2i32])), Usage, "slash");
-        assert_eq!(e(root.create_dataset("b").shape(&[2, 2]).write(&[1i32, 2, 3])), Usage, "count");
         assert_eq!(
-            e(root.create_dataset("b").shape(&[4]).chunks(&[2, 2]).write(&[1i32, 2, 3, 4])),
+            e(root.create_dataset("a").write(&[2i32])),
+            Usage,
+            "name collision"
+        );
+        assert_eq!(
+            e(root.create_dataset("").write(&[2i32])),
+            Usage,
+            "empty name"
+        );
+        assert_eq!(e(root.create_dataset("x/y").write(&[2i32])), Usage, "slash");
+        assert_eq!(
+            e(root.create_dataset("b").shape(&[2, 2]).write(&[1i32, 2, 3])),
+            Usage,
+            "count"
+        );
+        assert_eq!(
+            e(root
+                .create_dataset("b")
+                .shape(&[4])
+                .chunks(&[2, 2])
+                .write(&[1i32, 2, 3, 4])),
             Usage,
             "chunk rank"
         );
         assert_eq!(
-            e(root.create_dataset("b").shape(&[4]).maxshape(&[Some(4), None]).write(&[1i32; 4])),
+            e(root
+                .create_dataset("b")
+                .shape(&[4])
+                .maxshape(&[Some(4), None])
+                .write(&[1i32; 4])),
             Usage,
             "maxshape rank"
         );
         assert_eq!(
-            e(root.create_dataset("b").shape(&[4]).maxshape(&[Some(3)]).write(&[1i32; 4])),
+            e(root
+                .create_dataset("b")
+                .shape(&[4])
+                .maxshape(&[Some(3)])
+                .write(&[1i32; 4])),
             Usage,
             "maxshape below shape"
         );
         assert_eq!(
-            e(root.create_dataset("b").shape(&[4]).maxshape(&[None]).write(&[1i32; 4])),
+            e(root
+                .create_dataset("b")
+                .shape(&[4])
+                .maxshape(&[None])
+                .write(&[1i32; 4])),
             Usage,
             "unlimited without chunks"
         );
-        assert_eq!(e(root.create_dataset("b").deflate(4).write(&[1i32; 4])), Usage, "filter without chunks");
+        assert_eq!(
+            e(root.create_dataset("b").deflate(4).write(&[1i32; 4])),
+            Usage,
+            "filter without chunks"
+        );
         assert_eq!(root.create_group("a").unwrap_err().kind(), Usage);
         assert_eq!(root.link_soft("a", "/x").unwrap_err().kind(), Usage);
         assert_eq!(root.set_attr("", 1u8).unwrap_err().kind(), Usage);
         assert_eq!(
-            root.set_attr("r", AttrValue::raw(Datatype::int_le(4, true), Some(vec![2]), vec![0; 4]))
-                .unwrap_err()
-                .kind(),
+            root.set_attr(
+                "r",
+                AttrValue::raw(Datatype::int_le(4, true), Some(vec![2]), vec![0; 4])
+            )
+            .unwrap_err()
+            .kind(),
             Usage
         );
         assert_eq!(format!("{fw:?}"), before, "{format:?}: the file changed");
@@ -355,5 +461,8 @@ fn attribute_overwrite_keeps_one() {
     let f = h5fmt::File::from_bytes(fw.finish().unwrap()).unwrap();
     let attrs = f.root().unwrap().attrs().unwrap();
     assert_eq!(attrs.len(), 1);
-    assert!(matches!(f.root().unwrap().attr("n").unwrap().dtype(), Datatype::VarLenString { .. }));
+    assert!(matches!(
+        f.root().unwrap().attr("n").unwrap().dtype(),
+        Datatype::VarLenString { .. }
+    ));
 }

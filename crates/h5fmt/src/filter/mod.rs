@@ -210,7 +210,11 @@ pub(crate) fn alloc_zeroed(len: usize) -> Result<Vec<u8>> {
 ///
 /// # Errors
 /// `Unsupported` for a filter this library cannot encode.
-pub fn encode_chunk(pipeline: &FilterPipeline, data: Vec<u8>, element_size: usize) -> Result<Vec<u8>> {
+pub fn encode_chunk(
+    pipeline: &FilterPipeline,
+    data: Vec<u8>,
+    element_size: usize,
+) -> Result<Vec<u8>> {
     let mut data = data;
     for f in &pipeline.filters {
         data = match f.id {

@@ -178,7 +178,9 @@ impl BTreeV1Node {
     /// the node's type) or there are more than `2 * k` children.
     pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, chunk_dims: usize, k: u16) -> Result<()> {
         if self.keys.len() != self.children.len() + 1 || self.children.len() > 2 * usize::from(k) {
-            return Err(Error::usage("v1 B-tree node keys/children mismatch or over capacity"));
+            return Err(Error::usage(
+                "v1 B-tree node keys/children mismatch or over capacity",
+            ));
         }
         let start = enc.len();
         enc.put_bytes(b"TREE");

@@ -158,11 +158,18 @@ pub fn objects_len(sizes: Sizes, object_sizes: impl IntoIterator<Item = usize>) 
 ///
 /// # Errors
 /// `Usage` when the objects do not fit in `size`, or an index is 0.
-pub fn encode_collection(enc: &mut Encoder, ctx: Ctx, size: usize, objects: &[(u16, &[u8])]) -> Result<()> {
+pub fn encode_collection(
+    enc: &mut Encoder,
+    ctx: Ctx,
+    size: usize,
+    objects: &[(u16, &[u8])],
+) -> Result<()> {
     let s = ctx.sizes;
     let used = header_len(s) + objects_len(s, objects.iter().map(|(_, d)| d.len()));
     if used > size || objects.iter().any(|(i, _)| *i == 0) {
-        return Err(Error::usage("global heap objects do not fit the collection"));
+        return Err(Error::usage(
+            "global heap objects do not fit the collection",
+        ));
     }
     let start = enc.len();
     enc.put_bytes(b"GCOL");

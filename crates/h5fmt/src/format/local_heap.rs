@@ -68,7 +68,10 @@ impl LocalHeapHeader {
 /// at offset 0, each NUL-terminated and padded to 8 bytes, followed by one
 /// free block (next = 1 "none", size) as libhdf5 leaves it. Returns the
 /// segment and each name's offset.
-pub fn build_data_segment(names: &[&str], sizes: Sizes) -> (alloc::vec::Vec<u8>, alloc::vec::Vec<u64>) {
+pub fn build_data_segment(
+    names: &[&str],
+    sizes: Sizes,
+) -> (alloc::vec::Vec<u8>, alloc::vec::Vec<u64>) {
     let mut enc = Encoder::new();
     enc.put_zeros(8);
     let mut offsets = alloc::vec::Vec::with_capacity(names.len());
@@ -82,7 +85,11 @@ pub fn build_data_segment(names: &[&str], sizes: Sizes) -> (alloc::vec::Vec<u8>,
     let free_len = free_len.max(16);
     enc.put_len(1, sizes);
     enc.put_len(free_len, sizes);
-    enc.put_zeros(usize::try_from(free_len).unwrap_or(16).saturating_sub(2 * usize::from(sizes.lengths)));
+    enc.put_zeros(
+        usize::try_from(free_len)
+            .unwrap_or(16)
+            .saturating_sub(2 * usize::from(sizes.lengths)),
+    );
     let _ = free_at;
     (enc.into_vec(), offsets)
 }

@@ -227,7 +227,11 @@ impl ObjectHeader {
 
     fn v2_prefix_len(&self, msgs: usize) -> usize {
         6 + if self.times.is_some() { 16 } else { 0 }
-            + if self.attr_phase_change.is_some() { 4 } else { 0 }
+            + if self.attr_phase_change.is_some() {
+                4
+            } else {
+                0
+            }
             + (1usize << Self::v2_size_width(msgs))
     }
 
@@ -248,7 +252,8 @@ impl ObjectHeader {
         }
         match self.version {
             1 => {
-                let size = u32::try_from(msgs).map_err(|_| Error::usage("object header above 4 GiB"))?;
+                let size =
+                    u32::try_from(msgs).map_err(|_| Error::usage("object header above 4 GiB"))?;
                 let n = u16::try_from(self.messages.len())
                     .map_err(|_| Error::usage("more than 65535 messages"))?;
                 enc.put_u8(1);
@@ -270,7 +275,8 @@ impl ObjectHeader {
             }
             2 => {
                 let width = Self::v2_size_width(msgs);
-                let mut flags = (self.flags & !0x03 & !FLAG_TIMES & !FLAG_ATTR_PHASE_CHANGE) | width;
+                let mut flags =
+                    (self.flags & !0x03 & !FLAG_TIMES & !FLAG_ATTR_PHASE_CHANGE) | width;
                 if self.times.is_some() {
                     flags |= FLAG_TIMES;
                 }

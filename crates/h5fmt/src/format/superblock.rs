@@ -303,7 +303,13 @@ impl Superblock {
                 enc.put_addr(Addr::UNDEF, s); // free-space info
                 enc.put_addr(self.eof, s);
                 enc.put_addr(self.driver_info, s);
-                entry.encode(enc, Ctx { sizes: s, ..Ctx::default() });
+                entry.encode(
+                    enc,
+                    Ctx {
+                        sizes: s,
+                        ..Ctx::default()
+                    },
+                );
             }
             2 | 3 => {
                 enc.put_u8(s.offsets);

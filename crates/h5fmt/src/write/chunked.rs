@@ -75,8 +75,18 @@ struct StoredChunk {
 
 /// Copy the part of chunk `origin` (element coordinates) that lies inside
 /// the dataset from `data` into a chunk buffer prefilled with the fill value.
-fn gather_chunk(data: &[u8], dims: &[u64], chunk: &[u64], origin: &[u64], es: usize, fill: &[u8]) -> Vec<u8> {
-    let clen: usize = chunk.iter().map(|&c| usize::try_from(c).unwrap_or(0)).product();
+fn gather_chunk(
+    data: &[u8],
+    dims: &[u64],
+    chunk: &[u64],
+    origin: &[u64],
+    es: usize,
+    fill: &[u8],
+) -> Vec<u8> {
+    let clen: usize = chunk
+        .iter()
+        .map(|&c| usize::try_from(c).unwrap_or(0))
+        .product();
     let mut buf = fill.repeat(clen);
     let rank = dims.len();
     let extent: Vec<u64> = (0..rank)
@@ -161,7 +171,11 @@ pub(super) fn write_chunked(
     let dims = &space.dims;
     let mut stored = Vec::new();
     if let Some(data) = data {
-        let grid: Vec<u64> = dims.iter().zip(chunks).map(|(d, c)| d.div_ceil(*c)).collect();
+        let grid: Vec<u64> = dims
+            .iter()
+            .zip(chunks)
+            .map(|(d, c)| d.div_ceil(*c))
+            .collect();
         let total: u64 = grid.iter().product();
         let mut scaled = alloc::vec![0u64; grid.len()];
         for _ in 0..total {
@@ -201,7 +215,11 @@ pub(super) fn write_chunked(
             }
         }
         IndexKind::Fixed => {
-            let grid: u64 = dims.iter().zip(chunks).map(|(d, c)| d.div_ceil(*c)).product();
+            let grid: u64 = dims
+                .iter()
+                .zip(chunks)
+                .map(|(d, c)| d.div_ceil(*c))
+                .product();
             let page_bits = page_bits_for(grid);
             let addr = if stored.is_empty() {
                 Addr::UNDEF
@@ -211,7 +229,13 @@ pub(super) fn write_chunked(
             ChunkIndex::FixedArray { addr, page_bits }
         }
     };
-    let single_filtered = matches!(index, ChunkIndex::SingleChunk { filtered: Some(_), .. });
+    let single_filtered = matches!(
+        index,
+        ChunkIndex::SingleChunk {
+            filtered: Some(_),
+            ..
+        }
+    );
     Ok(Layout::Chunked(ChunkedLayout {
         dims: chunks.to_vec(),
         element_size: es as u64,
@@ -253,7 +277,12 @@ fn write_btree(fw: &mut FileWriter, chunks: &[u64], stored: &[StoredChunk]) -> R
         .iter()
         .map(|c| Ok((key(&c.offsets, c.size)?, c.addr)))
         .collect::<Result<Vec<_>>>()?;
-    let end: Vec<u64> = last.offsets.iter().zip(chunks).map(|(o, c)| o + c).collect();
+    let end: Vec<u64> = last
+        .offsets
+        .iter()
+        .zip(chunks)
+        .map(|(o, c)| o + c)
+        .collect();
     let final_key = key(&end, 0)?;
     let node_len = BTreeV1Node::encoded_len(NODE_TYPE_CHUNK, fw.ctx.sizes, ndims, ISTORE_K)? as u64;
     let mut next = fw.eof;

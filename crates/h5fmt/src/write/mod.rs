@@ -21,9 +21,9 @@ mod chunked;
 pub mod sink;
 pub mod value;
 
-pub use sink::Sink;
 #[cfg(feature = "std")]
 pub use sink::FileSink;
+pub use sink::Sink;
 pub use value::{AttrValue, ElementData, H5Type};
 
 use crate::codec::Encoder;
@@ -34,8 +34,8 @@ use crate::format::global_heap;
 use crate::format::local_heap::{build_data_segment, LocalHeapHeader};
 use crate::format::message::attribute::MaybeShared;
 use crate::format::message::{
-    kind, AttributeMessage, Dataspace, FillState, FillValue, Filter, FilterPipeline, GroupInfo,
-    Layout, Link, LinkInfo, LinkTarget, Message, SpaceKind, SymbolTableMessage,
+    kind, AttributeInfo, AttributeMessage, Dataspace, FillState, FillValue, Filter, FilterPipeline,
+    GroupInfo, Layout, Link, LinkInfo, LinkTarget, Message, SpaceKind, SymbolTableMessage,
 };
 use crate::format::object_header::ObjectHeader;
 use crate::format::superblock::Superblock;
@@ -341,7 +341,9 @@ impl FileWriter {
             ));
         }
         self.check_new_link(parent, name)?;
-        self.group_node(parent)?.links.push((name.to_string(), link));
+        self.group_node(parent)?
+            .links
+            .push((name.to_string(), link));
         Ok(())
     }
 
@@ -374,10 +376,13 @@ impl FileWriter {
         let mut out = Encoder::with_capacity(elems.len() * 16);
         for e in elems {
             let n = e.len() as u64;
-            if n % unit != 0 {
-                return Err(Error::usage("vlen sequence bytes not a multiple of the element size"));
+            if !n.is_multiple_of(unit) {
+                return Err(Error::usage(
+                    "vlen sequence bytes not a multiple of the element size",
+                ));
             }
-            let count = u32::try_from(n / unit).map_err(|_| Error::usage("vlen element too long"))?;
+            let count =
+                u32::try_from(n / unit).map_err(|_| Error::usage("vlen element too long"))?;
             out.put_u32(count);
             if e.is_empty() {
                 out.put_addr(Addr(0), sizes);
@@ -427,7 +432,8 @@ impl FileWriter {
     fn flush_heap(&mut self) -> Result<()> {
         if let Some(c) = self.heap.take() {
             let mut enc = Encoder::with_capacity(c.size);
-            let objs: Vec<(u16, &[u8])> = c.objects.iter().map(|(i, d)| (*i, d.as_slice())).collect();
+            let objs: Vec<(u16, &[u8])> =
+                c.objects.iter().map(|(i, d)| (*i, d.as_slice())).collect();
             global_heap::encode_collection(&mut enc, self.ctx, c.size, &objs)?;
             self.sink.write_at(c.addr.get(), enc.as_bytes())?;
         }
@@ -473,7 +479,12 @@ impl FileWriter {
     /// `Usage` for an invalid name, a wrong element count, or an attribute
     /// message above 64 KiB (dense attribute storage is not written);
     /// datatype encoding errors. The file is unchanged on error.
-    pub fn set_attr(&mut self, id: ObjectId, name: &str, value: impl Into<AttrValue>) -> Result<()> {
+    pub fn set_attr(
+        &mut self,
+        id: ObjectId,
+        name: &str,
+        value: impl Into<AttrValue>,
+    ) -> Result<()> {
         let value = value.into();
         check_name(name, "attribute")?;
         if self.closed {
@@ -605,12 +616,24 @@ impl FileWriter {
                         .snods
                         .iter()
                         .zip(&p.snods)
-                        .map(|(s, a)| (Key::Group { heap_offset: s.left_key }, *a))
+                        .map(|(s, a)| {
+                            (
+                                Key::Group {
+                                    heap_offset: s.left_key,
+                                },
+                                *a,
+                            )
+                        })
                         .collect();
                     let final_key = Key::Group {
                         heap_offset: sym.snods.last().map_or(0, |s| s.right_key),
                     };
-                    let node_len = BTreeV1Node::encoded_len(NODE_TYPE_GROUP, self.ctx.sizes, 0, GROUP_INTERNAL_K)? as u64;
+                    let node_len = BTreeV1Node::encoded_len(
+                        NODE_TYPE_GROUP,
+                        self.ctx.sizes,
+                        0,
+                        GROUP_INTERNAL_K,
+                    )? as u64;
                     let mut eof = self.eof;
                     let (root, nodes) = chunked::build_btree(
                         NODE_TYPE_GROUP,
@@ -704,7 +727,9 @@ impl FileWriter {
     fn symbol_entry(&self, e: &SymEntry, plans: &[Plan]) -> Result<SymbolTableEntry> {
         Ok(match &e.link {
             LinkSpec::Hard(t) => {
-                let p = plans.get(t.0).ok_or_else(|| Error::usage("bad link target"))?;
+                let p = plans
+                    .get(t.0)
+                    .ok_or_else(|| Error::usage("bad link target"))?;
                 SymbolTableEntry {
                     name_offset: e.name_offset,
                     header: p.header,
@@ -848,9 +873,9 @@ impl FileWriter {
                     push(kind::GROUP_INFO, 0, e);
                     for (order, (name, l)) in g.links.iter().enumerate() {
                         let target = match l {
-                            LinkSpec::Hard(t) => LinkTarget::Hard(
-                                plans.get(t.0).map_or(Addr(0), |p| p.header),
-                            ),
+                            LinkSpec::Hard(t) => {
+                                LinkTarget::Hard(plans.get(t.0).map_or(Addr(0), |p| p.header))
+                            }
                             LinkSpec::Soft(p) => LinkTarget::Soft(p.clone()),
                             LinkSpec::External { file, path } => LinkTarget::External {
                                 file: file.clone(),
@@ -887,6 +912,20 @@ impl FileWriter {
                 d.layout.encode(&mut e, ctx)?;
                 push(kind::LAYOUT, 0, e);
             }
+        }
+        if f != Format::Earliest {
+            // libhdf5 counts the attributes of a v2 header through this
+            // message (`H5O__attr_count_real`): without it, `H5Oget_info`
+            // reports none, even though the messages are there.
+            let mut e = Encoder::new();
+            AttributeInfo {
+                max_creation_index: None,
+                heap: Addr::UNDEF,
+                name_index: Addr::UNDEF,
+                order_index: Addr::UNDEF,
+            }
+            .encode(&mut e, ctx, false);
+            push(kind::ATTRIBUTE_INFO, 0, e);
         }
         for a in &node.attrs {
             let mut e = Encoder::new();
@@ -1023,7 +1062,8 @@ impl<'a> GroupWriter<'a> {
         if path.is_empty() {
             return Err(Error::usage("empty soft link path"));
         }
-        self.fw.add_link(self.id, name, LinkSpec::Soft(path.to_string()))
+        self.fw
+            .add_link(self.id, name, LinkSpec::Soft(path.to_string()))
     }
 
     /// Add an external link `name` → `path` in `file`.
@@ -1089,7 +1129,9 @@ pub struct DatasetBuilder<'a> {
 
 impl core::fmt::Debug for DatasetBuilder<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("DatasetBuilder").field("name", &self.name).finish()
+        f.debug_struct("DatasetBuilder")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -1231,7 +1273,10 @@ impl DatasetBuilder<'_> {
                         shape.len()
                     )));
                 }
-                let v: Vec<u64> = m.iter().map(|d| d.unwrap_or(Dataspace::UNLIMITED)).collect();
+                let v: Vec<u64> = m
+                    .iter()
+                    .map(|d| d.unwrap_or(Dataspace::UNLIMITED))
+                    .collect();
                 if v.iter().zip(&shape).any(|(m, d)| m < d) {
                     return Err(Error::usage("maxshape smaller than shape"));
                 }
@@ -1256,10 +1301,15 @@ impl DatasetBuilder<'_> {
                 )));
             }
             if c.is_empty() || c.contains(&0) || c.iter().any(|&d| d > u64::from(u32::MAX)) {
-                return Err(Error::usage("chunk dimensions must be 1..2^32 and rank ≥ 1"));
+                return Err(Error::usage(
+                    "chunk dimensions must be 1..2^32 and rank ≥ 1",
+                ));
             }
             if let Some(m) = &max_dims {
-                if c.iter().zip(m).any(|(c, m)| *m != Dataspace::UNLIMITED && c > m) {
+                if c.iter()
+                    .zip(m)
+                    .any(|(c, m)| *m != Dataspace::UNLIMITED && c > m)
+                {
                     return Err(Error::usage("chunk larger than the maximum shape"));
                 }
             }
@@ -1282,7 +1332,9 @@ impl DatasetBuilder<'_> {
             }
         }
         if self.compact && (self.chunks.is_some() || n.saturating_mul(es) > 0xf000) {
-            return Err(Error::usage("compact datasets are unchunked and below 60 KiB"));
+            return Err(Error::usage(
+                "compact datasets are unchunked and below 60 KiB",
+            ));
         }
         let space = Dataspace {
             kind: if shape.is_empty() {
@@ -1326,7 +1378,10 @@ impl DatasetBuilder<'_> {
             });
         }
         let pipeline = (!filters.is_empty()).then_some(FilterPipeline { filters });
-        let fill_elem = self.fill.clone().unwrap_or_else(|| alloc::vec![0; usize::try_from(es).unwrap_or(0)]);
+        let fill_elem = self
+            .fill
+            .clone()
+            .unwrap_or_else(|| alloc::vec![0; usize::try_from(es).unwrap_or(0)]);
         let (layout, alloc_time) = if self.compact {
             let data = bytes.unwrap_or_else(|| fill_elem.repeat(usize::try_from(n).unwrap_or(0)));
             (Layout::Compact { data }, 1)

@@ -26,7 +26,8 @@ pub trait Sink {
 
 impl Sink for Vec<u8> {
     fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
-        let start = usize::try_from(offset).map_err(|_| Error::limit("in-memory file above usize"))?;
+        let start =
+            usize::try_from(offset).map_err(|_| Error::limit("in-memory file above usize"))?;
         let end = start
             .checked_add(data.len())
             .ok_or_else(|| Error::limit("in-memory file above usize"))?;

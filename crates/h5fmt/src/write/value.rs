@@ -62,7 +62,7 @@ impl H5Type for bool {
 
 /// Encode a slice of [`H5Type`] values.
 pub fn to_bytes<T: H5Type>(values: &[T]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(values.len() * core::mem::size_of::<T>());
+    let mut out = Vec::with_capacity(core::mem::size_of_val(values));
     for v in values {
         v.put(&mut out);
     }

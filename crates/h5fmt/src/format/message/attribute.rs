@@ -83,7 +83,9 @@ impl AttributeMessage {
     pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, version: u8) -> Result<()> {
         let (MaybeShared::Inline(dt), MaybeShared::Inline(space)) = (&self.dtype, &self.space)
         else {
-            return Err(Error::usage("writing attributes with shared datatype or dataspace"));
+            return Err(Error::usage(
+                "writing attributes with shared datatype or dataspace",
+            ));
         };
         if self.name.is_empty() || self.name.as_bytes().contains(&0) {
             return Err(Error::usage("attribute name empty or containing NUL"));
@@ -102,7 +104,8 @@ impl AttributeMessage {
         dt.encode(&mut dt_enc, ctx, dt_version)?;
         let mut ds_enc = Encoder::new();
         space.encode(&mut ds_enc, ctx, space_version)?;
-        let field = |n: usize| u16::try_from(n).map_err(|_| Error::usage("attribute field above 64 KiB"));
+        let field =
+            |n: usize| u16::try_from(n).map_err(|_| Error::usage("attribute field above 64 KiB"));
         let name_size = field(self.name.len() + 1)?;
         let pad = |enc: &mut Encoder, n: usize| {
             if version == 1 {

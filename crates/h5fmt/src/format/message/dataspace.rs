@@ -146,11 +146,16 @@ impl Dataspace {
     /// maximum sizes of another rank or smaller than the current ones.
     pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, version: u8) -> Result<()> {
         if self.dims.len() > MAX_RANK {
-            return Err(Error::usage(alloc::format!("rank {} above 32", self.dims.len())));
+            return Err(Error::usage(alloc::format!(
+                "rank {} above 32",
+                self.dims.len()
+            )));
         }
         if let Some(m) = &self.max_dims {
             if m.len() != self.dims.len() || m.iter().zip(&self.dims).any(|(m, d)| m < d) {
-                return Err(Error::usage("maximum shape smaller than the shape, or of another rank"));
+                return Err(Error::usage(
+                    "maximum shape smaller than the shape, or of another rank",
+                ));
             }
         }
         #[allow(clippy::cast_possible_truncation)] // rank ≤ 32
@@ -158,7 +163,9 @@ impl Dataspace {
         let flags = u8::from(self.max_dims.is_some());
         if version == 1 {
             if self.kind == SpaceKind::Null {
-                return Err(Error::usage("a null dataspace needs dataspace message version 2"));
+                return Err(Error::usage(
+                    "a null dataspace needs dataspace message version 2",
+                ));
             }
             enc.put_u8(1);
             enc.put_u8(rank);

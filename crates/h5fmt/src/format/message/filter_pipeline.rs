@@ -137,7 +137,8 @@ impl FilterPipeline {
                 name.len() + 1
             };
             if with_name {
-                let n = u16::try_from(name_field).map_err(|_| Error::usage("filter name too long"))?;
+                let n =
+                    u16::try_from(name_field).map_err(|_| Error::usage("filter name too long"))?;
                 enc.put_u16(n);
             }
             enc.put_u16(f.flags);

@@ -408,8 +408,16 @@ impl Layout {
                 enc.put_u8(CLASS_CHUNKED);
                 enc.put_u8(c.flags);
                 enc.put_u8(ndims);
-                let max = c.dims.iter().copied().chain([c.element_size]).max().unwrap_or(1);
-                let width = (1..=8usize).find(|&w| w == 8 || max >> (8 * w) == 0).unwrap_or(8);
+                let max = c
+                    .dims
+                    .iter()
+                    .copied()
+                    .chain([c.element_size])
+                    .max()
+                    .unwrap_or(1);
+                let width = (1..=8usize)
+                    .find(|&w| w == 8 || max >> (8 * w) == 0)
+                    .unwrap_or(8);
                 #[allow(clippy::cast_possible_truncation)] // 1..=8
                 enc.put_u8(width as u8);
                 for &d in c.dims.iter().chain(core::iter::once(&c.element_size)) {

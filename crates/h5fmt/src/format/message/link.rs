@@ -190,7 +190,8 @@ impl Link {
         enc.put_uint(name.len() as u64, 1usize << width);
         enc.put_bytes(name);
         let put16 = |enc: &mut Encoder, b: &[u8]| -> Result<()> {
-            let n = u16::try_from(b.len()).map_err(|_| Error::usage("link value longer than 65535 bytes"))?;
+            let n = u16::try_from(b.len())
+                .map_err(|_| Error::usage("link value longer than 65535 bytes"))?;
             enc.put_u16(n);
             enc.put_bytes(b);
             Ok(())
