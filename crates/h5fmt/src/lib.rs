@@ -29,6 +29,7 @@ pub mod format;
 pub mod io;
 pub mod limits;
 pub mod read;
+pub mod write;
 
 pub use addr::{Addr, Ctx, Sizes};
 pub use data::value::Value;
@@ -36,3 +37,4 @@ pub use error::{Error, ErrorKind, Result};
 pub use format::datatype::Datatype;
 pub use limits::Limits;
 pub use read::{Attribute, Dataset, File, Group, Link, Object};
+pub use write::{AttrValue, FileWriter, Format, GroupWriter, H5Type, ObjectId};

@@ -53,3 +53,8 @@ fn imp(data: &[u8], bound: usize) -> Result<Vec<u8>> {
         },
     }
 }
+
+/// Deflate `data` into a zlib stream at `level` (0–9) with `miniz_oxide`.
+pub(super) fn encode(data: &[u8], level: u8) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec_zlib(data, level.min(10))
+}

@@ -31,3 +31,10 @@ pub(super) fn verify(mut data: Vec<u8>) -> Result<Vec<u8>> {
     data.truncate(body_len);
     Ok(data)
 }
+
+/// Append the Fletcher-32 checksum of `data`, little-endian.
+pub(super) fn append(mut data: Vec<u8>) -> Vec<u8> {
+    let sum = fletcher32(&data);
+    data.extend_from_slice(&sum.to_le_bytes());
+    data
+}

@@ -218,3 +218,42 @@ pub(crate) fn alloc_zeroed(len: usize) -> Result<Vec<u8>> {
     v.resize(len, 0);
     Ok(v)
 }
+
+/// Run a chunk through `pipeline` in the write direction (first filter
+/// first). Writes deflate (1), shuffle (2) and fletcher32 (3);
+/// `element_size` is the shuffle's element size.
+///
+/// # Errors
+/// `Unsupported` for a filter this library cannot encode.
+pub fn encode_chunk(
+    pipeline: &FilterPipeline,
+    data: Vec<u8>,
+    element_size: usize,
+) -> Result<Vec<u8>> {
+    let mut data = data;
+    for f in &pipeline.filters {
+        data = match f.id {
+            1 => {
+                #[allow(clippy::cast_possible_truncation)] // level clamped to 0..=9
+                let level = f.client_data.first().copied().unwrap_or(6).min(9) as u8;
+                deflate::encode(&data, level)
+            }
+            2 => {
+                let es = f
+                    .client_data
+                    .first()
+                    .and_then(|&v| usize::try_from(v).ok())
+                    .unwrap_or(element_size);
+                shuffle::shuffle(&data, es)
+            }
+            3 => fletcher32::append(data),
+            id => {
+                return Err(Error::unsupported(format!(
+                    "writing with filter {id} ({})",
+                    filter_name(id).unwrap_or("unknown")
+                )))
+            }
+        };
+    }
+    Ok(data)
+}

@@ -23,6 +23,21 @@ pub(super) fn unshuffle(data: Vec<u8>, es: usize) -> Vec<u8> {
     out
 }
 
+/// Shuffle elements of `es` bytes: byte plane b holds byte b of every
+/// element; trailing bytes that do not form an element stay as they are.
+pub(super) fn shuffle(data: &[u8], es: usize) -> Vec<u8> {
+    let n = data.len().checked_div(es).unwrap_or(0);
+    if es <= 1 || n <= 1 {
+        return data.to_vec();
+    }
+    let mut out = Vec::with_capacity(data.len());
+    for b in 0..es {
+        out.extend(data.iter().skip(b).step_by(es).take(n));
+    }
+    out.extend_from_slice(data.get(n * es..).unwrap_or(&[]));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@
 //! more); a node's full on-disk size (2K entries) is never needed to read it.
 
 use crate::addr::Sizes;
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 use alloc::vec::Vec;
@@ -156,6 +156,65 @@ impl BTreeV1Node {
             filter_mask,
             offsets,
         })
+    }
+}
+
+impl BTreeV1Node {
+    /// On-disk size of a node with room for `2 * k` children (libhdf5
+    /// allocates and reads the full node).
+    ///
+    /// # Errors
+    /// As [`BTreeV1Node::key_len`].
+    pub fn encoded_len(node_type: u8, sizes: Sizes, chunk_dims: usize, k: u16) -> Result<usize> {
+        let key = Self::key_len(node_type, sizes, chunk_dims)?;
+        let e = 2 * usize::from(k);
+        Ok(Self::prefix_len(sizes) + (e + 1) * key + e * usize::from(sizes.offsets))
+    }
+
+    /// Encode the node padded to its full size for `2 * k` children.
+    ///
+    /// # Errors
+    /// `Usage` when keys and children do not match (`children + 1` keys of
+    /// the node's type) or there are more than `2 * k` children.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, chunk_dims: usize, k: u16) -> Result<()> {
+        if self.keys.len() != self.children.len() + 1 || self.children.len() > 2 * usize::from(k) {
+            return Err(Error::usage(
+                "v1 B-tree node keys/children mismatch or over capacity",
+            ));
+        }
+        let start = enc.len();
+        enc.put_bytes(b"TREE");
+        enc.put_u8(self.node_type);
+        enc.put_u8(self.level);
+        #[allow(clippy::cast_possible_truncation)] // ≤ 2K, checked above
+        enc.put_u16(self.children.len() as u16);
+        enc.put_addr(self.left, ctx.sizes);
+        enc.put_addr(self.right, ctx.sizes);
+        for (i, key) in self.keys.iter().enumerate() {
+            match key {
+                Key::Group { heap_offset } if self.node_type == NODE_TYPE_GROUP => {
+                    enc.put_len(*heap_offset, ctx.sizes);
+                }
+                Key::Chunk {
+                    size,
+                    filter_mask,
+                    offsets,
+                } if self.node_type == NODE_TYPE_CHUNK && offsets.len() == chunk_dims => {
+                    enc.put_u32(*size);
+                    enc.put_u32(*filter_mask);
+                    for &o in offsets {
+                        enc.put_u64(o);
+                    }
+                }
+                _ => return Err(Error::usage("v1 B-tree key of the wrong type")),
+            }
+            if let Some(c) = self.children.get(i) {
+                enc.put_addr(*c, ctx.sizes);
+            }
+        }
+        let end = start + Self::encoded_len(self.node_type, ctx.sizes, chunk_dims, k)?;
+        enc.put_zeros(end.saturating_sub(enc.len()));
+        Ok(())
     }
 }
 

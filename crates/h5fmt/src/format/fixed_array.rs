@@ -4,7 +4,7 @@
 //! extensible array: a chunk address, or for filtered datasets an address, a
 //! stored size and a filter mask.
 
-use crate::codec::{lookup3, Cursor};
+use crate::codec::{lookup3, Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 use alloc::vec::Vec;
@@ -197,6 +197,41 @@ impl FixedArrayHeader {
             .saturating_mul(u64::from(self.entry_size))
             .saturating_add(4)
     }
+}
+
+/// Bytes of the stored-size field of a filtered chunk entry for chunks of
+/// `chunk_bytes` unfiltered bytes (layout version 4): one more than the
+/// bytes needed for `chunk_bytes`, at most 8 — libhdf5's rule, which leaves
+/// room for a filter that grows the chunk.
+pub fn chunk_size_len(chunk_bytes: u64) -> usize {
+    let log2 = 63u32.saturating_sub(chunk_bytes.max(1).leading_zeros());
+    (1 + (log2 as usize + 8) / 8).min(8)
+}
+
+impl FixedArrayHeader {
+    /// Encode the header with its checksum.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) {
+        let start = enc.len();
+        enc.put_bytes(b"FAHD");
+        enc.put_u8(0);
+        enc.put_u8(self.client_id);
+        enc.put_u8(self.entry_size);
+        enc.put_u8(self.page_bits);
+        enc.put_len(self.max_entries, ctx.sizes);
+        enc.put_addr(self.data_block, ctx.sizes);
+        enc.put_checksum_from(start);
+    }
+}
+
+/// Encode an unpaged data block holding the encoded `entries`.
+pub fn encode_data_block(enc: &mut Encoder, ctx: Ctx, client_id: u8, header: Addr, entries: &[u8]) {
+    let start = enc.len();
+    enc.put_bytes(b"FADB");
+    enc.put_u8(0);
+    enc.put_u8(client_id);
+    enc.put_addr(header, ctx.sizes);
+    enc.put_bytes(entries);
+    enc.put_checksum_from(start);
 }
 
 /// A decoded fixed array data block (`FADB`).

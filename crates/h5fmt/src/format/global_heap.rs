@@ -10,7 +10,7 @@
 //! smaller than 4096 bytes; this decoder accepts them.
 
 use crate::addr::Sizes;
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::Ctx;
 use alloc::collections::BTreeMap;
@@ -138,6 +138,62 @@ impl Collection {
         }
         Ok(Collection { objects })
     }
+}
+
+/// The smallest collection libhdf5 accepts (and allocates).
+pub const MIN_COLLECTION_SIZE: usize = 4096;
+
+/// Bytes that `objects` take in a collection (object headers and data, each
+/// padded to 8), without the collection header and the free-space object.
+pub fn objects_len(sizes: Sizes, object_sizes: impl IntoIterator<Item = usize>) -> usize {
+    object_sizes
+        .into_iter()
+        .map(|n| object_header_len(sizes) + n.div_ceil(8) * 8)
+        .sum()
+}
+
+/// Encode a collection of `size` bytes holding `objects` (index, data) with
+/// reference count 0 (as libhdf5 writes variable-length data), the rest as
+/// free-space object 0.
+///
+/// # Errors
+/// `Usage` when the objects do not fit in `size`, or an index is 0.
+pub fn encode_collection(
+    enc: &mut Encoder,
+    ctx: Ctx,
+    size: usize,
+    objects: &[(u16, &[u8])],
+) -> Result<()> {
+    let s = ctx.sizes;
+    let used = header_len(s) + objects_len(s, objects.iter().map(|(_, d)| d.len()));
+    if used > size || objects.iter().any(|(i, _)| *i == 0) {
+        return Err(Error::usage(
+            "global heap objects do not fit the collection",
+        ));
+    }
+    let start = enc.len();
+    enc.put_bytes(b"GCOL");
+    enc.put_u8(1);
+    enc.put_zeros(3);
+    enc.put_len(size as u64, s);
+    enc.put_zeros(start + header_len(s) - enc.len());
+    for (index, data) in objects {
+        enc.put_u16(*index);
+        enc.put_u16(0);
+        enc.put_u32(0);
+        enc.put_len(data.len() as u64, s);
+        enc.put_bytes(data);
+        enc.put_zeros(data.len().div_ceil(8) * 8 - data.len());
+    }
+    let free = size - used;
+    if free >= object_header_len(s) {
+        enc.put_u16(0);
+        enc.put_u16(0);
+        enc.put_u32(0);
+        enc.put_len(free as u64, s);
+    }
+    enc.put_zeros((start + size).saturating_sub(enc.len()));
+    Ok(())
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! names). Reading the segment is [`crate::read::local_heap`]'s job.
 
 use crate::addr::Sizes;
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 
@@ -49,6 +49,49 @@ impl LocalHeapHeader {
             data_addr,
         })
     }
+}
+
+impl LocalHeapHeader {
+    /// Encode the header; a missing free list is written as libhdf5's
+    /// "no free block" marker, offset 1 (`H5HL_FREE_NULL`).
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) {
+        enc.put_bytes(b"HEAP");
+        enc.put_u8(0);
+        enc.put_zeros(3);
+        enc.put_len(self.data_size, ctx.sizes);
+        enc.put_len(self.free_list.unwrap_or(1), ctx.sizes);
+        enc.put_addr(self.data_addr, ctx.sizes);
+    }
+}
+
+/// Build a local heap data segment holding `names` after the empty string
+/// at offset 0, each NUL-terminated and padded to 8 bytes, followed by one
+/// free block (next = 1 "none", size) as libhdf5 leaves it. Returns the
+/// segment and each name's offset.
+pub fn build_data_segment(
+    names: &[&str],
+    sizes: Sizes,
+) -> (alloc::vec::Vec<u8>, alloc::vec::Vec<u64>) {
+    let mut enc = Encoder::new();
+    enc.put_zeros(8);
+    let mut offsets = alloc::vec::Vec::with_capacity(names.len());
+    for n in names {
+        offsets.push(enc.len() as u64);
+        enc.put_cstr(n);
+        enc.pad_to(8);
+    }
+    let free_at = enc.len() as u64;
+    let free_len = 2 * u64::from(sizes.lengths);
+    let free_len = free_len.max(16);
+    enc.put_len(1, sizes);
+    enc.put_len(free_len, sizes);
+    enc.put_zeros(
+        usize::try_from(free_len)
+            .unwrap_or(16)
+            .saturating_sub(2 * usize::from(sizes.lengths)),
+    );
+    let _ = free_at;
+    (enc.into_vec(), offsets)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //!   message header, and a lookup3 checksum. Continuation chunks: `OCHK`,
 //!   messages, gap, checksum.
 
-use crate::codec::{lookup3, Cursor};
+use crate::codec::{lookup3, Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::format::message::{kind, Message};
 use alloc::vec::Vec;
@@ -182,6 +182,138 @@ impl V2Prefix {
             chunk0_size,
             prefix_len,
         })
+    }
+}
+
+impl ObjectHeader {
+    /// Encoded size of the single-chunk header written by [`ObjectHeader::encode`].
+    pub fn encoded_len(&self) -> usize {
+        let msgs = self.messages_len();
+        if self.version == 1 {
+            V1_PREFIX_SIZE + msgs
+        } else {
+            self.v2_prefix_len(msgs) + msgs + 4
+        }
+    }
+
+    fn messages_len(&self) -> usize {
+        let hdr = if self.version == 1 {
+            8
+        } else if self.flags & FLAG_ATTR_CRT_ORDER_TRACKED != 0 {
+            6
+        } else {
+            4
+        };
+        self.messages
+            .iter()
+            .map(|m| {
+                hdr + if self.version == 1 {
+                    m.data.len().div_ceil(8) * 8
+                } else {
+                    m.data.len()
+                }
+            })
+            .sum()
+    }
+
+    fn v2_size_width(msgs: usize) -> u8 {
+        match msgs {
+            0..=0xff => 0,
+            0x100..=0xffff => 1,
+            0x1_0000..=0xffff_ffff => 2,
+            _ => 3,
+        }
+    }
+
+    fn v2_prefix_len(&self, msgs: usize) -> usize {
+        6 + if self.times.is_some() { 16 } else { 0 }
+            + if self.attr_phase_change.is_some() {
+                4
+            } else {
+                0
+            }
+            + (1usize << Self::v2_size_width(msgs))
+    }
+
+    /// Encode the header as one chunk: the v1 prefix and 8-byte aligned
+    /// messages, or `OHDR`, the v2 prefix (flags from `self.flags`, the
+    /// chunk-size width chosen here), messages and the lookup3 checksum.
+    /// Continuation messages are not generated: one chunk holds everything.
+    ///
+    /// # Errors
+    /// `Usage` for a message body above 65535 bytes (65528 in v1), a v1
+    /// header above 4 GiB, or a version other than 1 and 2.
+    pub fn encode(&self, enc: &mut Encoder) -> Result<()> {
+        let msgs = self.messages_len();
+        let start = enc.len();
+        let limit = if self.version == 1 { 0xfff8 } else { 0xffff };
+        if self.messages.iter().any(|m| m.data.len() > limit) {
+            return Err(Error::usage("object header message larger than 64 KiB"));
+        }
+        match self.version {
+            1 => {
+                let size =
+                    u32::try_from(msgs).map_err(|_| Error::usage("object header above 4 GiB"))?;
+                let n = u16::try_from(self.messages.len())
+                    .map_err(|_| Error::usage("more than 65535 messages"))?;
+                enc.put_u8(1);
+                enc.put_u8(0);
+                enc.put_u16(n);
+                enc.put_u32(self.refcount);
+                enc.put_u32(size);
+                enc.put_zeros(4);
+                for m in &self.messages {
+                    let padded = m.data.len().div_ceil(8) * 8;
+                    enc.put_u16(m.kind);
+                    #[allow(clippy::cast_possible_truncation)] // ≤ 0xfff8, checked above
+                    enc.put_u16(padded as u16);
+                    enc.put_u8(m.flags);
+                    enc.put_zeros(3);
+                    enc.put_bytes(&m.data);
+                    enc.put_zeros(padded - m.data.len());
+                }
+            }
+            2 => {
+                let width = Self::v2_size_width(msgs);
+                let mut flags =
+                    (self.flags & !0x03 & !FLAG_TIMES & !FLAG_ATTR_PHASE_CHANGE) | width;
+                if self.times.is_some() {
+                    flags |= FLAG_TIMES;
+                }
+                if self.attr_phase_change.is_some() {
+                    flags |= FLAG_ATTR_PHASE_CHANGE;
+                }
+                enc.put_bytes(&OHDR_SIGNATURE);
+                enc.put_u8(2);
+                enc.put_u8(flags);
+                if let Some(t) = self.times {
+                    enc.put_u32(t.access);
+                    enc.put_u32(t.modification);
+                    enc.put_u32(t.change);
+                    enc.put_u32(t.birth);
+                }
+                if let Some((a, b)) = self.attr_phase_change {
+                    enc.put_u16(a);
+                    enc.put_u16(b);
+                }
+                enc.put_uint(msgs as u64, 1usize << width);
+                for m in &self.messages {
+                    #[allow(clippy::cast_possible_truncation)] // v2 message types are < 256
+                    enc.put_u8(m.kind as u8);
+                    #[allow(clippy::cast_possible_truncation)] // ≤ 0xffff, checked above
+                    enc.put_u16(m.data.len() as u16);
+                    enc.put_u8(m.flags);
+                    if flags & FLAG_ATTR_CRT_ORDER_TRACKED != 0 {
+                        enc.put_u16(m.creation_order.unwrap_or(0));
+                    }
+                    enc.put_bytes(&m.data);
+                }
+                enc.put_checksum_from(start);
+            }
+            v => return Err(Error::usage(alloc::format!("object header version {v}"))),
+        }
+        debug_assert_eq!(enc.len() - start, self.encoded_len());
+        Ok(())
     }
 }
 

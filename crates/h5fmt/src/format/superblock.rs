@@ -18,7 +18,7 @@
 //! signature offset, the value libhdf5 uses; the value stored in the file is
 //! kept in [`Superblock::stored_base_address`].
 
-use crate::codec::{lookup3, Cursor};
+use crate::codec::{lookup3, Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::format::symbol_table_node::SymbolTableEntry;
 use crate::io::ReadAt;
@@ -257,6 +257,75 @@ pub fn locate(src: &dyn ReadAt) -> Result<u64> {
         "not an HDF5 file: no superblock signature found",
         0,
     ))
+}
+
+impl Superblock {
+    /// Encoded size of a superblock of `version` (0, 2 or 3), root symbol
+    /// table entry and checksum included.
+    pub fn encoded_len(version: u8, sizes: Sizes) -> usize {
+        let o = usize::from(sizes.offsets);
+        match version {
+            0 => 24 + 4 * o + SymbolTableEntry::encoded_len(sizes),
+            1 => 28 + 4 * o + SymbolTableEntry::encoded_len(sizes),
+            _ => 12 + 4 * o + 4,
+        }
+    }
+
+    /// Encode the superblock (version 0/1 with `root_entry`, or 2/3 with
+    /// its checksum). Written at the file's start; `base_address` is
+    /// written as stored.
+    ///
+    /// # Errors
+    /// `Usage` for a version 0/1 superblock without a root entry, or an
+    /// unknown version.
+    pub fn encode(&self, enc: &mut Encoder) -> Result<()> {
+        let start = enc.len();
+        let s = self.sizes;
+        enc.put_bytes(&SIGNATURE);
+        enc.put_u8(self.version);
+        match self.version {
+            0 | 1 => {
+                let entry = self
+                    .root_entry
+                    .ok_or_else(|| Error::usage("superblock v0/v1 needs the root entry"))?;
+                enc.put_bytes(&[0, 0, 0, 0]); // free-space, root entry, reserved, shared header versions
+                enc.put_u8(s.offsets);
+                enc.put_u8(s.lengths);
+                enc.put_u8(0);
+                enc.put_u16(self.group_leaf_k);
+                enc.put_u16(self.group_internal_k);
+                enc.put_u32(self.flags);
+                if self.version == 1 {
+                    enc.put_u16(self.indexed_storage_k);
+                    enc.put_u16(0);
+                }
+                enc.put_addr(Addr(self.stored_base_address), s);
+                enc.put_addr(Addr::UNDEF, s); // free-space info
+                enc.put_addr(self.eof, s);
+                enc.put_addr(self.driver_info, s);
+                entry.encode(
+                    enc,
+                    Ctx {
+                        sizes: s,
+                        ..Ctx::default()
+                    },
+                );
+            }
+            2 | 3 => {
+                enc.put_u8(s.offsets);
+                enc.put_u8(s.lengths);
+                #[allow(clippy::cast_possible_truncation)] // v2/v3 flags are one byte
+                enc.put_u8(self.flags as u8);
+                enc.put_addr(Addr(self.stored_base_address), s);
+                enc.put_addr(self.extension, s);
+                enc.put_addr(self.eof, s);
+                enc.put_addr(self.root, s);
+                enc.put_checksum_from(start);
+            }
+            v => return Err(Error::usage(alloc::format!("superblock version {v}"))),
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! "size of offsets". The two agree in every file whose sizes are equal.
 
 use crate::addr::Sizes;
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 use alloc::vec::Vec;
@@ -128,5 +128,63 @@ impl SymbolTableNode {
         cur.expect_signature(b"SNOD")?;
         cur.skip(2)?;
         cur.read_u16()
+    }
+}
+
+impl SymbolTableEntry {
+    /// Encode one entry (the mirror of [`SymbolTableEntry::decode`]).
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) {
+        enc.put_len(self.name_offset, ctx.sizes);
+        enc.put_addr(self.header, ctx.sizes);
+        let start = enc.len();
+        match self.cache {
+            EntryCache::None => {
+                enc.put_u32(0);
+                enc.put_u32(0);
+            }
+            EntryCache::Group { btree, heap } => {
+                enc.put_u32(1);
+                enc.put_u32(0);
+                enc.put_addr(btree, ctx.sizes);
+                enc.put_addr(heap, ctx.sizes);
+            }
+            EntryCache::SoftLink { offset } => {
+                enc.put_u32(2);
+                enc.put_u32(0);
+                enc.put_u32(offset);
+            }
+        }
+        enc.put_zeros((start + 24).saturating_sub(enc.len()));
+    }
+}
+
+impl SymbolTableNode {
+    /// On-disk size of a node with room for `2 * leaf_k` entries (libhdf5
+    /// always allocates and reads the full node).
+    pub fn encoded_len(sizes: Sizes, leaf_k: u16) -> usize {
+        Self::PREFIX_LEN + 2 * usize::from(leaf_k) * SymbolTableEntry::encoded_len(sizes)
+    }
+
+    /// Encode the node, its unused entries zeroed up to `2 * leaf_k`.
+    ///
+    /// # Errors
+    /// `Usage` when there are more than `2 * leaf_k` entries.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, leaf_k: u16) -> Result<()> {
+        let cap = 2 * usize::from(leaf_k);
+        if self.entries.len() > cap {
+            return Err(Error::usage("symbol table node over capacity"));
+        }
+        let start = enc.len();
+        enc.put_bytes(b"SNOD");
+        enc.put_u8(1);
+        enc.put_u8(0);
+        #[allow(clippy::cast_possible_truncation)] // ≤ 2K ≤ 2^17, checked above against a u16 K
+        enc.put_u16(self.entries.len() as u16);
+        for e in &self.entries {
+            e.encode(enc, ctx);
+        }
+        let end = start + Self::encoded_len(ctx.sizes, leaf_k);
+        enc.put_zeros(end.saturating_sub(enc.len()));
+        Ok(())
     }
 }

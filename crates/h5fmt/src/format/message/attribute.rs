@@ -1,6 +1,6 @@
 //! Attribute message (0x000C), IV.A.2.m: versions 1–3.
 
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
 use crate::format::message::dataspace::Dataspace;
@@ -66,6 +66,68 @@ impl AttributeMessage {
             space: raw.space,
             data,
         })
+    }
+}
+
+impl AttributeMessage {
+    /// Encode the message body in `version` 1 (earliest format: fields padded
+    /// to 8 bytes, datatype message version ≥ 1, dataspace version 1) or 3
+    /// (character set of the name stored, no padding, datatype message
+    /// version ≥ 3, dataspace version 2). Shared datatypes and dataspaces are
+    /// not written.
+    ///
+    /// # Errors
+    /// `Usage` for a shared datatype or dataspace, an empty name, data of
+    /// another size than elements × datatype size, or a field above 64 KiB;
+    /// errors of the datatype and dataspace encoders.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, version: u8) -> Result<()> {
+        let (MaybeShared::Inline(dt), MaybeShared::Inline(space)) = (&self.dtype, &self.space)
+        else {
+            return Err(Error::usage(
+                "writing attributes with shared datatype or dataspace",
+            ));
+        };
+        if self.name.is_empty() || self.name.as_bytes().contains(&0) {
+            return Err(Error::usage("attribute name empty or containing NUL"));
+        }
+        let expect = space.num_elements().and_then(|n| n.checked_mul(dt.size()));
+        if expect != Some(self.data.len() as u64) {
+            return Err(Error::usage(alloc::format!(
+                "attribute {:?}: {} data bytes for {:?} expected",
+                self.name,
+                self.data.len(),
+                expect
+            )));
+        }
+        let (dt_version, space_version) = if version == 1 { (1, 1) } else { (3, 2) };
+        let mut dt_enc = Encoder::new();
+        dt.encode(&mut dt_enc, ctx, dt_version)?;
+        let mut ds_enc = Encoder::new();
+        space.encode(&mut ds_enc, ctx, space_version)?;
+        let field =
+            |n: usize| u16::try_from(n).map_err(|_| Error::usage("attribute field above 64 KiB"));
+        let name_size = field(self.name.len() + 1)?;
+        let pad = |enc: &mut Encoder, n: usize| {
+            if version == 1 {
+                enc.put_zeros(n.div_ceil(8) * 8 - n);
+            }
+        };
+        enc.put_u8(if version == 1 { 1 } else { 3 });
+        enc.put_u8(0);
+        enc.put_u16(name_size);
+        enc.put_u16(field(dt_enc.len())?);
+        enc.put_u16(field(ds_enc.len())?);
+        if version != 1 {
+            enc.put_u8(u8::from(!self.name.is_ascii()));
+        }
+        enc.put_cstr(&self.name);
+        pad(enc, self.name.len() + 1);
+        enc.put_bytes(dt_enc.as_bytes());
+        pad(enc, dt_enc.len());
+        enc.put_bytes(ds_enc.as_bytes());
+        pad(enc, ds_enc.len());
+        enc.put_bytes(&self.data);
+        Ok(())
     }
 }
 

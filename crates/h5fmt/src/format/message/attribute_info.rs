@@ -1,6 +1,6 @@
 //! Attribute info message (0x0015), IV.A.2.v.
 
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 
@@ -57,6 +57,23 @@ impl AttributeInfo {
             name_index,
             order_index,
         })
+    }
+}
+
+impl AttributeInfo {
+    /// Encode the message body (version 0); `indexed` stores the
+    /// creation-order index address (flag bit 1).
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, indexed: bool) {
+        enc.put_u8(0);
+        enc.put_u8(u8::from(self.max_creation_index.is_some()) | (u8::from(indexed) << 1));
+        if let Some(m) = self.max_creation_index {
+            enc.put_u16(m);
+        }
+        enc.put_addr(self.heap, ctx.sizes);
+        enc.put_addr(self.name_index, ctx.sizes);
+        if indexed {
+            enc.put_addr(self.order_index, ctx.sizes);
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Dataspace message (0x0001), IV.A.2.b: versions 1 and 2.
 
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::Ctx;
 use alloc::vec::Vec;
@@ -134,6 +134,62 @@ impl Dataspace {
             SpaceKind::Scalar => Some(1),
             SpaceKind::Simple => self.dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)),
         }
+    }
+}
+
+impl Dataspace {
+    /// Encode the message body in `version` 1 (earliest format; a scalar is
+    /// rank 0, a null dataspace cannot be written) or 2.
+    ///
+    /// # Errors
+    /// `Usage` for a null dataspace in version 1, a rank above 32, or
+    /// maximum sizes of another rank or smaller than the current ones.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, version: u8) -> Result<()> {
+        if self.dims.len() > MAX_RANK {
+            return Err(Error::usage(alloc::format!(
+                "rank {} above 32",
+                self.dims.len()
+            )));
+        }
+        if let Some(m) = &self.max_dims {
+            if m.len() != self.dims.len() || m.iter().zip(&self.dims).any(|(m, d)| m < d) {
+                return Err(Error::usage(
+                    "maximum shape smaller than the shape, or of another rank",
+                ));
+            }
+        }
+        #[allow(clippy::cast_possible_truncation)] // rank ≤ 32
+        let rank = self.dims.len() as u8;
+        let flags = u8::from(self.max_dims.is_some());
+        if version == 1 {
+            if self.kind == SpaceKind::Null {
+                return Err(Error::usage(
+                    "a null dataspace needs dataspace message version 2",
+                ));
+            }
+            enc.put_u8(1);
+            enc.put_u8(rank);
+            enc.put_u8(flags);
+            enc.put_zeros(5);
+        } else {
+            enc.put_u8(2);
+            enc.put_u8(rank);
+            enc.put_u8(flags);
+            enc.put_u8(match self.kind {
+                SpaceKind::Scalar => 0,
+                SpaceKind::Simple => 1,
+                SpaceKind::Null => 2,
+            });
+        }
+        for &d in &self.dims {
+            enc.put_len(d, ctx.sizes);
+        }
+        if let Some(m) = &self.max_dims {
+            for &d in m {
+                enc.put_len(d, ctx.sizes);
+            }
+        }
+        Ok(())
     }
 }
 

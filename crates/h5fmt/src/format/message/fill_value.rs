@@ -1,6 +1,6 @@
 //! Fill value messages: old (0x0004) and new (0x0005, versions 1–3), IV.A.2.e/f.
 
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::Ctx;
 use alloc::vec::Vec;
@@ -186,6 +186,61 @@ impl FillValue {
                 at,
             )),
         }
+    }
+}
+
+impl FillValue {
+    /// Encode a new fill value message (0x0005) in `self.version` 2 or 3
+    /// (version 1 is written as 2).
+    ///
+    /// # Errors
+    /// `Usage` for a user state without a value, or a value of 4 GiB or more.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) -> Result<()> {
+        let _ = ctx;
+        let value = match self.state {
+            FillState::User => Some(
+                self.value
+                    .as_deref()
+                    .ok_or_else(|| Error::usage("user-defined fill value without bytes"))?,
+            ),
+            _ => None,
+        };
+        let size = value
+            .map(|v| u32::try_from(v.len()).map_err(|_| Error::usage("fill value of 4 GiB")))
+            .transpose()?;
+        if self.version >= 3 {
+            let mut flags = (self.alloc_time & 3) | ((self.fill_time & 3) << 2);
+            match self.state {
+                FillState::Undefined => flags |= V3_FLAG_UNDEFINED,
+                FillState::User => flags |= V3_FLAG_HAVE_VALUE,
+                FillState::Default => {}
+            }
+            enc.put_u8(3);
+            enc.put_u8(flags);
+            if let (Some(v), Some(n)) = (value, size) {
+                enc.put_u32(n);
+                enc.put_bytes(v);
+            }
+        } else {
+            enc.put_u8(2);
+            enc.put_u8(self.alloc_time);
+            enc.put_u8(self.fill_time);
+            match self.state {
+                FillState::Undefined => enc.put_u8(0),
+                FillState::Default => {
+                    enc.put_u8(1);
+                    enc.put_u32(0);
+                }
+                FillState::User => {
+                    enc.put_u8(1);
+                    if let (Some(v), Some(n)) = (value, size) {
+                        enc.put_u32(n);
+                        enc.put_bytes(v);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -1,6 +1,6 @@
 //! Filter pipeline message (0x000B), IV.A.2.l: versions 1 and 2.
 
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::Ctx;
 use alloc::string::String;
@@ -104,6 +104,59 @@ impl FilterPipeline {
             });
         }
         Ok(FilterPipeline { filters })
+    }
+}
+
+impl FilterPipeline {
+    /// Encode the message body in `version` 1 (names padded to 8 bytes,
+    /// client data padded to an even count) or 2 (names only for filter
+    /// ids ≥ 256, no padding).
+    ///
+    /// # Errors
+    /// `Usage` for more than 32 filters or more than 65535 client values.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, version: u8) -> Result<()> {
+        let _ = ctx;
+        if self.filters.len() > MAX_FILTERS {
+            return Err(Error::usage("more than 32 filters"));
+        }
+        enc.put_u8(version);
+        #[allow(clippy::cast_possible_truncation)] // ≤ 32
+        enc.put_u8(self.filters.len() as u8);
+        if version == 1 {
+            enc.put_zeros(6);
+        }
+        for f in &self.filters {
+            enc.put_u16(f.id);
+            let name = f.name.as_deref().unwrap_or("");
+            let with_name = version == 1 || f.id >= 256;
+            let name_field = if !with_name || name.is_empty() {
+                0
+            } else if version == 1 {
+                (name.len() + 1).div_ceil(8) * 8
+            } else {
+                name.len() + 1
+            };
+            if with_name {
+                let n =
+                    u16::try_from(name_field).map_err(|_| Error::usage("filter name too long"))?;
+                enc.put_u16(n);
+            }
+            enc.put_u16(f.flags);
+            let nvalues = u16::try_from(f.client_data.len())
+                .map_err(|_| Error::usage("more than 65535 filter client values"))?;
+            enc.put_u16(nvalues);
+            if name_field > 0 {
+                enc.put_bytes(name.as_bytes());
+                enc.put_zeros(name_field - name.len());
+            }
+            for &c in &f.client_data {
+                enc.put_u32(c);
+            }
+            if version == 1 && nvalues % 2 == 1 {
+                enc.put_zeros(4);
+            }
+        }
+        Ok(())
     }
 }
 

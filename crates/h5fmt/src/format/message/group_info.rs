@@ -1,6 +1,6 @@
 //! Group info message (0x000A), IV.A.2.k.
 
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::Ctx;
 
@@ -50,6 +50,26 @@ impl GroupInfo {
             info.est_name_len = Some(cur.read_u16()?);
         }
         Ok(info)
+    }
+}
+
+impl GroupInfo {
+    /// Encode the message body (version 0); the phase-change pair and the
+    /// estimates are each stored only when both values are set.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) {
+        let _ = ctx;
+        let phase = self.max_compact.zip(self.min_dense);
+        let est = self.est_entries.zip(self.est_name_len);
+        enc.put_u8(0);
+        enc.put_u8(u8::from(phase.is_some()) | (u8::from(est.is_some()) << 1));
+        if let Some((a, b)) = phase {
+            enc.put_u16(a);
+            enc.put_u16(b);
+        }
+        if let Some((a, b)) = est {
+            enc.put_u16(a);
+            enc.put_u16(b);
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Data layout message (0x0008), IV.A.2.i: versions 1–5.
 
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 use alloc::vec::Vec;
@@ -359,6 +359,127 @@ fn decode_v345(cur: &mut Cursor<'_>, ctx: Ctx, version: u8) -> Result<Layout> {
             "data layout class {c} in a version {version} message"
         ))
         .with_offset(class_at)),
+    }
+}
+
+impl Layout {
+    /// Encode the message body: version 3 for compact, contiguous and v1
+    /// B-tree chunked layouts; version 4 (or `layout_version` 5) for the
+    /// chunk indexes of layout 4.
+    ///
+    /// # Errors
+    /// `Usage` for compact data of 64 KiB or more, a chunk index that the
+    /// layout version cannot describe, or a chunk rank above 32.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) -> Result<()> {
+        match self {
+            Layout::Compact { data } => {
+                let n = u16::try_from(data.len())
+                    .map_err(|_| Error::usage("compact data of 64 KiB or more"))?;
+                enc.put_u8(3);
+                enc.put_u8(CLASS_COMPACT);
+                enc.put_u16(n);
+                enc.put_bytes(data);
+            }
+            Layout::Contiguous { addr, size } => {
+                enc.put_u8(3);
+                enc.put_u8(CLASS_CONTIGUOUS);
+                enc.put_addr(*addr, ctx.sizes);
+                enc.put_len(*size, ctx.sizes);
+            }
+            Layout::Chunked(c) => {
+                if c.dims.len() + 1 > MAX_LAYOUT_NDIMS {
+                    return Err(Error::usage("chunk rank above 32"));
+                }
+                #[allow(clippy::cast_possible_truncation)] // ≤ 33
+                let ndims = (c.dims.len() + 1) as u8;
+                if let ChunkIndex::BTreeV1 { addr } = c.index {
+                    enc.put_u8(3);
+                    enc.put_u8(CLASS_CHUNKED);
+                    enc.put_u8(ndims);
+                    enc.put_addr(addr, ctx.sizes);
+                    for &d in c.dims.iter().chain(core::iter::once(&c.element_size)) {
+                        let d = u32::try_from(d)
+                            .map_err(|_| Error::usage("chunk dimension of 2^32 or more"))?;
+                        enc.put_u32(d);
+                    }
+                    return Ok(());
+                }
+                enc.put_u8(c.layout_version.clamp(4, 5));
+                enc.put_u8(CLASS_CHUNKED);
+                enc.put_u8(c.flags);
+                enc.put_u8(ndims);
+                let max = c
+                    .dims
+                    .iter()
+                    .copied()
+                    .chain([c.element_size])
+                    .max()
+                    .unwrap_or(1);
+                let width = (1..=8usize)
+                    .find(|&w| w == 8 || max >> (8 * w) == 0)
+                    .unwrap_or(8);
+                #[allow(clippy::cast_possible_truncation)] // 1..=8
+                enc.put_u8(width as u8);
+                for &d in c.dims.iter().chain(core::iter::once(&c.element_size)) {
+                    enc.put_uint(d, width);
+                }
+                match &c.index {
+                    ChunkIndex::BTreeV1 { .. } => {}
+                    ChunkIndex::SingleChunk { addr, filtered } => {
+                        enc.put_u8(1);
+                        if let Some((size, mask)) = filtered {
+                            enc.put_len(*size, ctx.sizes);
+                            enc.put_u32(*mask);
+                        }
+                        enc.put_addr(*addr, ctx.sizes);
+                    }
+                    ChunkIndex::Implicit { addr } => {
+                        enc.put_u8(2);
+                        enc.put_addr(*addr, ctx.sizes);
+                    }
+                    ChunkIndex::FixedArray { addr, page_bits } => {
+                        enc.put_u8(3);
+                        enc.put_u8(*page_bits);
+                        enc.put_addr(*addr, ctx.sizes);
+                    }
+                    ChunkIndex::ExtensibleArray {
+                        addr,
+                        max_bits,
+                        index_elements,
+                        min_pointers,
+                        min_elements,
+                        page_bits,
+                    } => {
+                        enc.put_u8(4);
+                        enc.put_u8(*max_bits);
+                        enc.put_u8(*index_elements);
+                        enc.put_u8(*min_pointers);
+                        enc.put_u8(*min_elements);
+                        enc.put_u8(*page_bits);
+                        enc.put_addr(*addr, ctx.sizes);
+                    }
+                    ChunkIndex::BTreeV2 {
+                        addr,
+                        node_size,
+                        split_percent,
+                        merge_percent,
+                    } => {
+                        enc.put_u8(5);
+                        enc.put_u32(*node_size);
+                        enc.put_u8(*split_percent);
+                        enc.put_u8(*merge_percent);
+                        enc.put_addr(*addr, ctx.sizes);
+                    }
+                }
+            }
+            Layout::Virtual { heap_addr, index } => {
+                enc.put_u8(4);
+                enc.put_u8(3);
+                enc.put_addr(*heap_addr, ctx.sizes);
+                enc.put_u32(*index);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -1,6 +1,6 @@
 //! Link message (0x0006), IV.A.2.g.
 
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 use alloc::string::String;
@@ -141,6 +141,77 @@ fn parse_external(mut data: Cursor<'_>) -> Option<(String, String)> {
     let file = String::from_utf8_lossy(data.read_cstr().ok()?).into_owned();
     let path = String::from_utf8_lossy(data.read_cstr().ok()?).into_owned();
     Some((file, path))
+}
+
+impl Link {
+    /// Encode the message body (version 1). The name is flagged UTF-8 when
+    /// it is not plain ASCII; the link class is stored unless hard.
+    ///
+    /// # Errors
+    /// `Usage` for an empty name or a soft/external target longer than 65535 bytes.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) -> Result<()> {
+        let name = self.name.as_bytes();
+        if name.is_empty() {
+            return Err(Error::usage("empty link name"));
+        }
+        let width: u8 = match name.len() {
+            0..=0xff => 0,
+            0x100..=0xffff => 1,
+            _ => 2,
+        };
+        let class = match &self.target {
+            LinkTarget::Hard(_) => CLASS_HARD,
+            LinkTarget::Soft(_) => CLASS_SOFT,
+            LinkTarget::External { .. } => CLASS_EXTERNAL,
+            LinkTarget::UserDefined { class, .. } => *class,
+        };
+        let utf8 = !self.name.is_ascii();
+        let mut flags = width;
+        if class != CLASS_HARD {
+            flags |= 0x08;
+        }
+        if self.creation_order.is_some() {
+            flags |= 0x04;
+        }
+        if utf8 {
+            flags |= 0x10;
+        }
+        enc.put_u8(1);
+        enc.put_u8(flags);
+        if class != CLASS_HARD {
+            enc.put_u8(class);
+        }
+        if let Some(c) = self.creation_order {
+            enc.put_u64(c);
+        }
+        if utf8 {
+            enc.put_u8(1);
+        }
+        enc.put_uint(name.len() as u64, 1usize << width);
+        enc.put_bytes(name);
+        let put16 = |enc: &mut Encoder, b: &[u8]| -> Result<()> {
+            let n = u16::try_from(b.len())
+                .map_err(|_| Error::usage("link value longer than 65535 bytes"))?;
+            enc.put_u16(n);
+            enc.put_bytes(b);
+            Ok(())
+        };
+        match &self.target {
+            LinkTarget::Hard(a) => enc.put_addr(*a, ctx.sizes),
+            LinkTarget::Soft(p) => put16(enc, p.as_bytes())?,
+            LinkTarget::External { file, path } => {
+                let mut v = Vec::with_capacity(file.len() + path.len() + 3);
+                v.push(0);
+                v.extend_from_slice(file.as_bytes());
+                v.push(0);
+                v.extend_from_slice(path.as_bytes());
+                v.push(0);
+                put16(enc, &v)?;
+            }
+            LinkTarget::UserDefined { data, .. } => put16(enc, data)?,
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Link info message (0x0002), IV.A.2.c.
 
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 
@@ -57,6 +57,24 @@ impl LinkInfo {
             name_index,
             order_index,
         })
+    }
+}
+
+impl LinkInfo {
+    /// Encode the message body (version 0). `indexed` stores the
+    /// creation-order index address (flag bit 1).
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, indexed: bool) {
+        let flags = u8::from(self.max_creation_index.is_some()) | (u8::from(indexed) << 1);
+        enc.put_u8(0);
+        enc.put_u8(flags);
+        if let Some(m) = self.max_creation_index {
+            enc.put_u64(m);
+        }
+        enc.put_addr(self.heap, ctx.sizes);
+        enc.put_addr(self.name_index, ctx.sizes);
+        if indexed {
+            enc.put_addr(self.order_index, ctx.sizes);
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Symbol table message (0x0011), IV.A.2.r.
 
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::Result;
 use crate::{Addr, Ctx};
 
@@ -22,6 +22,14 @@ impl SymbolTableMessage {
         let btree = cur.read_addr(ctx.sizes)?;
         let heap = cur.read_addr(ctx.sizes)?;
         Ok(SymbolTableMessage { btree, heap })
+    }
+}
+
+impl SymbolTableMessage {
+    /// Encode the message body: B-tree and local heap addresses.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) {
+        enc.put_addr(self.btree, ctx.sizes);
+        enc.put_addr(self.heap, ctx.sizes);
     }
 }
 

@@ -1,0 +1,1430 @@
+//! Writing new HDF5 files that libhdf5 reads back identically.
+//!
+//! The writer keeps the object tree (groups, links, attributes, dataset
+//! headers) in memory and streams raw data as it is produced: dataset data,
+//! chunks and chunk indexes go to the end of the file when a dataset is
+//! created. [`FileWriter::close`] / [`FileWriter::finish`] then plan the
+//! metadata (pass 1: sizes and addresses, appended at the end of the file),
+//! encode it with the same `format/` structures the reader decodes (pass 2),
+//! and write the superblock last with the final end-of-file address.
+//!
+//! Every structure is encoded by its `format/` module (`encode` beside
+//! `decode`); this module only decides what to write and where.
+//!
+//! Not yet written: dense link and attribute storage (groups stay compact at
+//! any size, which libhdf5 reads; attributes above 64 KiB are refused),
+//! extensible-array and v2 B-tree chunk indexes (`Format::Latest` falls back
+//! to the v1 B-tree for datasets with unlimited dimensions), object
+//! references, committed datatypes, editing existing files.
+
+mod chunked;
+pub mod sink;
+pub mod value;
+
+#[cfg(feature = "std")]
+pub use sink::FileSink;
+pub use sink::Sink;
+pub use value::{AttrValue, ElementData, H5Type};
+
+use crate::codec::Encoder;
+use crate::error::{Error, Result};
+use crate::format::btree_v1::{BTreeV1Node, Key, NODE_TYPE_GROUP};
+use crate::format::datatype::Datatype;
+use crate::format::global_heap;
+use crate::format::local_heap::{build_data_segment, LocalHeapHeader};
+use crate::format::message::attribute::MaybeShared;
+use crate::format::message::{
+    kind, AttributeInfo, AttributeMessage, Dataspace, FillState, FillValue, Filter, FilterPipeline,
+    GroupInfo, Layout, Link, LinkInfo, LinkTarget, Message, SpaceKind, SymbolTableMessage,
+};
+use crate::format::object_header::ObjectHeader;
+use crate::format::superblock::Superblock;
+use crate::format::symbol_table_node::{EntryCache, SymbolTableEntry, SymbolTableNode};
+use crate::{Addr, Ctx, Sizes};
+use alloc::boxed::Box;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+/// Which generation of the file format to write.
+///
+/// The default is [`Format::V18`]: it is what libhdf5 2.0 writes by default
+/// (library version bounds `v18`…`latest`), every reader built on libhdf5
+/// since 1.8 (2008) reads it, and it has checksummed superblock and object
+/// headers and link-message groups. [`Format::Earliest`] is for readers that
+/// only implement the original format (pyfive, jsfive, old libhdf5);
+/// [`Format::Latest`] adds superblock v3 and the layout-4 chunk indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Superblock v0, object header v1, symbol-table groups (v1 B-tree,
+    /// local heap, `SNOD`s), layout v3 with v1 B-tree chunk indexes, datatype
+    /// message version 1, attribute message version 1.
+    Earliest,
+    /// Superblock v2, object header v2, link-message groups with link info
+    /// and group info, layout v3, datatype message version 3, attribute
+    /// message version 3 (UTF-8 names flagged).
+    #[default]
+    V18,
+    /// Superblock v3, object header v2, fill value message v3, filter
+    /// pipeline v2, layout v4 with single-chunk and fixed-array chunk indexes.
+    Latest,
+}
+
+impl Format {
+    fn superblock_version(self) -> u8 {
+        match self {
+            Format::Earliest => 0,
+            Format::V18 => 2,
+            Format::Latest => 3,
+        }
+    }
+    fn header_version(self) -> u8 {
+        if self == Format::Earliest {
+            1
+        } else {
+            2
+        }
+    }
+    fn dtype_version(self) -> u8 {
+        if self == Format::Earliest {
+            1
+        } else {
+            3
+        }
+    }
+    fn space_version(self) -> u8 {
+        if self == Format::Earliest {
+            1
+        } else {
+            2
+        }
+    }
+    fn attr_version(self) -> u8 {
+        if self == Format::Earliest {
+            1
+        } else {
+            3
+        }
+    }
+    fn fill_version(self) -> u8 {
+        if self == Format::Latest {
+            3
+        } else {
+            2
+        }
+    }
+    fn pipeline_version(self) -> u8 {
+        if self == Format::Latest {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// Group B-tree leaf K (a symbol table node holds 2K entries) and internal
+/// K, libhdf5's defaults.
+const GROUP_LEAF_K: u16 = 4;
+const GROUP_INTERNAL_K: u16 = 16;
+/// Chunk B-tree K (the default, which superblock v0 does not store).
+const ISTORE_K: u16 = 32;
+
+/// An object (group or dataset) of the file being written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectId(usize);
+
+impl ObjectId {
+    /// The root group.
+    pub const ROOT: ObjectId = ObjectId(0);
+}
+
+#[derive(Debug, Clone)]
+enum LinkSpec {
+    Hard(ObjectId),
+    Soft(String),
+    External { file: String, path: String },
+}
+
+#[derive(Debug)]
+struct GroupNode {
+    links: Vec<(String, LinkSpec)>,
+    track_order: bool,
+}
+
+#[derive(Debug)]
+struct DatasetNode {
+    dtype: Datatype,
+    space: Dataspace,
+    layout: Layout,
+    pipeline: Option<FilterPipeline>,
+    fill: FillValue,
+}
+
+#[derive(Debug)]
+enum NodeKind {
+    Group(GroupNode),
+    Dataset(DatasetNode),
+}
+
+#[derive(Debug)]
+struct Node {
+    kind: NodeKind,
+    attrs: Vec<AttributeMessage>,
+}
+
+/// The global heap collection being filled.
+#[derive(Debug)]
+struct OpenCollection {
+    addr: Addr,
+    size: usize,
+    objects: Vec<(u16, Vec<u8>)>,
+}
+
+/// Group creation options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GroupOptions {
+    /// Track link creation order (link info message with a maximum creation
+    /// index; link messages carry their creation order). Not available with
+    /// [`Format::Earliest`].
+    pub track_order: bool,
+}
+
+/// Writes a new HDF5 file.
+pub struct FileWriter {
+    sink: Box<dyn Sink>,
+    format: Format,
+    ctx: Ctx,
+    eof: u64,
+    nodes: Vec<Node>,
+    heap: Option<OpenCollection>,
+    closed: bool,
+}
+
+impl core::fmt::Debug for FileWriter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FileWriter")
+            .field("format", &self.format)
+            .field("eof", &self.eof)
+            .field("objects", &self.nodes.len())
+            .finish()
+    }
+}
+
+/// Check a link or attribute name: not empty, no '/', not ".".
+fn check_name(name: &str, what: &str) -> Result<()> {
+    if name.is_empty() || name == "." || name.contains('/') || name.contains('\0') {
+        return Err(Error::usage(alloc::format!(
+            "invalid {what} name {name:?}: empty, \".\", or containing '/' or NUL"
+        )));
+    }
+    Ok(())
+}
+
+impl FileWriter {
+    /// A writer into `sink` with `format`.
+    pub fn with_sink(sink: Box<dyn Sink>, format: Format) -> Self {
+        let sizes = Sizes::default();
+        let eof = Superblock::encoded_len(format.superblock_version(), sizes) as u64;
+        FileWriter {
+            sink,
+            format,
+            ctx: Ctx {
+                sizes,
+                ..Ctx::default()
+            },
+            eof,
+            nodes: alloc::vec![Node {
+                kind: NodeKind::Group(GroupNode {
+                    links: Vec::new(),
+                    track_order: false,
+                }),
+                attrs: Vec::new(),
+            }],
+            heap: None,
+            closed: false,
+        }
+    }
+
+    /// A writer that builds the file in memory; [`FileWriter::finish`]
+    /// returns its bytes.
+    pub fn in_memory() -> Self {
+        Self::in_memory_with(Format::default())
+    }
+
+    /// [`FileWriter::in_memory`] with a format preset.
+    pub fn in_memory_with(format: Format) -> Self {
+        Self::with_sink(Box::new(Vec::<u8>::new()), format)
+    }
+
+    /// Create (truncate) a file at `path` in the default format.
+    ///
+    /// # Errors
+    /// `Io` when the file cannot be created.
+    #[cfg(feature = "std")]
+    pub fn create(path: impl AsRef<std::path::Path>) -> Result<Self> {
+        Self::create_with(path, Format::default())
+    }
+
+    /// Create (truncate) a file at `path` in `format`.
+    ///
+    /// # Errors
+    /// `Io` when the file cannot be created.
+    #[cfg(feature = "std")]
+    pub fn create_with(path: impl AsRef<std::path::Path>, format: Format) -> Result<Self> {
+        let path = path.as_ref();
+        let file = std::fs::File::create(path)
+            .map_err(|e| Error::io(alloc::format!("create {}: {e}", path.display())))?;
+        Ok(Self::with_sink(Box::new(FileSink::new(file)), format))
+    }
+
+    /// The format preset.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The root group.
+    pub fn root(&mut self) -> GroupWriter<'_> {
+        GroupWriter {
+            fw: self,
+            id: ObjectId::ROOT,
+        }
+    }
+
+    /// A group created earlier, by id.
+    ///
+    /// # Errors
+    /// `Usage` when `id` is not a group of this file.
+    pub fn group(&mut self, id: ObjectId) -> Result<GroupWriter<'_>> {
+        match self.nodes.get(id.0) {
+            Some(Node {
+                kind: NodeKind::Group(_),
+                ..
+            }) => Ok(GroupWriter { fw: self, id }),
+            _ => Err(Error::usage("not a group of this file")),
+        }
+    }
+
+    fn alloc(&mut self, n: u64) -> Addr {
+        let a = Addr(self.eof);
+        self.eof = self.eof.saturating_add(n);
+        a
+    }
+
+    fn write_new(&mut self, bytes: &[u8]) -> Result<Addr> {
+        let a = self.alloc(bytes.len() as u64);
+        self.sink.write_at(a.get(), bytes)?;
+        Ok(a)
+    }
+
+    fn group_node(&mut self, id: ObjectId) -> Result<&mut GroupNode> {
+        match self.nodes.get_mut(id.0).map(|n| &mut n.kind) {
+            Some(NodeKind::Group(g)) => Ok(g),
+            _ => Err(Error::usage("not a group of this file")),
+        }
+    }
+
+    fn check_new_link(&mut self, parent: ObjectId, name: &str) -> Result<()> {
+        check_name(name, "link")?;
+        if self.closed {
+            return Err(Error::usage("file already closed"));
+        }
+        let g = self.group_node(parent)?;
+        if g.links.iter().any(|(n, _)| n == name) {
+            return Err(Error::usage(alloc::format!("link {name:?} already exists")));
+        }
+        Ok(())
+    }
+
+    fn add_link(&mut self, parent: ObjectId, name: &str, link: LinkSpec) -> Result<()> {
+        if self.format == Format::Earliest && matches!(link, LinkSpec::External { .. }) {
+            return Err(Error::unsupported(
+                "external links need link messages (Format::V18 or later)",
+            ));
+        }
+        self.check_new_link(parent, name)?;
+        self.group_node(parent)?
+            .links
+            .push((name.to_string(), link));
+        Ok(())
+    }
+
+    fn add_node(&mut self, parent: ObjectId, name: &str, kind: NodeKind) -> Result<ObjectId> {
+        self.check_new_link(parent, name)?;
+        let id = ObjectId(self.nodes.len());
+        self.nodes.push(Node {
+            kind,
+            attrs: Vec::new(),
+        });
+        self.group_node(parent)?
+            .links
+            .push((name.to_string(), LinkSpec::Hard(id)));
+        Ok(id)
+    }
+
+    /// Store variable-length elements in the global heap and return their
+    /// in-file descriptors (length u32, collection address, object index).
+    fn place_varlen(&mut self, dtype: &Datatype, elems: &[Vec<u8>]) -> Result<Vec<u8>> {
+        let unit = match dtype {
+            Datatype::VarLenString { .. } => 1,
+            Datatype::VarLenSequence { base, .. } => base.size().max(1),
+            _ => {
+                return Err(Error::usage(
+                    "variable-length data for a type that is not a vlen string or sequence",
+                ))
+            }
+        };
+        let sizes = self.ctx.sizes;
+        let mut out = Encoder::with_capacity(elems.len() * 16);
+        for e in elems {
+            let n = e.len() as u64;
+            if !n.is_multiple_of(unit) {
+                return Err(Error::usage(
+                    "vlen sequence bytes not a multiple of the element size",
+                ));
+            }
+            let count =
+                u32::try_from(n / unit).map_err(|_| Error::usage("vlen element too long"))?;
+            out.put_u32(count);
+            if e.is_empty() {
+                out.put_addr(Addr(0), sizes);
+                out.put_u32(0);
+                continue;
+            }
+            let (addr, index) = self.heap_put(e)?;
+            out.put_addr(addr, sizes);
+            out.put_u32(u32::from(index));
+        }
+        Ok(out.into_vec())
+    }
+
+    fn heap_put(&mut self, data: &[u8]) -> Result<(Addr, u16)> {
+        let sizes = self.ctx.sizes;
+        let fits = |c: &OpenCollection| {
+            let used = global_heap::header_len(sizes)
+                + global_heap::objects_len(
+                    sizes,
+                    c.objects.iter().map(|(_, d)| d.len()).chain([data.len()]),
+                );
+            used <= c.size && c.objects.len() < usize::from(u16::MAX - 1)
+        };
+        if !self.heap.as_ref().is_some_and(fits) {
+            self.flush_heap()?;
+            let need = global_heap::header_len(sizes)
+                + global_heap::objects_len(sizes, [data.len()])
+                + global_heap::object_header_len(sizes);
+            let size = need.max(global_heap::MIN_COLLECTION_SIZE).div_ceil(8) * 8;
+            let addr = self.alloc(size as u64);
+            self.heap = Some(OpenCollection {
+                addr,
+                size,
+                objects: Vec::new(),
+            });
+        }
+        let c = self
+            .heap
+            .as_mut()
+            .ok_or_else(|| Error::usage("no heap collection"))?;
+        #[allow(clippy::cast_possible_truncation)] // < u16::MAX - 1, checked in `fits`
+        let index = c.objects.len() as u16 + 1;
+        c.objects.push((index, data.to_vec()));
+        Ok((c.addr, index))
+    }
+
+    fn flush_heap(&mut self) -> Result<()> {
+        if let Some(c) = self.heap.take() {
+            let mut enc = Encoder::with_capacity(c.size);
+            let objs: Vec<(u16, &[u8])> =
+                c.objects.iter().map(|(i, d)| (*i, d.as_slice())).collect();
+            global_heap::encode_collection(&mut enc, self.ctx, c.size, &objs)?;
+            self.sink.write_at(c.addr.get(), enc.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Element bytes of `value` in the file (vlen data placed in the heap).
+    fn element_bytes(&mut self, dtype: &Datatype, n: u64, data: &ElementData) -> Result<Vec<u8>> {
+        let expect = n
+            .checked_mul(dtype.size())
+            .ok_or_else(|| Error::usage("data size overflows"))?;
+        match data {
+            ElementData::Raw(b) => {
+                if b.len() as u64 != expect {
+                    return Err(Error::usage(alloc::format!(
+                        "{} data bytes given, {n} elements of {} bytes expected",
+                        b.len(),
+                        dtype.size()
+                    )));
+                }
+                if dtype.is_variable_length() {
+                    return Err(Error::usage(
+                        "raw bytes for a variable-length type: give the elements instead",
+                    ));
+                }
+                Ok(b.clone())
+            }
+            ElementData::VarLen(v) => {
+                if v.len() as u64 != n {
+                    return Err(Error::usage(alloc::format!(
+                        "{} elements given, {n} expected",
+                        v.len()
+                    )));
+                }
+                self.place_varlen(dtype, v)
+            }
+        }
+    }
+
+    /// Set (create or replace) attribute `name` of object `id`.
+    ///
+    /// # Errors
+    /// `Usage` for an invalid name, a wrong element count, or an attribute
+    /// message above 64 KiB (dense attribute storage is not written);
+    /// datatype encoding errors. The file is unchanged on error.
+    pub fn set_attr(
+        &mut self,
+        id: ObjectId,
+        name: &str,
+        value: impl Into<AttrValue>,
+    ) -> Result<()> {
+        let value = value.into();
+        check_name(name, "attribute")?;
+        if self.closed {
+            return Err(Error::usage("file already closed"));
+        }
+        if self.nodes.get(id.0).is_none() {
+            return Err(Error::usage("not an object of this file"));
+        }
+        let n = value
+            .num_elements()
+            .ok_or_else(|| Error::usage("attribute shape overflows"))?;
+        let space = match &value.shape {
+            None => Dataspace {
+                kind: SpaceKind::Scalar,
+                dims: Vec::new(),
+                max_dims: None,
+            },
+            Some(d) => Dataspace {
+                kind: SpaceKind::Simple,
+                dims: d.clone(),
+                max_dims: None,
+            },
+        };
+        // Validate everything (sizes, encodability) before touching the heap.
+        if let ElementData::Raw(b) = &value.data {
+            if Some(b.len() as u64) != n.checked_mul(value.dtype.size()) {
+                return Err(Error::usage(alloc::format!(
+                    "attribute {name:?}: {} bytes for {n} elements of {} bytes",
+                    b.len(),
+                    value.dtype.size()
+                )));
+            }
+        }
+        let probe = AttributeMessage {
+            name: name.to_string(),
+            dtype: MaybeShared::Inline(value.dtype.clone()),
+            space: MaybeShared::Inline(space.clone()),
+            data: alloc::vec![0; usize::try_from(n.saturating_mul(value.dtype.size())).unwrap_or(usize::MAX)],
+        };
+        let mut enc = Encoder::new();
+        probe.encode(&mut enc, self.ctx, self.format.attr_version())?;
+        if enc.len() > 0xfff0 {
+            return Err(Error::unsupported(
+                "attribute above 64 KiB (dense attribute storage is not written yet)",
+            ));
+        }
+        let data = self.element_bytes(&value.dtype, n, &value.data)?;
+        let msg = AttributeMessage { data, ..probe };
+        let node = self
+            .nodes
+            .get_mut(id.0)
+            .ok_or_else(|| Error::usage("not an object of this file"))?;
+        if let Some(slot) = node.attrs.iter_mut().find(|a| a.name == name) {
+            *slot = msg;
+        } else {
+            node.attrs.push(msg);
+        }
+        Ok(())
+    }
+
+    /// Write all metadata and the superblock, flush, and return the bytes of
+    /// an in-memory file (an empty vector for files on disk).
+    ///
+    /// # Errors
+    /// `Io`; encoding errors.
+    pub fn finish(mut self) -> Result<Vec<u8>> {
+        self.write_metadata()?;
+        self.sink.flush()?;
+        Ok(self.sink.into_bytes().unwrap_or_default())
+    }
+
+    /// Write all metadata and the superblock and flush (fsync for files).
+    ///
+    /// # Errors
+    /// `Io`; encoding errors.
+    pub fn close(self) -> Result<()> {
+        self.finish().map(|_| ())
+    }
+
+    fn refcounts(&self) -> Vec<u32> {
+        let mut rc = alloc::vec![0u32; self.nodes.len()];
+        if let Some(r) = rc.first_mut() {
+            *r = 1;
+        }
+        for n in &self.nodes {
+            if let NodeKind::Group(g) = &n.kind {
+                for (_, l) in &g.links {
+                    if let LinkSpec::Hard(t) = l {
+                        if let Some(c) = rc.get_mut(t.0) {
+                            *c = c.saturating_add(1);
+                        }
+                    }
+                }
+            }
+        }
+        rc
+    }
+
+    fn write_metadata(&mut self) -> Result<()> {
+        if self.closed {
+            return Err(Error::usage("file already closed"));
+        }
+        self.closed = true;
+        self.flush_heap()?;
+        let rc = self.refcounts();
+        // Pass 1: sizes and addresses. Header sizes do not depend on the
+        // addresses they contain (fixed width), so placeholder plans suffice.
+        let mut plans: Vec<Plan> = self.nodes.iter().map(|_| Plan::default()).collect();
+        for i in 0..self.nodes.len() {
+            if let Some(sym) = self.symbol_table_layout(i)? {
+                let p = plans.get_mut(i).ok_or_else(|| Error::usage("plan"))?;
+                p.heap_addr = Addr(self.eof);
+                self.eof += LocalHeapHeader::encoded_len(self.ctx.sizes) as u64;
+                p.heap_data_addr = self.alloc(sym.segment.len() as u64);
+                let snod_len = SymbolTableNode::encoded_len(self.ctx.sizes, GROUP_LEAF_K) as u64;
+                p.snods = (0..sym.snods.len()).map(|_| Addr(0)).collect();
+                for a in p.snods.iter_mut() {
+                    *a = Addr(self.eof);
+                    self.eof += snod_len;
+                }
+                p.sym = Some(sym);
+            }
+        }
+        for i in 0..self.nodes.len() {
+            // Group B-trees: their node addresses depend on the SNOD addresses.
+            if let Some(p) = plans.get_mut(i) {
+                if let Some(sym) = &p.sym {
+                    let leaves: Vec<(Key, Addr)> = sym
+                        .snods
+                        .iter()
+                        .zip(&p.snods)
+                        .map(|(s, a)| {
+                            (
+                                Key::Group {
+                                    heap_offset: s.left_key,
+                                },
+                                *a,
+                            )
+                        })
+                        .collect();
+                    let final_key = Key::Group {
+                        heap_offset: sym.snods.last().map_or(0, |s| s.right_key),
+                    };
+                    let node_len = BTreeV1Node::encoded_len(
+                        NODE_TYPE_GROUP,
+                        self.ctx.sizes,
+                        0,
+                        GROUP_INTERNAL_K,
+                    )? as u64;
+                    let mut eof = self.eof;
+                    let (root, nodes) = chunked::build_btree(
+                        NODE_TYPE_GROUP,
+                        leaves,
+                        final_key,
+                        2 * usize::from(GROUP_INTERNAL_K),
+                        &mut || {
+                            let a = Addr(eof);
+                            eof += node_len;
+                            a
+                        },
+                    );
+                    self.eof = eof;
+                    p.btree = root;
+                    p.btree_nodes = nodes;
+                }
+            }
+        }
+        for i in 0..self.nodes.len() {
+            let len = self.header(i, &plans, &rc)?.encoded_len() as u64;
+            let a = self.alloc(len);
+            if let Some(p) = plans.get_mut(i) {
+                p.header = a;
+            }
+        }
+        // Pass 2: encode and write.
+        for i in 0..self.nodes.len() {
+            let p = plans.get(i).ok_or_else(|| Error::usage("plan"))?;
+            let mut enc = Encoder::new();
+            self.header(i, &plans, &rc)?.encode(&mut enc)?;
+            self.sink.write_at(p.header.get(), enc.as_bytes())?;
+            if let Some(sym) = &p.sym {
+                let ctx = self.ctx;
+                let mut enc = Encoder::new();
+                LocalHeapHeader {
+                    data_size: sym.segment.len() as u64,
+                    free_list: Some(sym.free_offset),
+                    data_addr: p.heap_data_addr,
+                }
+                .encode(&mut enc, ctx);
+                self.sink.write_at(p.heap_addr.get(), enc.as_bytes())?;
+                self.sink.write_at(p.heap_data_addr.get(), &sym.segment)?;
+                for (s, a) in sym.snods.iter().zip(&p.snods) {
+                    let entries = s
+                        .entries
+                        .iter()
+                        .map(|e| self.symbol_entry(e, &plans))
+                        .collect::<Result<Vec<_>>>()?;
+                    let mut enc = Encoder::new();
+                    SymbolTableNode { entries }.encode(&mut enc, ctx, GROUP_LEAF_K)?;
+                    self.sink.write_at(a.get(), enc.as_bytes())?;
+                }
+                for (a, node) in &p.btree_nodes {
+                    let mut enc = Encoder::new();
+                    node.encode(&mut enc, ctx, 0, GROUP_INTERNAL_K)?;
+                    self.sink.write_at(a.get(), enc.as_bytes())?;
+                }
+            }
+        }
+        // The superblock last, with the final end of file.
+        let root = plans.first().ok_or_else(|| Error::usage("no root"))?;
+        let version = self.format.superblock_version();
+        let sb = Superblock {
+            version,
+            sizes: self.ctx.sizes,
+            sig_offset: 0,
+            base_address: 0,
+            stored_base_address: 0,
+            group_leaf_k: GROUP_LEAF_K,
+            group_internal_k: GROUP_INTERNAL_K,
+            indexed_storage_k: ISTORE_K,
+            flags: 0,
+            extension: Addr::UNDEF,
+            eof: Addr(self.eof),
+            driver_info: Addr::UNDEF,
+            root: root.header,
+            root_entry: (version < 2).then_some(SymbolTableEntry {
+                name_offset: 0,
+                header: root.header,
+                cache: EntryCache::Group {
+                    btree: root.btree,
+                    heap: root.heap_addr,
+                },
+            }),
+        };
+        let mut enc = Encoder::new();
+        sb.encode(&mut enc)?;
+        self.sink.write_at(0, enc.as_bytes())
+    }
+
+    fn symbol_entry(&self, e: &SymEntry, plans: &[Plan]) -> Result<SymbolTableEntry> {
+        Ok(match &e.link {
+            LinkSpec::Hard(t) => {
+                let p = plans
+                    .get(t.0)
+                    .ok_or_else(|| Error::usage("bad link target"))?;
+                SymbolTableEntry {
+                    name_offset: e.name_offset,
+                    header: p.header,
+                    cache: if p.sym.is_some() {
+                        EntryCache::Group {
+                            btree: p.btree,
+                            heap: p.heap_addr,
+                        }
+                    } else {
+                        EntryCache::None
+                    },
+                }
+            }
+            LinkSpec::Soft(_) => SymbolTableEntry {
+                name_offset: e.name_offset,
+                header: Addr::UNDEF,
+                cache: EntryCache::SoftLink {
+                    offset: u32::try_from(e.value_offset)
+                        .map_err(|_| Error::usage("local heap above 4 GiB"))?,
+                },
+            },
+            LinkSpec::External { .. } => {
+                return Err(Error::unsupported("external link in a symbol-table group"))
+            }
+        })
+    }
+
+    /// For an old-style group: the local heap segment and the symbol table
+    /// nodes (entries sorted by name, 2K per node).
+    fn symbol_table_layout(&self, i: usize) -> Result<Option<SymLayout>> {
+        if self.format != Format::Earliest {
+            return Ok(None);
+        }
+        let Some(Node {
+            kind: NodeKind::Group(g),
+            ..
+        }) = self.nodes.get(i)
+        else {
+            return Ok(None);
+        };
+        let mut links: Vec<&(String, LinkSpec)> = g.links.iter().collect();
+        links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        let mut strings: Vec<&str> = Vec::new();
+        for (name, l) in &links {
+            strings.push(name);
+            if let LinkSpec::Soft(v) = l {
+                strings.push(v);
+            }
+        }
+        let (segment, offsets) = build_data_segment(&strings, self.ctx.sizes);
+        let free_offset = offsets
+            .last()
+            .zip(strings.last())
+            .map_or(8, |(o, s)| o + ((s.len() as u64 + 1).div_ceil(8) * 8));
+        let mut entries = Vec::with_capacity(links.len());
+        let mut k = 0;
+        for (_, l) in &links {
+            let name_offset = offsets.get(k).copied().unwrap_or(0);
+            k += 1;
+            let value_offset = if matches!(l, LinkSpec::Soft(_)) {
+                k += 1;
+                offsets.get(k - 1).copied().unwrap_or(0)
+            } else {
+                0
+            };
+            entries.push(SymEntry {
+                name_offset,
+                value_offset,
+                link: l.clone(),
+            });
+        }
+        let cap = 2 * usize::from(GROUP_LEAF_K);
+        let mut snods = Vec::new();
+        let mut prev_right = 0u64;
+        let mut iter = entries.into_iter().peekable();
+        while iter.peek().is_some() {
+            let chunk: Vec<SymEntry> = iter.by_ref().take(cap).collect();
+            let right = chunk.last().map_or(0, |e| e.name_offset);
+            snods.push(SnodPlan {
+                left_key: prev_right,
+                right_key: right,
+                entries: chunk,
+            });
+            prev_right = right;
+        }
+        if snods.is_empty() {
+            // libhdf5 always has one (empty) symbol table node.
+            snods.push(SnodPlan {
+                left_key: 0,
+                right_key: 0,
+                entries: Vec::new(),
+            });
+        }
+        Ok(Some(SymLayout {
+            segment,
+            free_offset,
+            snods,
+        }))
+    }
+
+    fn header(&self, i: usize, plans: &[Plan], rc: &[u32]) -> Result<ObjectHeader> {
+        let node = self.nodes.get(i).ok_or_else(|| Error::usage("node"))?;
+        let plan = plans.get(i).ok_or_else(|| Error::usage("plan"))?;
+        let ctx = self.ctx;
+        let f = self.format;
+        let mut messages = Vec::new();
+        let mut push = |kind: u16, flags: u8, enc: Encoder| {
+            messages.push(Message {
+                kind,
+                flags,
+                creation_order: None,
+                data: enc.into_vec(),
+                offset: 0,
+            });
+        };
+        let refcount = rc.get(i).copied().unwrap_or(1).max(1);
+        match &node.kind {
+            NodeKind::Group(g) => {
+                if f == Format::Earliest {
+                    let mut e = Encoder::new();
+                    SymbolTableMessage {
+                        btree: plan.btree,
+                        heap: plan.heap_addr,
+                    }
+                    .encode(&mut e, ctx);
+                    push(kind::SYMBOL_TABLE, 0, e);
+                } else {
+                    let mut e = Encoder::new();
+                    LinkInfo {
+                        max_creation_index: g
+                            .track_order
+                            .then(|| (g.links.len() as u64).saturating_sub(1)),
+                        heap: Addr::UNDEF,
+                        name_index: Addr::UNDEF,
+                        order_index: Addr::UNDEF,
+                    }
+                    .encode(&mut e, ctx, false);
+                    push(kind::LINK_INFO, 0, e);
+                    let mut e = Encoder::new();
+                    GroupInfo::default().encode(&mut e, ctx);
+                    push(kind::GROUP_INFO, 0, e);
+                    for (order, (name, l)) in g.links.iter().enumerate() {
+                        let target = match l {
+                            LinkSpec::Hard(t) => {
+                                LinkTarget::Hard(plans.get(t.0).map_or(Addr(0), |p| p.header))
+                            }
+                            LinkSpec::Soft(p) => LinkTarget::Soft(p.clone()),
+                            LinkSpec::External { file, path } => LinkTarget::External {
+                                file: file.clone(),
+                                path: path.clone(),
+                            },
+                        };
+                        let mut e = Encoder::new();
+                        Link {
+                            name: name.clone(),
+                            creation_order: g.track_order.then_some(order as u64),
+                            target,
+                        }
+                        .encode(&mut e, ctx)?;
+                        push(kind::LINK, 0, e);
+                    }
+                }
+            }
+            NodeKind::Dataset(d) => {
+                let mut e = Encoder::new();
+                d.space.encode(&mut e, ctx, f.space_version())?;
+                push(kind::DATASPACE, 0, e);
+                let mut e = Encoder::new();
+                d.dtype.encode(&mut e, ctx, f.dtype_version())?;
+                push(kind::DATATYPE, 1, e);
+                let mut e = Encoder::new();
+                d.fill.encode(&mut e, ctx)?;
+                push(kind::FILL_VALUE, 1, e);
+                if let Some(pl) = &d.pipeline {
+                    let mut e = Encoder::new();
+                    pl.encode(&mut e, ctx, f.pipeline_version())?;
+                    push(kind::FILTER_PIPELINE, 0, e);
+                }
+                let mut e = Encoder::new();
+                d.layout.encode(&mut e, ctx)?;
+                push(kind::LAYOUT, 0, e);
+            }
+        }
+        if f != Format::Earliest {
+            // libhdf5 counts the attributes of a v2 header through this
+            // message (`H5O__attr_count_real`): without it, `H5Oget_info`
+            // reports none, even though the messages are there.
+            let mut e = Encoder::new();
+            AttributeInfo {
+                max_creation_index: None,
+                heap: Addr::UNDEF,
+                name_index: Addr::UNDEF,
+                order_index: Addr::UNDEF,
+            }
+            .encode(&mut e, ctx, false);
+            push(kind::ATTRIBUTE_INFO, 0, e);
+        }
+        for a in &node.attrs {
+            let mut e = Encoder::new();
+            a.encode(&mut e, ctx, f.attr_version())?;
+            push(kind::ATTRIBUTE, 0, e);
+        }
+        if f != Format::Earliest && refcount > 1 {
+            let mut e = Encoder::new();
+            e.put_u8(0);
+            e.put_u32(refcount);
+            push(kind::REF_COUNT, 0, e);
+        }
+        Ok(ObjectHeader {
+            version: f.header_version(),
+            flags: 0,
+            refcount,
+            messages,
+            times: None,
+            attr_phase_change: None,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+struct SymEntry {
+    name_offset: u64,
+    value_offset: u64,
+    link: LinkSpec,
+}
+
+#[derive(Debug)]
+struct SnodPlan {
+    left_key: u64,
+    right_key: u64,
+    entries: Vec<SymEntry>,
+}
+
+#[derive(Debug)]
+struct SymLayout {
+    segment: Vec<u8>,
+    free_offset: u64,
+    snods: Vec<SnodPlan>,
+}
+
+#[derive(Debug)]
+struct Plan {
+    header: Addr,
+    heap_addr: Addr,
+    heap_data_addr: Addr,
+    btree: Addr,
+    snods: Vec<Addr>,
+    btree_nodes: Vec<(Addr, BTreeV1Node)>,
+    sym: Option<SymLayout>,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan {
+            header: Addr(0),
+            heap_addr: Addr::UNDEF,
+            heap_data_addr: Addr::UNDEF,
+            btree: Addr::UNDEF,
+            snods: Vec::new(),
+            btree_nodes: Vec::new(),
+            sym: None,
+        }
+    }
+}
+
+/// A group of the file being written.
+pub struct GroupWriter<'a> {
+    fw: &'a mut FileWriter,
+    id: ObjectId,
+}
+
+impl core::fmt::Debug for GroupWriter<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("GroupWriter").field("id", &self.id).finish()
+    }
+}
+
+impl<'a> GroupWriter<'a> {
+    /// This group's id (for hard links to it).
+    pub fn id(&self) -> ObjectId {
+        self.id
+    }
+
+    /// Create a child group.
+    ///
+    /// # Errors
+    /// `Usage` for an invalid or existing name.
+    pub fn create_group(&mut self, name: &str) -> Result<GroupWriter<'_>> {
+        self.create_group_with(name, GroupOptions::default())
+    }
+
+    /// Create a child group with options.
+    ///
+    /// # Errors
+    /// `Usage` for an invalid or existing name; `Unsupported` for creation
+    /// order tracking in [`Format::Earliest`].
+    pub fn create_group_with(&mut self, name: &str, opts: GroupOptions) -> Result<GroupWriter<'_>> {
+        if opts.track_order && self.fw.format == Format::Earliest {
+            return Err(Error::unsupported(
+                "link creation order needs link messages (Format::V18 or later)",
+            ));
+        }
+        let id = self.fw.add_node(
+            self.id,
+            name,
+            NodeKind::Group(GroupNode {
+                links: Vec::new(),
+                track_order: opts.track_order,
+            }),
+        )?;
+        Ok(GroupWriter { fw: self.fw, id })
+    }
+
+    /// Add a hard link `name` to an existing object.
+    ///
+    /// # Errors
+    /// `Usage` for an invalid or existing name or an unknown target.
+    pub fn link_hard(&mut self, name: &str, target: ObjectId) -> Result<()> {
+        if target.0 >= self.fw.nodes.len() {
+            return Err(Error::usage("hard link to an unknown object"));
+        }
+        self.fw.add_link(self.id, name, LinkSpec::Hard(target))
+    }
+
+    /// Add a soft link `name` → `path`.
+    ///
+    /// # Errors
+    /// `Usage` for an invalid or existing name or an empty path.
+    pub fn link_soft(&mut self, name: &str, path: &str) -> Result<()> {
+        if path.is_empty() {
+            return Err(Error::usage("empty soft link path"));
+        }
+        self.fw
+            .add_link(self.id, name, LinkSpec::Soft(path.to_string()))
+    }
+
+    /// Add an external link `name` → `path` in `file`.
+    ///
+    /// # Errors
+    /// `Usage` for an invalid or existing name; `Unsupported` in [`Format::Earliest`].
+    pub fn link_external(&mut self, name: &str, file: &str, path: &str) -> Result<()> {
+        if file.is_empty() || path.is_empty() {
+            return Err(Error::usage("empty external link file or path"));
+        }
+        self.fw.add_link(
+            self.id,
+            name,
+            LinkSpec::External {
+                file: file.to_string(),
+                path: path.to_string(),
+            },
+        )
+    }
+
+    /// Set an attribute of this group (see [`FileWriter::set_attr`]).
+    ///
+    /// # Errors
+    /// As [`FileWriter::set_attr`].
+    pub fn set_attr(&mut self, name: &str, value: impl Into<AttrValue>) -> Result<()> {
+        self.fw.set_attr(self.id, name, value)
+    }
+
+    /// Start a dataset `name` in this group.
+    pub fn create_dataset(&mut self, name: &str) -> DatasetBuilder<'_> {
+        DatasetBuilder {
+            fw: self.fw,
+            parent: self.id,
+            name: name.to_string(),
+            dtype: None,
+            shape: None,
+            maxshape: None,
+            chunks: None,
+            deflate: None,
+            shuffle: false,
+            fletcher32: false,
+            fill: None,
+            compact: false,
+        }
+    }
+}
+
+/// Builds a dataset; finished by one of the `write*` methods or [`DatasetBuilder::create`].
+pub struct DatasetBuilder<'a> {
+    fw: &'a mut FileWriter,
+    parent: ObjectId,
+    name: String,
+    dtype: Option<Datatype>,
+    shape: Option<Vec<u64>>,
+    maxshape: Option<Vec<Option<u64>>>,
+    chunks: Option<Vec<u64>>,
+    deflate: Option<u8>,
+    shuffle: bool,
+    fletcher32: bool,
+    fill: Option<Vec<u8>>,
+    compact: bool,
+}
+
+impl core::fmt::Debug for DatasetBuilder<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("DatasetBuilder")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl DatasetBuilder<'_> {
+    /// The element datatype (taken from `T` by [`DatasetBuilder::write`]).
+    pub fn dtype(mut self, dtype: Datatype) -> Self {
+        self.dtype = Some(dtype);
+        self
+    }
+    /// The shape (default: one dimension of the number of elements written).
+    pub fn shape(mut self, shape: &[u64]) -> Self {
+        self.shape = Some(shape.to_vec());
+        self
+    }
+    /// Maximum shape; `None` for an unlimited dimension (needs chunks).
+    pub fn maxshape(mut self, maxshape: &[Option<u64>]) -> Self {
+        self.maxshape = Some(maxshape.to_vec());
+        self
+    }
+    /// Chunk shape (makes the dataset chunked).
+    pub fn chunks(mut self, chunks: &[u64]) -> Self {
+        self.chunks = Some(chunks.to_vec());
+        self
+    }
+    /// Deflate (gzip) at `level` 0–9 (needs chunks).
+    pub fn deflate(mut self, level: u8) -> Self {
+        self.deflate = Some(level.min(9));
+        self
+    }
+    /// Shuffle filter before compression (needs chunks).
+    pub fn shuffle(mut self) -> Self {
+        self.shuffle = true;
+        self
+    }
+    /// Fletcher-32 checksum of each chunk (needs chunks).
+    pub fn fletcher32(mut self) -> Self {
+        self.fletcher32 = true;
+        self
+    }
+    /// A user-defined fill value: the raw bytes of one element.
+    pub fn fill_value(mut self, element: &[u8]) -> Self {
+        self.fill = Some(element.to_vec());
+        self
+    }
+    /// A user-defined fill value of a [`H5Type`].
+    pub fn fill<T: H5Type>(self, v: T) -> Self {
+        let b = value::to_bytes(&[v]);
+        self.fill_value(&b)
+    }
+    /// Store the data in the object header (compact layout, < 64 KiB).
+    pub fn compact(mut self) -> Self {
+        self.compact = true;
+        self
+    }
+
+    /// Write typed values; the datatype is `T`'s unless set.
+    ///
+    /// # Errors
+    /// As [`DatasetBuilder::write_raw`].
+    pub fn write<T: H5Type>(mut self, values: &[T]) -> Result<ObjectId> {
+        if self.dtype.is_none() {
+            self.dtype = Some(T::dtype());
+        }
+        let n = values.len() as u64;
+        self.finish(n, Some(ElementData::Raw(value::to_bytes(values))))
+    }
+
+    /// Write variable-length UTF-8 strings (h5py's `str` dataset).
+    ///
+    /// # Errors
+    /// As [`DatasetBuilder::write_raw`].
+    pub fn write_strings(mut self, values: &[&str]) -> Result<ObjectId> {
+        if self.dtype.is_none() {
+            self.dtype = Some(Datatype::vlen_utf8());
+        }
+        let v = values.iter().map(|s| s.as_bytes().to_vec()).collect();
+        self.finish(values.len() as u64, Some(ElementData::VarLen(v)))
+    }
+
+    /// Write variable-length elements (strings or sequences; see [`ElementData::VarLen`]).
+    ///
+    /// # Errors
+    /// As [`DatasetBuilder::write_raw`].
+    pub fn write_varlen(self, elems: Vec<Vec<u8>>) -> Result<ObjectId> {
+        let n = elems.len() as u64;
+        self.finish(n, Some(ElementData::VarLen(elems)))
+    }
+
+    /// Write raw element bytes in the file's layout (datatype required).
+    ///
+    /// # Errors
+    /// `Usage` for a missing datatype, a data size that is not the shape's,
+    /// a rank mismatch (shape, maxshape, chunks), a maxshape smaller than
+    /// the shape, an unlimited dimension or a filter without chunks, an
+    /// invalid or existing name. The file is unchanged on error.
+    pub fn write_raw(self, bytes: &[u8]) -> Result<ObjectId> {
+        let es = self.dtype.as_ref().map_or(1, Datatype::size).max(1);
+        let n = bytes.len() as u64 / es;
+        self.finish(n, Some(ElementData::Raw(bytes.to_vec())))
+    }
+
+    /// Create the dataset without data (read back as the fill value).
+    ///
+    /// # Errors
+    /// As [`DatasetBuilder::write_raw`]; the shape is required.
+    pub fn create(self) -> Result<ObjectId> {
+        if self.shape.is_none() {
+            return Err(Error::usage("a dataset without data needs a shape"));
+        }
+        self.finish(0, None)
+    }
+
+    fn finish(self, n_given: u64, data: Option<ElementData>) -> Result<ObjectId> {
+        let fw = self.fw;
+        let dtype = self
+            .dtype
+            .ok_or_else(|| Error::usage("dataset datatype not set"))?;
+        // Validate the name and everything else before writing anything.
+        fw.check_new_link(self.parent, &self.name)?;
+        let mut probe = Encoder::new();
+        dtype.encode(&mut probe, fw.ctx, fw.format.dtype_version())?;
+        let shape = self.shape.unwrap_or_else(|| alloc::vec![n_given]);
+        let n = shape
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d))
+            .ok_or_else(|| Error::usage("shape overflows"))?;
+        if data.is_some() && n != n_given {
+            return Err(Error::usage(alloc::format!(
+                "{n_given} elements given for shape {shape:?} ({n} elements)"
+            )));
+        }
+        let max_dims = match &self.maxshape {
+            None => None,
+            Some(m) => {
+                if m.len() != shape.len() {
+                    return Err(Error::usage(alloc::format!(
+                        "maxshape rank {} differs from shape rank {}",
+                        m.len(),
+                        shape.len()
+                    )));
+                }
+                let v: Vec<u64> = m
+                    .iter()
+                    .map(|d| d.unwrap_or(Dataspace::UNLIMITED))
+                    .collect();
+                if v.iter().zip(&shape).any(|(m, d)| m < d) {
+                    return Err(Error::usage("maxshape smaller than shape"));
+                }
+                Some(v)
+            }
+        };
+        let unlimited = max_dims
+            .as_ref()
+            .is_some_and(|m| m.contains(&Dataspace::UNLIMITED));
+        let filtered = self.deflate.is_some() || self.shuffle || self.fletcher32;
+        if self.chunks.is_none() && (unlimited || filtered) {
+            return Err(Error::usage(
+                "unlimited dimensions and filters need a chunked layout: set .chunks(..)",
+            ));
+        }
+        if let Some(c) = &self.chunks {
+            if c.len() != shape.len() {
+                return Err(Error::usage(alloc::format!(
+                    "chunk rank {} differs from shape rank {}",
+                    c.len(),
+                    shape.len()
+                )));
+            }
+            if c.is_empty() || c.contains(&0) || c.iter().any(|&d| d > u64::from(u32::MAX)) {
+                return Err(Error::usage(
+                    "chunk dimensions must be 1..2^32 and rank ≥ 1",
+                ));
+            }
+            if let Some(m) = &max_dims {
+                if c.iter()
+                    .zip(m)
+                    .any(|(c, m)| *m != Dataspace::UNLIMITED && c > m)
+                {
+                    return Err(Error::usage("chunk larger than the maximum shape"));
+                }
+            }
+        }
+        let es = dtype.size();
+        if let Some(f) = &self.fill {
+            if f.len() as u64 != es {
+                return Err(Error::usage("fill value is not one element"));
+            }
+            if dtype.is_variable_length() {
+                return Err(Error::unsupported("fill values of variable-length types"));
+            }
+        }
+        if let Some(ElementData::Raw(b)) = &data {
+            if Some(b.len() as u64) != n.checked_mul(es) {
+                return Err(Error::usage(alloc::format!(
+                    "{} data bytes for {n} elements of {es} bytes",
+                    b.len()
+                )));
+            }
+        }
+        if self.compact && (self.chunks.is_some() || n.saturating_mul(es) > 0xf000) {
+            return Err(Error::usage(
+                "compact datasets are unchunked and below 60 KiB",
+            ));
+        }
+        let space = Dataspace {
+            kind: if shape.is_empty() {
+                SpaceKind::Scalar
+            } else {
+                SpaceKind::Simple
+            },
+            dims: shape.clone(),
+            max_dims,
+        };
+        let mut pe = Encoder::new();
+        space.encode(&mut pe, fw.ctx, fw.format.space_version())?;
+        // Now write: data first (streamed), then remember the header.
+        let bytes = match &data {
+            Some(d) => Some(fw.element_bytes(&dtype, n, d)?),
+            None => None,
+        };
+        let mut filters = Vec::new();
+        if self.shuffle {
+            filters.push(Filter {
+                id: 2,
+                name: None,
+                flags: 1,
+                client_data: alloc::vec![u32::try_from(es).unwrap_or(1)],
+            });
+        }
+        if let Some(level) = self.deflate {
+            filters.push(Filter {
+                id: 1,
+                name: None,
+                flags: 1,
+                client_data: alloc::vec![u32::from(level)],
+            });
+        }
+        if self.fletcher32 {
+            filters.push(Filter {
+                id: 3,
+                name: None,
+                flags: 0,
+                client_data: Vec::new(),
+            });
+        }
+        let pipeline = (!filters.is_empty()).then_some(FilterPipeline { filters });
+        let fill_elem = self
+            .fill
+            .clone()
+            .unwrap_or_else(|| alloc::vec![0; usize::try_from(es).unwrap_or(0)]);
+        let (layout, alloc_time) = if self.compact {
+            let data = bytes.unwrap_or_else(|| fill_elem.repeat(usize::try_from(n).unwrap_or(0)));
+            (Layout::Compact { data }, 1)
+        } else if let Some(chunks) = &self.chunks {
+            let l = chunked::write_chunked(
+                fw,
+                &dtype,
+                &space,
+                chunks,
+                pipeline.as_ref(),
+                bytes.as_deref(),
+                &fill_elem,
+            )?;
+            (l, 3)
+        } else {
+            let size = n.saturating_mul(es);
+            let addr = match &bytes {
+                Some(b) if !b.is_empty() => fw.write_new(b)?,
+                _ => Addr::UNDEF,
+            };
+            (Layout::Contiguous { addr, size }, 2)
+        };
+        let fill = FillValue {
+            version: fw.format.fill_version(),
+            alloc_time,
+            fill_time: 2,
+            state: if self.fill.is_some() {
+                FillState::User
+            } else {
+                FillState::Default
+            },
+            value: self.fill,
+        };
+        fw.add_node(
+            self.parent,
+            &self.name,
+            NodeKind::Dataset(DatasetNode {
+                dtype,
+                space,
+                layout,
+                pipeline,
+                fill,
+            }),
+        )
+    }
+}

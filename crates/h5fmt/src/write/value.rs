@@ -1,0 +1,200 @@
+//! Rust values → HDF5 element bytes: the [`H5Type`] trait for numbers and
+//! booleans, and [`AttrValue`] for attribute values of any type.
+
+use crate::format::datatype::{CharSet, Datatype, StringPad};
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// A Rust type with a fixed HDF5 representation (little-endian, as libhdf5
+/// writes native types on the machines people use).
+pub trait H5Type: Copy {
+    /// The file datatype.
+    fn dtype() -> Datatype;
+    /// Append the element's bytes.
+    fn put(&self, out: &mut Vec<u8>);
+}
+
+macro_rules! int_type {
+    ($($t:ty => $size:expr, $signed:expr;)*) => {$(
+        impl H5Type for $t {
+            fn dtype() -> Datatype {
+                Datatype::int_le($size, $signed)
+            }
+            fn put(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
+}
+
+int_type! {
+    i8 => 1, true; i16 => 2, true; i32 => 4, true; i64 => 8, true;
+    u8 => 1, false; u16 => 2, false; u32 => 4, false; u64 => 8, false;
+}
+
+impl H5Type for f32 {
+    fn dtype() -> Datatype {
+        Datatype::float_le(4)
+    }
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+impl H5Type for f64 {
+    fn dtype() -> Datatype {
+        Datatype::float_le(8)
+    }
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+/// `bool` is h5py's (and HEP001's) enum: base `H5T_STD_I8LE`, FALSE=0, TRUE=1.
+impl H5Type for bool {
+    fn dtype() -> Datatype {
+        Datatype::bool_enum()
+    }
+    fn put(&self, out: &mut Vec<u8>) {
+        out.push(u8::from(*self));
+    }
+}
+
+/// Encode a slice of [`H5Type`] values.
+pub fn to_bytes<T: H5Type>(values: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(core::mem::size_of_val(values));
+    for v in values {
+        v.put(&mut out);
+    }
+    out
+}
+
+/// Element data before it is placed in the file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElementData {
+    /// Raw element bytes in the file's layout.
+    Raw(Vec<u8>),
+    /// Variable-length elements (strings or sequences): each the bytes of
+    /// the string, or the packed elements of the sequence. They go to the
+    /// global heap; the element stored in place is (length, heap id).
+    VarLen(Vec<Vec<u8>>),
+}
+
+/// A value for an attribute (or a dataset): datatype, shape and data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttrValue {
+    /// The file datatype.
+    pub dtype: Datatype,
+    /// `None` for a scalar, else the dimensions.
+    pub shape: Option<Vec<u64>>,
+    /// The elements.
+    pub data: ElementData,
+}
+
+impl AttrValue {
+    /// A value from raw element bytes.
+    pub fn raw(dtype: Datatype, shape: Option<Vec<u64>>, bytes: Vec<u8>) -> Self {
+        AttrValue {
+            dtype,
+            shape,
+            data: ElementData::Raw(bytes),
+        }
+    }
+    /// A fixed-length ASCII string of exactly its length, NUL-padded (what
+    /// h5py writes for `numpy.bytes_`).
+    pub fn fixed_ascii(s: &str) -> Self {
+        AttrValue::raw(
+            Datatype::String {
+                size: u32::try_from(s.len().max(1)).unwrap_or(u32::MAX),
+                pad: StringPad::NullPad,
+                cset: CharSet::Ascii,
+            },
+            None,
+            if s.is_empty() {
+                alloc::vec![0]
+            } else {
+                s.as_bytes().to_vec()
+            },
+        )
+    }
+    /// Variable-length sequences of `T` (`h5py.vlen_dtype(T)`), one dimension.
+    pub fn vlen<T: H5Type>(seqs: &[Vec<T>]) -> Self {
+        AttrValue {
+            dtype: Datatype::VarLenSequence {
+                size: 16,
+                base: alloc::boxed::Box::new(T::dtype()),
+            },
+            shape: Some(alloc::vec![seqs.len() as u64]),
+            data: ElementData::VarLen(seqs.iter().map(|s| to_bytes(s)).collect()),
+        }
+    }
+    /// Number of elements the shape describes.
+    pub fn num_elements(&self) -> Option<u64> {
+        match &self.shape {
+            None => Some(1),
+            Some(d) => d.iter().try_fold(1u64, |a, &x| a.checked_mul(x)),
+        }
+    }
+}
+
+impl<T: H5Type> From<T> for AttrValue {
+    fn from(v: T) -> Self {
+        AttrValue::raw(T::dtype(), None, to_bytes(&[v]))
+    }
+}
+
+impl<T: H5Type> From<&[T]> for AttrValue {
+    fn from(v: &[T]) -> Self {
+        AttrValue::raw(T::dtype(), Some(alloc::vec![v.len() as u64]), to_bytes(v))
+    }
+}
+
+impl<T: H5Type> From<Vec<T>> for AttrValue {
+    fn from(v: Vec<T>) -> Self {
+        AttrValue::from(v.as_slice())
+    }
+}
+
+impl<T: H5Type, const N: usize> From<[T; N]> for AttrValue {
+    fn from(v: [T; N]) -> Self {
+        AttrValue::from(&v[..])
+    }
+}
+
+/// A `&str` is a scalar variable-length UTF-8 string (h5py's `str`).
+impl From<&str> for AttrValue {
+    fn from(s: &str) -> Self {
+        AttrValue {
+            dtype: Datatype::vlen_utf8(),
+            shape: None,
+            data: ElementData::VarLen(alloc::vec![s.as_bytes().to_vec()]),
+        }
+    }
+}
+
+impl From<String> for AttrValue {
+    fn from(s: String) -> Self {
+        AttrValue::from(s.as_str())
+    }
+}
+
+/// A slice of strings is a 1-D variable-length UTF-8 string array.
+impl From<&[&str]> for AttrValue {
+    fn from(v: &[&str]) -> Self {
+        AttrValue {
+            dtype: Datatype::vlen_utf8(),
+            shape: Some(alloc::vec![v.len() as u64]),
+            data: ElementData::VarLen(v.iter().map(|s| s.as_bytes().to_vec()).collect()),
+        }
+    }
+}
+
+impl From<Vec<String>> for AttrValue {
+    fn from(v: Vec<String>) -> Self {
+        AttrValue {
+            dtype: Datatype::vlen_utf8(),
+            shape: Some(alloc::vec![v.len() as u64]),
+            data: ElementData::VarLen(v.into_iter().map(String::into_bytes).collect()),
+        }
+    }
+}
