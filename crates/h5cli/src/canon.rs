@@ -23,24 +23,6 @@ const BLOCK_BYTES: usize = 16 << 20;
 /// Elements per block at most (bounds the memory of decoded values).
 const BLOCK_MAX_ELEMS: usize = 1 << 20;
 
-/// Nested JSON lists of `flat` following `shape` (`flat` has `product(shape)` items).
-fn nest_json(flat: Vec<Json>, shape: &[u64]) -> Json {
-    match shape {
-        [] => flat.into_iter().next().unwrap_or(Json::Null),
-        [_] => Json::Array(flat),
-        [n, rest @ ..] => {
-            let step = usize::try_from(rest.iter().product::<u64>()).unwrap_or(0);
-            let mut it = flat.into_iter();
-            let mut out = Vec::new();
-            for _ in 0..*n {
-                let part: Vec<Json> = it.by_ref().take(step).collect();
-                out.push(nest_json(part, rest));
-            }
-            Json::Array(out)
-        }
-    }
-}
-
 /// Whether elements of `t` refer to the global heap (vlen data, references),
 /// so that equal bytes need not mean equal values.
 fn has_heap_data(t: &Datatype) -> bool {
@@ -172,6 +154,17 @@ fn named(path: &str, msg: &str) -> String {
     } else {
         format!("{path}: {msg}")
     }
+}
+
+/// Append `s` as a JSON string literal (serde_json's escaping, as Python's
+/// `json.dumps(ensure_ascii=False)`).
+fn push_json_str(out: &mut String, s: &str) {
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+}
+
+/// Parse compact JSON text that we produced ourselves.
+fn parse(text: &str) -> Result<Json, String> {
+    serde_json::from_str(text).map_err(|e| format!("internal: {e}"))
 }
 
 /// The compact JSON text that `data_sha256` hashes (Python's
@@ -352,98 +345,150 @@ struct Canon<'a> {
 }
 
 impl Canon<'_> {
-    fn obj_path(&self, a: Addr) -> Json {
+    fn obj_path_text(&self, a: Addr, out: &mut String) {
         match self.canon.get(&a) {
-            Some(p) => Json::String(p.clone()),
-            None => json!({"unreachable": true}),
+            Some(p) => push_json_str(out, p),
+            None => out.push_str("{\"unreachable\":true}"),
         }
     }
 
-    fn value(&self, v: &Value) -> Result<Json, String> {
-        Ok(match v {
-            Value::Int(x) => Json::from(*x),
-            Value::UInt(x) => Json::from(*x),
-            Value::BigInt(x) => int_json(*x),
-            Value::BigUInt(x) => {
-                if let Ok(y) = u64::try_from(*x) {
-                    Json::from(y)
-                } else {
-                    big_json(&x.to_string())
-                }
+    /// Append the compact JSON text of one element (what `data_sha256` hashes).
+    /// Text is produced directly, never through a JSON tree, so that datasets
+    /// of millions of elements cost little more than their text.
+    fn write_value(&self, v: &Value, out: &mut String) -> Result<(), String> {
+        use std::fmt::Write;
+        match v {
+            Value::Int(x) => {
+                let _ = write!(out, "{x}");
             }
-            Value::F16(b) => Json::String(format!("0x{b:04x}")),
-            Value::F32(f) => Json::String(format!("0x{:08x}", f.to_bits())),
-            Value::F64(f) => Json::String(format!("0x{:016x}", f.to_bits())),
-            Value::F128(b) => Json::String(format!("0x{b:032x}")),
-            Value::NonStandardFloat(x) => {
-                if let Ok(y) = u64::try_from(*x) {
-                    Json::from(y)
-                } else {
-                    big_json(&x.to_string())
-                }
+            Value::UInt(x) => {
+                let _ = write!(out, "{x}");
             }
-            Value::Str(s) => Json::String(s.clone()),
-            Value::RawStr(b) | Value::Opaque(b) => json!({"hex": hex(b)}),
-            Value::Enum { code, .. } => int_json(*code),
-            Value::Compound(ms) => Json::Array(
-                ms.iter()
-                    .map(|(_, v)| self.value(v))
-                    .collect::<Result<_, _>>()?,
-            ),
+            Value::BigInt(x) => {
+                let _ = write!(out, "{x}");
+            }
+            Value::BigUInt(x) | Value::NonStandardFloat(x) => {
+                let _ = write!(out, "{x}");
+            }
+            Value::F16(b) => {
+                let _ = write!(out, "\"0x{b:04x}\"");
+            }
+            Value::F32(f) => {
+                let _ = write!(out, "\"0x{:08x}\"", f.to_bits());
+            }
+            Value::F64(f) => {
+                let _ = write!(out, "\"0x{:016x}\"", f.to_bits());
+            }
+            Value::F128(b) => {
+                let _ = write!(out, "\"0x{b:032x}\"");
+            }
+            Value::Str(s) => push_json_str(out, s),
+            Value::RawStr(b) | Value::Opaque(b) => {
+                out.push_str("{\"hex\":\"");
+                out.push_str(&hex(b));
+                out.push_str("\"}");
+            }
+            Value::Enum { code, .. } => {
+                let _ = write!(out, "{code}");
+            }
+            Value::Compound(ms) => {
+                out.push('[');
+                for (k, (_, m)) in ms.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    self.write_value(m, out)?;
+                }
+                out.push(']');
+            }
             Value::Array(xs) | Value::Vlen(xs) => {
-                Json::Array(xs.iter().map(|v| self.value(v)).collect::<Result<_, _>>()?)
+                out.push('[');
+                for (k, m) in xs.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    self.write_value(m, out)?;
+                }
+                out.push(']');
             }
             Value::Ref(r) => match r {
-                Reference::Null => Json::Null,
-                Reference::Object(a) => self.obj_path(*a),
+                Reference::Null => out.push_str("null"),
+                Reference::Object(a) => self.obj_path_text(*a, out),
                 Reference::Region { obj, region } => {
                     let Some((lo, hi)) = &region.bounds else {
                         return Err("region reference with an empty selection has no bounds".into());
                     };
-                    let mut m = Map::new();
-                    m.insert("obj".into(), self.obj_path(*obj));
-                    m.insert("npoints".into(), Json::from(region.npoints));
-                    m.insert("bounds".into(), json!([lo, hi]));
-                    Json::Object(m)
+                    out.push_str("{\"obj\":");
+                    self.obj_path_text(*obj, out);
+                    let _ = write!(out, ",\"npoints\":{},\"bounds\":", region.npoints);
+                    out.push_str(&compact(&json!([lo, hi])));
+                    out.push('}');
                 }
                 Reference::Attribute { obj, name } => {
-                    let mut m = Map::new();
-                    m.insert("obj".into(), self.obj_path(*obj));
-                    m.insert("attr".into(), Json::String(name.clone()));
-                    Json::Object(m)
+                    out.push_str("{\"obj\":");
+                    self.obj_path_text(*obj, out);
+                    out.push_str(",\"attr\":");
+                    push_json_str(out, name);
+                    out.push('}');
                 }
-                Reference::External { .. } => json!({"unreachable": true}),
+                Reference::External { .. } => out.push_str("{\"unreachable\":true}"),
             },
             // Time values are raw unsigned integers in h5canon/1.
             #[allow(clippy::cast_sign_loss)]
-            Value::Time(t) => Json::from(*t as u64),
-            Value::Complex(re, im) => Json::Array(vec![self.value(re)?, self.value(im)?]),
-        })
+            Value::Time(t) => {
+                let _ = write!(out, "{}", *t as u64);
+            }
+            Value::Complex(re, im) => {
+                out.push('[');
+                self.write_value(re, out)?;
+                out.push(',');
+                self.write_value(im, out)?;
+                out.push(']');
+            }
+        }
+        Ok(())
     }
 
-    /// Nested JSON lists following `shape` (the bare element for a scalar).
-    fn nest(&self, flat: &[Value], shape: &[u64]) -> Result<Json, String> {
+    /// Append the nested lists of `flat` following `shape` (the bare element for a scalar).
+    fn write_nest(&self, flat: &[Value], shape: &[u64], out: &mut String) -> Result<(), String> {
         match shape {
             [] => match flat.first() {
-                Some(v) => self.value(v),
+                Some(v) => self.write_value(v, out),
                 None => Err("scalar dataspace without an element".into()),
             },
-            [_] => Ok(Json::Array(
-                flat.iter()
-                    .map(|v| self.value(v))
-                    .collect::<Result<_, _>>()?,
-            )),
+            [_] => {
+                out.push('[');
+                for (k, v) in flat.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    self.write_value(v, out)?;
+                }
+                out.push(']');
+                Ok(())
+            }
             [n, rest @ ..] => {
                 let step =
                     usize::try_from(rest.iter().product::<u64>()).map_err(|_| "shape too large")?;
-                let mut out = Vec::new();
+                out.push('[');
                 for i in 0..usize::try_from(*n).map_err(|_| "shape too large")? {
+                    if i > 0 {
+                        out.push(',');
+                    }
                     let part = flat.get(i * step..(i + 1) * step).unwrap_or(&[]);
-                    out.push(self.nest(part, rest)?);
+                    self.write_nest(part, rest, out)?;
                 }
-                Ok(Json::Array(out))
+                out.push(']');
+                Ok(())
             }
         }
+    }
+
+    /// The compact JSON text of `flat` nested by `shape`.
+    fn nest_text(&self, flat: &[Value], shape: &[u64]) -> Result<String, String> {
+        let mut out = String::new();
+        self.write_nest(flat, shape, &mut out)?;
+        Ok(out)
     }
 
     fn attrs(&self, path: &str, attrs: Vec<Attribute>) -> Result<Json, String> {
@@ -459,12 +504,11 @@ impl Canon<'_> {
             } else {
                 ent.insert("shape".into(), json!(a.shape()));
                 let vals = a.read_values().map_err(|e| format!("{wher}: {e}"))?;
-                let v = self
-                    .nest(&vals, a.shape())
+                let text = self
+                    .nest_text(&vals, a.shape())
                     .map_err(|e| format!("{wher}: {e}"))?;
-                let text = compact(&v);
                 if a.len() <= INLINE_MAX && text.len() <= INLINE_MAX_BYTES {
-                    ent.insert("data".into(), v);
+                    ent.insert("data".into(), parse(&text)?);
                 }
                 ent.insert(
                     "data_sha256".into(),
@@ -553,9 +597,10 @@ impl Canon<'_> {
                         let v =
                             h5fmt::data::decode::decode_elements(d.dtype(), first, 1, ctx, &heap)
                                 .map_err(|e| e.to_string())?;
-                        let one = self.value(v.first().ok_or("no element")?)?;
-                        let flat = vec![one; usize::try_from(unit).map_err(|_| "unit too large")?];
-                        let ut = compact(&nest_json(flat, inner));
+                        let one = v.first().ok_or("no element")?;
+                        let flat =
+                            vec![one.clone(); usize::try_from(unit).map_err(|_| "unit too large")?];
+                        let ut = self.nest_text(&flat, inner)?;
                         let text =
                             vec![ut; usize::try_from(mc).map_err(|_| "block too large")?].join(",");
                         cache = Some((first.to_vec(), mc, text));
@@ -570,7 +615,7 @@ impl Canon<'_> {
                     let step = usize::try_from(unit).map_err(|_| "unit too large")?;
                     let mut parts = Vec::with_capacity(vals.len() / step.max(1));
                     for u in vals.chunks(step.max(1)) {
-                        parts.push(compact(&self.nest(u, inner)?));
+                        parts.push(self.nest_text(u, inner)?);
                     }
                     h.update(parts.join(",").as_bytes());
                 }
@@ -638,10 +683,9 @@ impl Canon<'_> {
                 let bytes = d.fill_bytes();
                 let vals = h5fmt::data::decode::decode_elements(d.dtype(), &bytes, 1, ctx, &heap)
                     .map_err(|e| named(p, &format!("cannot read fill value: {e}")))?;
-                let v = self.nest(&vals, &[]).map_err(err)?;
-                let text = compact(&v);
+                let text = self.nest_text(&vals, &[]).map_err(err)?;
                 if text.len() <= INLINE_MAX_BYTES {
-                    json!({"state": state, "value": v})
+                    json!({"state": state, "value": parse(&text)?})
                 } else {
                     json!({"state": state, "value_sha256": hex(&Sha256::digest(text.as_bytes()))})
                 }
@@ -674,10 +718,11 @@ impl Canon<'_> {
             .map_err(|e| named(p, &format!("cannot read data: {e}")))?;
         let vals = h5fmt::data::decode::decode_elements(d.dtype(), &raw, count, ctx, &heap)
             .map_err(|e| named(p, &format!("cannot read data: {e}")))?;
-        let v = self.nest(&vals, &shape).map_err(err)?;
-        let text = compact(&v);
+        drop(raw);
+        let text = self.nest_text(&vals, &shape).map_err(err)?;
+        drop(vals);
         if count <= INLINE_MAX && text.len() <= INLINE_MAX_BYTES {
-            m.insert("data".into(), v);
+            m.insert("data".into(), parse(&text)?);
         }
         m.insert(
             "data_sha256".into(),
