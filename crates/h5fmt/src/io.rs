@@ -2,6 +2,7 @@
 
 use crate::addr::Addr;
 use crate::error::{Error, Result};
+use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -164,18 +165,27 @@ impl ReadAt for FileSource {
 /// The file's bytes as the reader sees them: a source plus the superblock's
 /// base address, with every read bounds-checked against the end of file and
 /// the limits.
+///
+/// An optional overlay (a metadata cache image, see [`Storage::with_overlay`])
+/// replaces the file's bytes at the addresses it covers.
 #[derive(Clone)]
 pub struct Storage {
     src: Arc<dyn ReadAt>,
     base: u64,
     len: u64,
+    overlay: Option<Arc<Overlay>>,
 }
+
+/// Byte ranges that replace the file's bytes: relative address → bytes.
+/// Ranges must not overlap (checked by [`Storage::with_overlay`]).
+pub type Overlay = BTreeMap<u64, Vec<u8>>;
 
 impl core::fmt::Debug for Storage {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Storage")
             .field("base", &self.base)
             .field("len", &self.len)
+            .field("overlay_entries", &self.overlay.as_ref().map(|o| o.len()))
             .finish()
     }
 }
@@ -184,7 +194,12 @@ impl Storage {
     /// A storage over `src` with base address 0.
     pub fn new(src: Arc<dyn ReadAt>) -> Self {
         let len = src.len();
-        Storage { src, base: 0, len }
+        Storage {
+            src,
+            base: 0,
+            len,
+            overlay: None,
+        }
     }
     /// The same source with another base address (the superblock's).
     #[must_use]
@@ -193,7 +208,100 @@ impl Storage {
             src: self.src.clone(),
             base,
             len: self.len,
+            overlay: self.overlay.clone(),
         }
+    }
+    /// The same source and base with `overlay` applied: every read returns
+    /// the overlay's bytes where its ranges (relative addresses) cover the
+    /// requested range, the source's elsewhere. This is how a metadata cache
+    /// image is served: its entries are the current metadata, the file's
+    /// bytes at those addresses may be stale. An empty overlay is dropped.
+    ///
+    /// # Errors
+    /// `Corrupt` when two ranges overlap or a range overflows the address
+    /// space.
+    pub fn with_overlay(&self, overlay: Overlay) -> Result<Self> {
+        let mut prev_end: Option<u64> = None;
+        for (&addr, bytes) in &overlay {
+            if prev_end.is_some_and(|e| addr < e) {
+                return Err(Error::corrupt(
+                    "overlapping metadata cache image entries",
+                    self.base.saturating_add(addr),
+                ));
+            }
+            let end = addr
+                .checked_add(bytes.len() as u64)
+                .ok_or_else(|| Error::corrupt("cache image entry overflows", addr))?;
+            prev_end = Some(end);
+        }
+        Ok(Storage {
+            src: self.src.clone(),
+            base: self.base,
+            len: self.len,
+            overlay: if overlay.is_empty() {
+                None
+            } else {
+                Some(Arc::new(overlay))
+            },
+        })
+    }
+    /// The overlay in effect, if any.
+    pub fn overlay(&self) -> Option<&Overlay> {
+        self.overlay.as_deref()
+    }
+    /// Copy the overlay's bytes over `buf`, which holds the source's bytes
+    /// at relative address `addr`.
+    fn patch(&self, addr: u64, buf: &mut [u8]) {
+        let Some(ov) = &self.overlay else {
+            return;
+        };
+        let Some(end) = addr.checked_add(buf.len() as u64) else {
+            return;
+        };
+        // Ranges do not overlap, so walking down from the last range that
+        // starts before `end`, ends decrease too: stop at the first one that
+        // ends at or before `addr`.
+        for (&start, bytes) in ov.range(..end).rev() {
+            let r_end = start.saturating_add(bytes.len() as u64);
+            if r_end <= addr {
+                break;
+            }
+            let lo = start.max(addr);
+            let hi = r_end.min(end);
+            let (Ok(src_from), Ok(src_to), Ok(dst_from), Ok(dst_to)) = (
+                usize::try_from(lo - start),
+                usize::try_from(hi - start),
+                usize::try_from(lo - addr),
+                usize::try_from(hi - addr),
+            ) else {
+                continue;
+            };
+            if let (Some(d), Some(s)) = (buf.get_mut(dst_from..dst_to), bytes.get(src_from..src_to))
+            {
+                d.copy_from_slice(s);
+            }
+        }
+    }
+    /// The overlay range holding all of `len` bytes at `addr`, `Ok(None)`
+    /// when no range touches them, `Err(())` when one touches them only in part.
+    fn overlay_slice(&self, addr: u64, len: u64) -> core::result::Result<Option<&[u8]>, ()> {
+        let Some(ov) = &self.overlay else {
+            return Ok(None);
+        };
+        let end = addr.checked_add(len).ok_or(())?;
+        let Some((&start, bytes)) = ov.range(..end.max(addr.saturating_add(1))).next_back() else {
+            return Ok(None);
+        };
+        let r_end = start.saturating_add(bytes.len() as u64);
+        if r_end <= addr {
+            return Ok(None);
+        }
+        if start <= addr && end <= r_end {
+            let from = usize::try_from(addr - start).map_err(|_| ())?;
+            let to = usize::try_from(end - start).map_err(|_| ())?;
+            return bytes.get(from..to).map(Some).ok_or(());
+        }
+        Err(())
     }
     /// The base address added to every relative address.
     pub fn base(&self) -> u64 {
@@ -253,6 +361,7 @@ impl Storage {
             usize::try_from(len).map_err(|_| Error::limit("read larger than the address space"))?;
         let mut buf = vec![0u8; n];
         self.src.read_at(abs, &mut buf)?;
+        self.patch(addr.0, &mut buf);
         Ok(buf)
     }
 
@@ -262,7 +371,9 @@ impl Storage {
     /// `Truncated` past the end of file, `Io`.
     pub fn read_into(&self, addr: Addr, buf: &mut [u8]) -> Result<()> {
         let abs = self.absolute(addr, buf.len() as u64)?;
-        self.src.read_at(abs, buf)
+        self.src.read_at(abs, buf)?;
+        self.patch(addr.0, buf);
+        Ok(())
     }
 
     /// Read up to `max` bytes at `addr` (fewer at the end of the file), for
@@ -284,6 +395,15 @@ impl Storage {
     /// Zero-copy view of `len` bytes at `addr`, when the source is in memory.
     pub fn slice(&self, addr: Addr, len: u64) -> Option<&[u8]> {
         let abs = self.absolute(addr, len).ok()?;
+        if self.overlay.is_some() {
+            match self.overlay_slice(addr.0, len) {
+                Ok(Some(s)) => return Some(s),
+                Ok(None) => {}
+                // Partly covered: no single slice holds the bytes; callers
+                // fall back to `read`, which patches.
+                Err(()) => return None,
+            }
+        }
         let s = self.src.as_slice()?;
         let start = usize::try_from(abs).ok()?;
         let end = start.checked_add(usize::try_from(len).ok()?)?;

@@ -10,6 +10,7 @@ pub mod fixed_array;
 pub mod fractal_heap;
 pub mod global_heap;
 pub mod local_heap;
+pub mod mdci;
 pub mod message;
 pub mod object_header;
 pub mod selection;

@@ -115,6 +115,8 @@ impl File {
             sizes: sb.sizes,
             limits,
         };
+        // A metadata cache image replaces the metadata at its entries' addresses.
+        let st = crate::read::mdci::apply(&st, ctx, &sb)?;
         let sohm = crate::read::sohm::SohmIndexes::load(&st, ctx, &sb)?;
         Ok(File {
             inner: Arc::new(Inner {

@@ -7,6 +7,7 @@ pub mod chunks;
 pub mod fractal_heap;
 pub mod global_heap;
 pub mod local_heap;
+pub mod mdci;
 pub mod object_header;
 pub mod sohm;
 pub mod vds;
