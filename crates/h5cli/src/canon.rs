@@ -533,6 +533,14 @@ impl Canon<'_> {
         let es = usize::try_from(d.dtype().size())
             .map_err(|_| "element too large")?
             .max(1);
+        // Blocks bound memory; the limit bounds the total work a file can ask for.
+        let total = shape.iter().try_fold(es as u64, |a, &n| a.checked_mul(n));
+        let limit = d.file().ctx().limits.max_read_bytes;
+        if total.is_none_or(|t| t > limit) {
+            return Err(format!(
+                "limit exceeded: dataset of {shape:?} x {es} bytes exceeds the read limit of {limit} bytes"
+            ));
+        }
         let block_elems = (BLOCK_BYTES / es).clamp(1, BLOCK_MAX_ELEMS) as u64;
         let ndim = shape.len();
         let mut k = ndim;
