@@ -661,7 +661,21 @@ impl Canon<'_> {
         } else {
             d.shape().to_vec()
         };
-        let count: u64 = shape.iter().product();
+        let count: u64 = shape
+            .iter()
+            .try_fold(1u64, |a, &n| a.checked_mul(n))
+            .ok_or_else(|| named(p, "cannot read data: element count overflows"))?;
+        // The dump reads (or hashes) every element: bound that work by the
+        // read limit, as a read of the whole dataset would be.
+        let logical = count.saturating_mul(d.dtype().size().max(1));
+        if logical > ctx.limits.max_read_bytes {
+            return Err(named(
+                p,
+                &format!(
+                    "cannot read data: limit exceeded: dataset of {logical} bytes exceeds the read limit"
+                ),
+            ));
+        }
         if count > INLINE_MAX && d.layout_class() != LayoutClass::Virtual {
             let sha = self
                 .stream_sha(d, &shape)
