@@ -86,6 +86,15 @@ pub fn check_path(path: &Path) -> Vec<Finding> {
     }
 }
 
+/// Check a file held in memory.
+pub fn check_bytes(bytes: Vec<u8>) -> Vec<Finding> {
+    let src: std::sync::Arc<dyn h5fmt::io::ReadAt> = std::sync::Arc::new(bytes);
+    match File::from_source(src, check_limits()) {
+        Ok(f) => check_file(&f),
+        Err(e) => vec![from_error(&e, None, "/", "cannot open file")],
+    }
+}
+
 /// Check an open file.
 pub fn check_file(file: &File) -> Vec<Finding> {
     let mut c = Checker {
@@ -124,7 +133,7 @@ struct Checker<'a> {
     ctx: Ctx,
     findings: Vec<Finding>,
     regions: Vec<Region>,
-    seen_regions: BTreeSet<(u64, u64)>,
+    seen_regions: BTreeSet<(u64, u64, String)>,
 }
 
 /// In-order state of a v1 B-tree walk: nodes per level (for sibling links),
@@ -178,7 +187,7 @@ impl Checker<'_> {
             );
             return false;
         }
-        if len > 0 && self.seen_regions.insert((start, len)) {
+        if len > 0 && self.seen_regions.insert((start, len, what.to_string())) {
             self.regions.push(Region {
                 start,
                 len,
@@ -855,16 +864,27 @@ impl Checker<'_> {
             let label = format!("chunk {:?}", r.offsets);
             let cat = Some(self.abs(r.addr));
             for (i, (&o, &c)) in r.offsets.iter().zip(&cl.dims).enumerate() {
-                let lim = max_dims.get(i).copied().unwrap_or(0);
                 if o % c != 0 {
                     self.err(cat, path, format!("{label}: offset {o} in dimension {i} is not a multiple of the chunk size {c}"));
                 }
-                if lim != Dataspace::UNLIMITED && o >= lim.max(dims[i]) {
-                    self.err(
-                        cat,
-                        path,
-                        format!("{label}: outside the dataspace {dims:?}"),
-                    );
+                // Beyond the current extent of an unlimited dimension: libhdf5
+                // leaves such chunks (extensible arrays) and never reads them.
+                let cur = dims.get(i).copied().unwrap_or(0);
+                let max = max_dims.get(i).copied().unwrap_or(cur);
+                if o >= cur {
+                    if max != Dataspace::UNLIMITED && o >= max.max(cur) {
+                        self.err(
+                            cat,
+                            path,
+                            format!("{label}: outside the dataspace {dims:?}"),
+                        );
+                    } else {
+                        self.warn(
+                            cat,
+                            path,
+                            format!("{label}: beyond the current extent {dims:?}"),
+                        );
+                    }
                 }
             }
             if !offsets_seen.insert(r.offsets.clone()) {
