@@ -16,6 +16,7 @@
 //! than needed.
 
 use h5fmt::codec::Cursor;
+use h5fmt::data::value::Reference;
 use h5fmt::format::btree_v1::{BTreeV1Node, Key, NODE_TYPE_CHUNK, NODE_TYPE_GROUP};
 use h5fmt::format::message::{
     kind, Continuation, Dataspace, Layout, LinkInfo, LinkTarget, SymbolTableMessage,
@@ -25,7 +26,7 @@ use h5fmt::format::symbol_table_node::{SymbolTableEntry, SymbolTableNode};
 use h5fmt::io::Storage;
 use h5fmt::read::local_heap::LocalHeap;
 use h5fmt::read::{LayoutClass, Object};
-use h5fmt::{Addr, Ctx, Error, ErrorKind, File, Limits};
+use h5fmt::{Addr, Ctx, Error, ErrorKind, File, Limits, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::path::Path;
@@ -402,13 +403,14 @@ impl Checker<'_> {
             ),
             Ok(attrs) => {
                 for a in attrs {
-                    if let Err(e) = a.read_values() {
-                        self.error(
+                    match a.read_values() {
+                        Err(e) => self.error(
                             &e,
                             Some(self.abs(obj.addr())),
                             path,
                             &format!("attribute {:?} unreadable", a.name()),
-                        );
+                        ),
+                        Ok(vals) => self.references(&vals, path),
                     }
                 }
             }
@@ -431,15 +433,7 @@ impl Checker<'_> {
                     self.ctx,
                 ) {
                     self.region(hdr.data_addr, hdr.data_size, "local heap data", path);
-                    if let Some(free) = hdr.free_list {
-                        if free >= hdr.data_size {
-                            self.err(
-                                Some(self.abs(stab.heap)),
-                                path,
-                                format!("local heap free list offset {free} outside the data segment of {} bytes", hdr.data_size),
-                            );
-                        }
-                    }
+                    self.free_list(&hdr, self.abs(stab.heap), path);
                 }
             }
             let heap = match LocalHeap::read(&self.st, self.ctx, stab.heap) {
@@ -465,6 +459,61 @@ impl Checker<'_> {
             {
                 self.dense_headers(info.heap, info.name_index, path);
             }
+        }
+    }
+
+    /// The local heap's free list: blocks inside the data segment, no cycle.
+    fn free_list(&mut self, hdr: &h5fmt::format::local_heap::LocalHeapHeader, at: u64, path: &str) {
+        let Ok(data) = self.st.read(hdr.data_addr, hdr.data_size) else {
+            return;
+        };
+        let lsz = usize::from(self.ctx.sizes.lengths);
+        // 1 (libhdf5's H5HL_FREE_NULL) or all ones: no (more) free blocks.
+        let all_ones = if lsz >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * lsz)) - 1
+        };
+        let mut next = hdr.free_list.filter(|&o| o != 1);
+        let mut seen = BTreeSet::new();
+        while let Some(off) = next {
+            let block = usize::try_from(off)
+                .ok()
+                .and_then(|o| Some((o, o.checked_add(2 * lsz)?)))
+                .and_then(|(o, e)| data.get(o..e));
+            if !seen.insert(off) {
+                self.err(
+                    Some(at),
+                    path,
+                    format!("local heap free list loops at offset {off}"),
+                );
+                return;
+            }
+            let Some(block) = block else {
+                self.err(
+                    Some(at),
+                    path,
+                    format!(
+                        "local heap free block at offset {off} outside the data segment of {} bytes",
+                        hdr.data_size
+                    ),
+                );
+                return;
+            };
+            let mut c = Cursor::new(block, 0);
+            let (Ok(nx), Ok(size)) = (c.read_uint(lsz), c.read_uint(lsz)) else {
+                return;
+            };
+            let end = off.saturating_add(size);
+            if end > hdr.data_size {
+                self.err(
+                    Some(at),
+                    path,
+                    format!("local heap free block [{off}, {end}) runs past the data segment"),
+                );
+                return;
+            }
+            next = (nx != 1 && nx != all_ones).then_some(nx);
         }
     }
 
@@ -786,7 +835,12 @@ impl Checker<'_> {
             _ => {}
         }
         if d.layout_class() != LayoutClass::Virtual || !external {
-            if let Err(e) = d.read_raw() {
+            let read = if d.dtype().has_references() {
+                d.read_values().map(|v| self.references(&v, path))
+            } else {
+                d.read_raw().map(drop)
+            };
+            if let Err(e) = read {
                 if matches!(e.kind(), ErrorKind::Limit | ErrorKind::Unsupported) {
                     self.warn(at, path, format!("data not read: {e}"));
                 } else if !(external && e.kind() == ErrorKind::Io) {
@@ -912,6 +966,41 @@ impl Checker<'_> {
                 );
             }
             self.region(r.addr, r.size, &label, path);
+        }
+    }
+
+    /// Every object reference in `vals` names a readable object.
+    fn references(&mut self, vals: &[Value], path: &str) {
+        let mut addrs = BTreeSet::new();
+        let mut stack: Vec<&Value> = vals.iter().collect();
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::Ref(
+                    Reference::Object(a)
+                    | Reference::Region { obj: a, .. }
+                    | Reference::Attribute { obj: a, .. },
+                ) => {
+                    addrs.insert(*a);
+                }
+                Value::Compound(fs) => stack.extend(fs.iter().map(|(_, v)| v)),
+                Value::Array(vs) | Value::Vlen(vs) => stack.extend(vs.iter()),
+                _ => {}
+            }
+            if addrs.len() > 10_000 {
+                break;
+            }
+        }
+        for a in addrs {
+            if a.is_undef() || a.0 == 0 && self.file.superblock().root != a {
+                continue; // null references
+            }
+            if let Err(e) = self.file.object_at(a, "(reference target)") {
+                self.err(
+                    Some(self.abs(a)),
+                    path,
+                    format!("reference to {a} does not name an object: {e}"),
+                );
+            }
         }
     }
 

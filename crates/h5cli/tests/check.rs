@@ -250,3 +250,20 @@ fn hard_link_past_eof_is_found() {
         show(&f)
     );
 }
+
+#[test]
+fn dangling_object_reference_is_found() {
+    let mut b = corpus("wrwilliams__hdf5/tools__testfiles__tobjref.h5");
+    let f = File::from_bytes(b.clone()).expect("open");
+    let Object::Dataset(d) = f.object("/Dataset3").expect("Dataset3") else {
+        panic!("not a dataset")
+    };
+    assert!(d.dtype().has_references());
+    let Layout::Contiguous { addr, .. } = d.layout() else {
+        panic!("not contiguous")
+    };
+    let at = addr.0 as usize;
+    b[at..at + 8].copy_from_slice(&0x40u64.to_le_bytes());
+    let f = check_bytes(b);
+    assert!(has(&f, "does not name an object"), "{}", show(&f));
+}
