@@ -30,7 +30,7 @@ log=fuzz/logs/$target-$(date -u +%Y%m%dT%H%M%S).log
 start=$(date +%s)
 set +e
 (cd fuzz && cargo +nightly fuzz run "$target" "corpus/$target" -- \
-  -max_total_time="$secs" -dict=hdf5.dict -rss_limit_mb=2048 -timeout=10 \
+  -max_total_time="$secs" -dict=hdf5.dict -rss_limit_mb=2048 -timeout=10 -detect_leaks=0 \
   -print_final_stats=1 "$@") >"$log" 2>&1
 rc=$?
 set -e

@@ -561,6 +561,41 @@ pub mod differential {
     }
 }
 
+/// Run fuzz target `name` on `data` (for replaying saved inputs); `false`
+/// when there is no such target.
+pub fn run_target(name: &str, data: &[u8]) -> bool {
+    let f: fn(&[u8]) = match name {
+        "superblock" => superblock::run,
+        "message" => message::run,
+        "datatype" => datatype::run,
+        "object_header" => object_header::run,
+        "btree_v1" => btree_v1::run,
+        "btree_v2" => btree_v2::run,
+        "local_heap" => local_heap::run,
+        "global_heap" => global_heap::run,
+        "fractal_heap" => fractal_heap::run,
+        "fixed_array" => fixed_array::run,
+        "extensible_array" => extensible_array::run,
+        "selection" => selection::run,
+        "vds" => vds::run,
+        "filter" => filter::run,
+        "filter_deflate" => filters::deflate::run,
+        "filter_shuffle" => filters::shuffle::run,
+        "filter_fletcher32" => filters::fletcher32::run,
+        "filter_nbit" => filters::nbit::run,
+        "filter_scaleoffset" => filters::scaleoffset::run,
+        "filter_lzf" => filters::lzf::run,
+        "filter_lz4" => filters::lz4::run,
+        "filter_zstd" => filters::zstd::run,
+        "filter_bzip2" => filters::bzip2::run,
+        "whole_file" => whole_file::run,
+        "differential" => differential::run,
+        _ => return false,
+    };
+    f(data);
+    true
+}
+
 #[cfg(test)]
 mod tests {
     /// xorshift64*: deterministic pseudo-random bytes without a dependency.
