@@ -264,6 +264,10 @@ impl Checker<'_> {
         let mut seen = BTreeSet::from([root_addr.0]);
         let mut queue = VecDeque::from([(root_addr, "/".to_string())]);
         let max = self.ctx.limits.max_objects;
+        // Hard links into each object (the superblock counts for the root),
+        // and each object's stored reference count.
+        let mut incoming: BTreeMap<u64, u64> = BTreeMap::from([(root_addr.0, 1)]);
+        let mut refcounts: Vec<(u64, String, u32)> = Vec::new();
         while let Some((addr, path)) = queue.pop_front() {
             self.header_regions(addr, &path);
             let obj = match self.file.object_at(addr, &path) {
@@ -273,6 +277,7 @@ impl Checker<'_> {
                     continue;
                 }
             };
+            refcounts.push((addr.0, path.clone(), obj.header().refcount));
             self.messages(&obj, &path);
             self.attributes(&obj, &path);
             match &obj {
@@ -297,6 +302,7 @@ impl Checker<'_> {
                         }
                         match &l.target {
                             LinkTarget::Hard(a) => {
+                                *incoming.entry(a.0).or_default() += 1;
                                 if a.is_undef() || self.abs(*a) >= self.st.len() {
                                     self.err(
                                         Some(self.abs(addr)),
@@ -330,6 +336,22 @@ impl Checker<'_> {
                         self.err(Some(self.abs(addr)), &path, "datatype of size 0");
                     }
                 }
+            }
+        }
+        self.refcounts(&incoming, &refcounts);
+    }
+
+    /// Reference counts below the number of hard links found (warnings).
+    fn refcounts(&mut self, incoming: &BTreeMap<u64, u64>, refcounts: &[(u64, String, u32)]) {
+        for (addr, path, rc) in refcounts {
+            let links = incoming.get(addr).copied().unwrap_or(0);
+            // More is fine: shared messages (committed datatypes) count too.
+            if u64::from(*rc) < links {
+                self.warn(
+                    Some(self.abs(Addr(*addr))),
+                    path,
+                    format!("reference count {rc}, but {links} hard link(s) found"),
+                );
             }
         }
     }

@@ -267,3 +267,24 @@ fn dangling_object_reference_is_found() {
     let f = check_bytes(b);
     assert!(has(&f, "does not name an object"), "{}", show(&f));
 }
+
+/// A reference count below the number of hard links: a warning, an error
+/// only under `--strict`.
+#[test]
+fn low_reference_count_is_a_strict_warning() {
+    let mut b = corpus("wrwilliams__hdf5/tools__testfiles__tobjref.h5");
+    let f = File::from_bytes(b.clone()).expect("open");
+    let o = f.object("/Group1/Dataset1").expect("Dataset1");
+    assert_eq!(o.header().version, 1);
+    let at = o.addr().0 as usize + 4; // v1 prefix: version, reserved, count, refcount
+    assert_eq!(b[at..at + 4], 1u32.to_le_bytes());
+    b[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+    let f = check_bytes(b);
+    assert!(
+        f.iter()
+            .any(|x| x.warning && x.message.contains("reference count 0")),
+        "{}",
+        show(&f)
+    );
+    assert!(is_clean(&f, false) && !is_clean(&f, true), "{}", show(&f));
+}
