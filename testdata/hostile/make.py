@@ -191,7 +191,31 @@ def deflate_bomb():
     write("limit", "deflate_bomb_chunk.h5", b)
 
 
+# 6. A file cut short inside its raw data.
+def truncated():
+    def build(p):
+        with h5py.File(p, "w", libver="earliest") as f:
+            d = f.create_dataset("x", data=np.arange(4096, dtype="i4"))
+            return d.id.get_offset()
+    b, off = make(build, "trunc")
+    write("truncated", "raw_data_cut.h5", b[:off + 100])
+
+
+# 7. A child object header with an impossible version.
+def bad_header_version():
+    def build(p):
+        with h5py.File(p, "w", libver="earliest") as f:
+            d = f.create_dataset("x", data=np.arange(4, dtype="i1"))
+            return h5py.h5o.get_info(d.id).addr
+    b, addr = make(build, "ohver")
+    assert b[addr] == 1
+    b[addr] = 7
+    write("corrupt", "object_header_version_7.h5", b)
+
+
 if __name__ == "__main__":
+    truncated()
+    bad_header_version()
     cont_loop()
     btree_self()
     fheap_self()

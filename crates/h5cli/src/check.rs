@@ -856,18 +856,32 @@ impl Checker<'_> {
             Layout::Chunked(cl) => self.chunks(d, cl, path),
             _ => {}
         }
-        if d.layout_class() != LayoutClass::Virtual || !external {
-            let read = if d.dtype().has_references() {
-                d.read_values().map(|v| self.references(&v, path))
+        let limit = self.ctx.limits.max_read_bytes;
+        let virt = d.layout_class() == LayoutClass::Virtual;
+        if let Some(n) = needed.filter(|&n| n > limit) {
+            self.warn(
+                at,
+                path,
+                format!("data not read: {n} bytes exceed the check's read limit of {limit}"),
+            );
+            return;
+        }
+        let read = if d.dtype().has_references() {
+            d.read_values().map(|v| self.references(&v, path))
+        } else {
+            d.read_raw().map(drop)
+        };
+        if let Err(e) = read {
+            // Not a defect of this file: a filter we lack, or another file.
+            let elsewhere = (external || virt)
+                && matches!(
+                    e.kind(),
+                    ErrorKind::Io | ErrorKind::NotFound | ErrorKind::Limit
+                );
+            if e.kind() == ErrorKind::Unsupported || elsewhere {
+                self.warn(at, path, format!("data not read: {e}"));
             } else {
-                d.read_raw().map(drop)
-            };
-            if let Err(e) = read {
-                if matches!(e.kind(), ErrorKind::Limit | ErrorKind::Unsupported) {
-                    self.warn(at, path, format!("data not read: {e}"));
-                } else if !(external && e.kind() == ErrorKind::Io) {
-                    self.error(&e, at, path, "data unreadable");
-                }
+                self.error(&e, at, path, "data unreadable");
             }
         }
     }

@@ -288,3 +288,23 @@ fn low_reference_count_is_a_strict_warning() {
     );
     assert!(is_clean(&f, false) && !is_clean(&f, true), "{}", show(&f));
 }
+
+/// Every hostile file whose whole-file walk fails is reported by `h5 check`
+/// (and checking never panics).
+#[test]
+fn hostile_files_are_not_clean() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/hostile");
+    let table = std::fs::read_to_string(dir.join("EXPECTED.tsv")).expect("EXPECTED.tsv");
+    let mut n = 0;
+    for line in table.lines().filter(|l| !l.starts_with('#')) {
+        let Some((file, outcome)) = line.split_once('\t') else {
+            continue;
+        };
+        let f = check_path(&dir.join(file));
+        if outcome.trim() != "ok" {
+            assert!(!is_clean(&f, false), "{file}: clean\n{}", show(&f));
+            n += 1;
+        }
+    }
+    assert!(n >= 5);
+}
