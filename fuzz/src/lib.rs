@@ -539,10 +539,18 @@ pub mod whole_file {
 pub mod differential {
     use std::sync::Arc;
 
-    fn outcome(f: h5fmt::Result<h5fmt::File>) -> Result<String, String> {
+    /// The typed walk's error kind (or `None`) and the canonical dump, when
+    /// it succeeds (its error text may differ: external file paths resolve
+    /// against the file's directory only for files on disk).
+    fn outcome(f: h5fmt::Result<h5fmt::File>) -> (Option<h5fmt::ErrorKind>, Option<String>) {
         match f {
-            Ok(f) => h5cli::canon::dump_file(&f).map(|j| h5cli::canon::compact(&j)),
-            Err(e) => Err(format!("open: {:?}", e.kind())),
+            Ok(f) => (
+                super::whole_file::walk(&f).err().map(|e| e.kind()),
+                h5cli::canon::dump_file(&f)
+                    .ok()
+                    .map(|j| h5cli::canon::compact(&j)),
+            ),
+            Err(e) => (Some(e.kind()), None),
         }
     }
 
