@@ -466,7 +466,8 @@ pub mod filter {
 }
 
 /// Whole file: open, walk every object, read every attribute and dataset,
-/// under tight limits (the canonical dump does all of that).
+/// under tight limits (the canonical dump does all of that, and so does the
+/// typed walk); then `h5 check`'s validator on the same file.
 pub mod whole_file {
     use h5fmt::{Error, File, Object, Result};
     use std::sync::Arc;
@@ -530,6 +531,7 @@ pub mod whole_file {
         if let Ok(f) = open(data) {
             let _ = h5cli::canon::dump_file(&f);
             let _ = walk(&f);
+            let _ = h5cli::check::check_file(&f);
         }
     }
 }
