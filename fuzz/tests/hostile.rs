@@ -39,9 +39,12 @@ fn outcome(bytes: &[u8]) -> String {
         // wording, not in whether it fails).
         let dump = h5cli::canon::dump_file(&f);
         let walk = h5fuzz::whole_file::walk(&f);
-        assert_eq!(
-            dump.is_ok(),
-            walk.is_ok(),
+        // They agree, except that the dump may refuse to build a JSON
+        // document beyond the limits for data the walk never materializes
+        // (e.g. 2^40 empty lists for a shape [2^40, 0]).
+        let dump_limit = dump.as_ref().is_err_and(|e| e.contains("limit"));
+        assert!(
+            dump.is_ok() == walk.is_ok() || (walk.is_ok() && dump_limit),
             "dump {dump:?} and walk {walk:?} disagree"
         );
         walk

@@ -117,7 +117,12 @@ pub fn dump_file(file: &File) -> Result<Json, String> {
         links_of.insert(gpath, outs);
     }
 
-    let cx = Canon { canon: &canon };
+    // Each list costs well over 64 bytes: bound them like a read, and by
+    // 2^24 whatever the limits (a document that large is no use to anyone).
+    let cx = Canon {
+        canon: &canon,
+        max_lists: (file.ctx().limits.max_read_bytes / 64).min(1 << 24),
+    };
     let mut objects = Map::new();
     for (p, obj) in &order {
         let desc = match obj {
@@ -349,6 +354,9 @@ fn big_json(digits: &str) -> Json {
 
 struct Canon<'a> {
     canon: &'a HashMap<Addr, String>,
+    /// At most this many nested JSON lists per value (a shape such as
+    /// `[2^40, 0]` holds no element but would build 2^40 empty lists).
+    max_lists: u64,
 }
 
 impl Canon<'_> {
@@ -423,6 +431,20 @@ impl Canon<'_> {
 
     /// Nested JSON lists following `shape` (the bare element for a scalar).
     fn nest(&self, flat: &[Value], shape: &[u64]) -> Result<Json, String> {
+        // Lists built: 1 + d0 + d0*d1 + … (all but the innermost level).
+        let mut lists = 0u64;
+        let mut level = 1u64;
+        for &d in shape.iter().take(shape.len().saturating_sub(1)) {
+            lists = lists.saturating_add(level);
+            level = level.saturating_mul(d);
+        }
+        if shape.len() > 1 && lists.saturating_add(level) > self.max_lists {
+            return Err("limit exceeded: shape needs too many nested lists".into());
+        }
+        self.nest_inner(flat, shape)
+    }
+
+    fn nest_inner(&self, flat: &[Value], shape: &[u64]) -> Result<Json, String> {
         match shape {
             [] => match flat.first() {
                 Some(v) => self.value(v),
@@ -434,12 +456,19 @@ impl Canon<'_> {
                     .collect::<Result<_, _>>()?,
             )),
             [n, rest @ ..] => {
-                let step =
-                    usize::try_from(rest.iter().product::<u64>()).map_err(|_| "shape too large")?;
+                let step = rest
+                    .iter()
+                    .try_fold(1u64, |a, &d| a.checked_mul(d))
+                    .and_then(|p| usize::try_from(p).ok())
+                    .ok_or("shape too large")?;
                 let mut out = Vec::new();
                 for i in 0..usize::try_from(*n).map_err(|_| "shape too large")? {
-                    let part = flat.get(i * step..(i + 1) * step).unwrap_or(&[]);
-                    out.push(self.nest(part, rest)?);
+                    let part = i
+                        .checked_mul(step)
+                        .and_then(|a| Some((a, a.checked_add(step)?)))
+                        .and_then(|(a, b)| flat.get(a..b))
+                        .unwrap_or(&[]);
+                    out.push(self.nest_inner(part, rest)?);
                 }
                 Ok(Json::Array(out))
             }
