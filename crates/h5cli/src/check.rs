@@ -655,7 +655,6 @@ impl Checker<'_> {
                 self.snod(child, heap, tw, last, path);
             }
         }
-        let _ = Key::Group { heap_offset: 0 };
     }
 
     fn snod(
