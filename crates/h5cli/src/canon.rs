@@ -99,7 +99,12 @@ pub fn dump_file(file: &File) -> Result<Json, String> {
         links_of.insert(gpath, outs);
     }
 
-    let cx = Canon { canon: &canon };
+    // Each list costs well over 64 bytes: bound them like a read, and by
+    // 2^24 whatever the limits (a document that large is no use to anyone).
+    let cx = Canon {
+        canon: &canon,
+        max_lists: (file.ctx().limits.max_read_bytes / 64).min(1 << 24),
+    };
     let mut objects = Map::new();
     for (p, obj) in &order {
         let desc = match obj {
@@ -342,6 +347,9 @@ fn big_json(digits: &str) -> Json {
 
 struct Canon<'a> {
     canon: &'a HashMap<Addr, String>,
+    /// At most this many nested JSON lists per value (a shape such as
+    /// `[2^40, 0]` holds no element but would build 2^40 empty lists).
+    max_lists: u64,
 }
 
 impl Canon<'_> {
@@ -486,6 +494,17 @@ impl Canon<'_> {
 
     /// The compact JSON text of `flat` nested by `shape`.
     fn nest_text(&self, flat: &[Value], shape: &[u64]) -> Result<String, String> {
+        // Lists written: 1 + d0 + d0*d1 + … (all but the innermost level); a
+        // shape like [7e18, 0] has no elements but would take forever.
+        let mut lists = 0u64;
+        let mut level = 1u64;
+        for &d in shape.iter().take(shape.len().saturating_sub(1)) {
+            lists = lists.saturating_add(level);
+            level = level.saturating_mul(d);
+        }
+        if shape.len() > 1 && lists.saturating_add(level) > self.max_lists {
+            return Err("limit exceeded: shape needs too many nested lists".into());
+        }
         let mut out = String::new();
         self.write_nest(flat, shape, &mut out)?;
         Ok(out)
@@ -713,7 +732,21 @@ impl Canon<'_> {
         } else {
             d.shape().to_vec()
         };
-        let count: u64 = shape.iter().product();
+        let count: u64 = shape
+            .iter()
+            .try_fold(1u64, |a, &n| a.checked_mul(n))
+            .ok_or_else(|| named(p, "cannot read data: element count overflows"))?;
+        // The dump reads (or hashes) every element: bound that work by the
+        // read limit, as a read of the whole dataset would be.
+        let logical = count.saturating_mul(d.dtype().size().max(1));
+        if logical > ctx.limits.max_read_bytes {
+            return Err(named(
+                p,
+                &format!(
+                    "cannot read data: limit exceeded: dataset of {logical} bytes exceeds the read limit"
+                ),
+            ));
+        }
         if count > INLINE_MAX && d.layout_class() != LayoutClass::Virtual {
             let sha = self
                 .stream_sha(d, &shape)

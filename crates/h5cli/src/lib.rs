@@ -3,4 +3,5 @@
 #![deny(missing_docs)]
 
 pub mod canon;
+pub mod check;
 pub mod text;

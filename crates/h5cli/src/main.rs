@@ -9,7 +9,10 @@ const USAGE: &str = "usage:
   h5 dump --json FILE [PATH]      readable JSON with real numbers
   h5 dump --canonical FILE        the h5canon/1 canonical JSON document
   h5 cat FILE PATH [--slice S]    raw native-endian bytes of a dataset (or a
-                                  numpy-style slice such as 0:100,::2) to stdout";
+                                  numpy-style slice such as 0:100,::2) to stdout
+  h5 check [--strict] FILE        validate the file: one line per problem
+                                  (ADDRESS PATH: finding), exit 0 only when clean
+                                  (--strict: warnings count as problems)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -96,6 +99,18 @@ fn run(args: &[String]) -> Result<(), String> {
             out.write_all(&bytes)
                 .and_then(|()| out.flush())
                 .map_err(|e| e.to_string())
+        }
+        "check" => {
+            check_flags(&flags, &["--strict"])?;
+            let findings = h5cli::check::check_path(Path::new(file_arg));
+            for f in &findings {
+                println!("{f}");
+            }
+            if h5cli::check::is_clean(&findings, has("--strict")) {
+                Ok(())
+            } else {
+                Err(format!("{file_arg}: {} problem(s) found", findings.len()))
+            }
         }
         "help" | "--help" | "-h" => {
             println!("{USAGE}");

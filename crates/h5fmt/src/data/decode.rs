@@ -134,7 +134,7 @@ fn decode_fast(dtype: &Datatype, data: &[u8]) -> Option<Vec<Value>> {
             signed,
             bit_offset: 0,
             precision,
-        } if u32::from(*precision) == size * 8 && *order != ByteOrder::Vax => {
+        } if u64::from(*precision) == u64::from(*size) * 8 && *order != ByteOrder::Vax => {
             let big = be(order);
             Some(match (size, signed) {
                 (1, true) => map::<1>(data, |a| Value::Int(i64::from(a[0] as i8))),
@@ -1151,5 +1151,23 @@ mod tests {
             }],
         };
         assert!(decode_element(&c, &[0; 2], Ctx::default(), &NoHeap).is_err());
+    }
+
+    /// Fuzz regression (datatype target): an integer of ~4 GiB made the
+    /// fast-path check `precision == size * 8` overflow.
+    #[test]
+    fn huge_integer_size_does_not_overflow() {
+        let t = Datatype::Integer {
+            size: 0xffff_ff1e,
+            order: ByteOrder::Little,
+            signed: false,
+            bit_offset: 0,
+            precision: 32,
+        };
+        let ctx = Ctx::default();
+        let r = decode_elements(&t, &[], 0, ctx, &crate::data::NoHeap);
+        assert!(r.map(|v| v.is_empty()).unwrap_or(true));
+        let r = decode_elements(&t, &[0; 16], 1, ctx, &crate::data::NoHeap);
+        assert!(r.is_err());
     }
 }

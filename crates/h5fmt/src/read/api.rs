@@ -719,6 +719,16 @@ impl Dataset {
             })
         };
         let dtype = base.decode_msg(need(kind::DATATYPE, "datatype")?, Datatype::decode)?;
+        // One element is materialized whole (fill value, reads): bound it.
+        let limit = base.file.inner.ctx.limits.max_read_bytes;
+        if dtype.size() > limit {
+            return Err(Error::limit(format!(
+                "element of {} bytes exceeds the read limit of {limit}",
+                dtype.size()
+            ))
+            .with_offset(base.addr.0)
+            .with_path(&base.path));
+        }
         let space = base.decode_msg(need(kind::DATASPACE, "dataspace")?, Dataspace::decode)?;
         let layout = base.decode_msg(need(kind::LAYOUT, "layout")?, Layout::decode)?;
         let pipeline = match h.find(kind::FILTER_PIPELINE) {

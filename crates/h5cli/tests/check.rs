@@ -1,0 +1,310 @@
+//! `h5 check`: every valid file passes (corpus files with an expected dump,
+//! `testdata/*.h5`), and injected corruption of each class on copies of
+//! valid corpus files gives the expected finding.
+
+use h5cli::check::{check_bytes, check_path, is_clean, Finding};
+use h5fmt::format::message::{kind, ChunkIndex, Layout, SymbolTableMessage};
+use h5fmt::{File, Object};
+use std::path::{Path, PathBuf};
+
+fn corpus_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
+}
+
+fn corpus(rel: &str) -> Vec<u8> {
+    std::fs::read(corpus_root().join("files").join(rel)).expect("corpus file")
+}
+
+/// Valid files that `h5 check` does not pass, with the reason.
+const EXPECTED_FAILURES: &[(&str, &str)] = &[(
+    "wrwilliams__hdf5/tools__test__misc__testfiles__h5clear_mdc_image.h5",
+    "metadata cache image: the root object header is stored in the cache image, which the reader does not decode",
+)];
+
+fn show(f: &[Finding]) -> String {
+    f.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn has(f: &[Finding], needle: &str) -> bool {
+    f.iter()
+        .any(|x| !x.warning && x.to_string().contains(needle))
+}
+
+#[test]
+fn valid_files_pass() {
+    let root = corpus_root();
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    if let Ok(owners) = std::fs::read_dir(root.join("expected")) {
+        for o in owners.flatten() {
+            for e in std::fs::read_dir(o.path()).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if let Some(stem) = name.strip_suffix(".canon.json") {
+                    let rel = format!("{}/{stem}", o.file_name().to_string_lossy());
+                    files.push((rel.clone(), root.join("files").join(&rel)));
+                }
+            }
+        }
+    }
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    for e in std::fs::read_dir(&testdata).into_iter().flatten().flatten() {
+        if e.path().extension().is_some_and(|x| x == "h5") {
+            files.push((e.path().display().to_string(), e.path()));
+        }
+    }
+    files.sort();
+    let mut bad = Vec::new();
+    for (rel, path) in &files {
+        let findings = check_path(path);
+        let clean = is_clean(&findings, false);
+        let expected_bad = EXPECTED_FAILURES.iter().any(|(f, _)| f == rel);
+        if clean == expected_bad {
+            bad.push(format!(
+                "{rel}: {} (expected {})\n{}",
+                if clean { "clean" } else { "findings" },
+                if expected_bad { "failure" } else { "clean" },
+                show(&findings)
+            ));
+        }
+    }
+    if files.is_empty() {
+        eprintln!("shared corpus not found; nothing checked");
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The first object header of a v2-header file: flip a byte of its checksum.
+#[test]
+fn flipped_checksum_is_found() {
+    let mut b = corpus("jamesmudd__jhdf/jhdf__src__test__resources__hdf5__utf8-fixed-length.hdf5");
+    assert!(is_clean(&check_bytes(b.clone()), false));
+    let at = b.windows(4).position(|w| w == b"OHDR").expect("OHDR");
+    let p = h5fmt::format::object_header::V2Prefix::decode(&mut h5fmt::codec::Cursor::new(
+        &b[at..],
+        at as u64,
+    ))
+    .expect("prefix");
+    let sum = at + p.prefix_len + p.chunk0_size as usize;
+    b[sum] ^= 0x01;
+    let f = check_bytes(b);
+    assert!(has(&f, "checksum mismatch"), "{}", show(&f));
+}
+
+/// A truncated file: the superblock's EOF address is past the end.
+#[test]
+fn truncation_is_found() {
+    let mut b = corpus("wrwilliams__hdf5/tools__testfiles__tobjref.h5");
+    b.truncate(b.len() - 100);
+    let f = check_bytes(b);
+    assert!(has(&f, "past the end of the file"), "{}", show(&f));
+}
+
+fn chunk_tree(b: &[u8], path: &str) -> (u64, usize) {
+    let f = File::from_bytes(b.to_vec()).expect("open");
+    let Object::Dataset(d) = f.object(path).expect("object") else {
+        panic!("not a dataset")
+    };
+    let Layout::Chunked(cl) = d.layout() else {
+        panic!("not chunked")
+    };
+    let ChunkIndex::BTreeV1 { addr } = cl.index else {
+        panic!("not a v1 B-tree")
+    };
+    (addr.0, d.shape().len())
+}
+
+const CHUNKED: &str = "wrwilliams__hdf5/tools__testfiles__vds__1_a.h5";
+
+/// Byte offset of child `i` in a v1 chunk B-tree leaf (8-byte offsets).
+fn child_at(node: u64, rank: usize, i: usize) -> usize {
+    let key = 8 + (rank + 1) * 8;
+    node as usize + 24 + key * (i + 1) + 8 * i
+}
+
+fn key_at(node: u64, rank: usize, i: usize) -> usize {
+    let key = 8 + (rank + 1) * 8;
+    node as usize + 24 + (key + 8) * i
+}
+
+#[test]
+fn chunk_tree_child_past_eof_is_found() {
+    let mut b = corpus(CHUNKED);
+    assert!(
+        is_clean(&check_bytes(b.clone()), false),
+        "{}",
+        show(&check_bytes(b.clone()))
+    );
+    let (node, rank) = chunk_tree(&b, "/source_dset");
+    let c = child_at(node, rank, 1);
+    let past = (b.len() as u64 + 4096).to_le_bytes();
+    b[c..c + 8].copy_from_slice(&past);
+    let f = check_bytes(b);
+    assert!(has(&f, "runs past the end of the file"), "{}", show(&f));
+}
+
+#[test]
+fn overlapping_chunks_are_found() {
+    let mut b = corpus(CHUNKED);
+    let (node, rank) = chunk_tree(&b, "/source_dset");
+    let c0 = child_at(node, rank, 0);
+    let c1 = child_at(node, rank, 1);
+    let first: [u8; 8] = b[c0..c0 + 8].try_into().unwrap();
+    b[c1..c1 + 8].copy_from_slice(&first);
+    let f = check_bytes(b);
+    assert!(has(&f, "overlaps chunk"), "{}", show(&f));
+}
+
+#[test]
+fn chunk_outside_dataspace_is_found() {
+    let mut b = corpus(CHUNKED);
+    let (node, rank) = chunk_tree(&b, "/source_dset");
+    // The last chunk's key: its offset in dimension 1 (fixed size 2).
+    let k = key_at(node, rank, 4);
+    let off = k + 8 + 8;
+    b[off..off + 8].copy_from_slice(&1_000_000u64.to_le_bytes());
+    let f = check_bytes(b);
+    assert!(has(&f, "outside the dataspace"), "{}", show(&f));
+}
+
+#[test]
+fn chunk_keys_out_of_order_are_found() {
+    let mut b = corpus(CHUNKED);
+    let (node, rank) = chunk_tree(&b, "/source_dset");
+    let (k1, k2) = (key_at(node, rank, 1) + 8, key_at(node, rank, 2) + 8);
+    let a: [u8; 8] = b[k1..k1 + 8].try_into().unwrap();
+    let c: [u8; 8] = b[k2..k2 + 8].try_into().unwrap();
+    b[k1..k1 + 8].copy_from_slice(&c);
+    b[k2..k2 + 8].copy_from_slice(&a);
+    let f = check_bytes(b);
+    assert!(has(&f, "chunk B-tree out of order"), "{}", show(&f));
+}
+
+#[test]
+fn bad_sibling_link_is_found() {
+    let mut b = corpus(CHUNKED);
+    let (node, _) = chunk_tree(&b, "/source_dset");
+    let left = node as usize + 8;
+    b[left..left + 8].copy_from_slice(&0x40u64.to_le_bytes());
+    let f = check_bytes(b);
+    assert!(has(&f, "left sibling"), "{}", show(&f));
+}
+
+#[test]
+fn contiguous_size_too_small_is_found() {
+    let mut b =
+        corpus("jamesmudd__jhdf/jhdf__src__test__resources__hdf5__multidim_string_datasest.hdf5");
+    assert!(is_clean(&check_bytes(b.clone()), false));
+    let f = File::from_bytes(b.clone()).expect("open");
+    let o = f.object("/test").expect("test");
+    let m = o.header().find(kind::LAYOUT).expect("layout message");
+    let body = m.offset as usize;
+    assert_eq!((b[body], b[body + 1]), (3, 1), "layout v3, contiguous");
+    b[body + 10..body + 18].copy_from_slice(&1u64.to_le_bytes());
+    let f = check_bytes(b);
+    assert!(has(&f, "contiguous storage holds 1 bytes"), "{}", show(&f));
+}
+
+#[test]
+fn group_names_out_of_order_are_found() {
+    let mut b = corpus("wrwilliams__hdf5/tools__testfiles__tobjref.h5");
+    assert!(is_clean(&check_bytes(b.clone()), false));
+    let f = File::from_bytes(b.clone()).expect("open");
+    let o = f.object("/Group1").expect("Group1");
+    let m = o.header().find(kind::SYMBOL_TABLE).expect("symbol table");
+    let stab = SymbolTableMessage::decode(&mut m.cursor(), f.ctx()).expect("stab");
+    let heap =
+        h5fmt::read::local_heap::LocalHeap::read(f.storage(), f.ctx(), stab.heap).expect("heap");
+    let _ = heap;
+    // Rename "Dataset1" (sorted first) to "Zataset1" in the heap's data.
+    let at = b
+        .windows(9)
+        .position(|w| w == b"Dataset1\0")
+        .expect("name in the heap");
+    b[at] = b'Z';
+    let f = check_bytes(b);
+    assert!(has(&f, "group B-tree out of order"), "{}", show(&f));
+}
+
+#[test]
+fn hard_link_past_eof_is_found() {
+    let mut b = corpus("wrwilliams__hdf5/tools__testfiles__tobjref.h5");
+    let f = File::from_bytes(b.clone()).expect("open");
+    let addr = f.object("/Group1/Dataset2").expect("Dataset2").addr().0;
+    // Every symbol table entry naming it: its object header address field.
+    let pat = addr.to_le_bytes();
+    let mut n = 0;
+    for i in 0..b.len() - 16 {
+        if b[i + 8..i + 16] == pat && i % 8 == 0 {
+            b[i + 8..i + 16].copy_from_slice(&(1u64 << 40).to_le_bytes());
+            n += 1;
+        }
+    }
+    assert!(n > 0);
+    let f = check_bytes(b);
+    assert!(
+        f.iter()
+            .any(|x| !x.warning && x.path.starts_with("/Group1")),
+        "{}",
+        show(&f)
+    );
+}
+
+#[test]
+fn dangling_object_reference_is_found() {
+    let mut b = corpus("wrwilliams__hdf5/tools__testfiles__tobjref.h5");
+    let f = File::from_bytes(b.clone()).expect("open");
+    let Object::Dataset(d) = f.object("/Dataset3").expect("Dataset3") else {
+        panic!("not a dataset")
+    };
+    assert!(d.dtype().has_references());
+    let Layout::Contiguous { addr, .. } = d.layout() else {
+        panic!("not contiguous")
+    };
+    let at = addr.0 as usize;
+    b[at..at + 8].copy_from_slice(&0x40u64.to_le_bytes());
+    let f = check_bytes(b);
+    assert!(has(&f, "does not name an object"), "{}", show(&f));
+}
+
+/// A reference count below the number of hard links: a warning, an error
+/// only under `--strict`.
+#[test]
+fn low_reference_count_is_a_strict_warning() {
+    let mut b = corpus("wrwilliams__hdf5/tools__testfiles__tobjref.h5");
+    let f = File::from_bytes(b.clone()).expect("open");
+    let o = f.object("/Group1/Dataset1").expect("Dataset1");
+    assert_eq!(o.header().version, 1);
+    let at = o.addr().0 as usize + 4; // v1 prefix: version, reserved, count, refcount
+    assert_eq!(b[at..at + 4], 1u32.to_le_bytes());
+    b[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+    let f = check_bytes(b);
+    assert!(
+        f.iter()
+            .any(|x| x.warning && x.message.contains("reference count 0")),
+        "{}",
+        show(&f)
+    );
+    assert!(is_clean(&f, false) && !is_clean(&f, true), "{}", show(&f));
+}
+
+/// Every hostile file whose whole-file walk fails is reported by `h5 check`
+/// (and checking never panics).
+#[test]
+fn hostile_files_are_not_clean() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/hostile");
+    let table = std::fs::read_to_string(dir.join("EXPECTED.tsv")).expect("EXPECTED.tsv");
+    let mut n = 0;
+    for line in table.lines().filter(|l| !l.starts_with('#')) {
+        let Some((file, outcome)) = line.split_once('\t') else {
+            continue;
+        };
+        let f = check_path(&dir.join(file));
+        if outcome.trim() != "ok" {
+            assert!(!is_clean(&f, false), "{file}: clean\n{}", show(&f));
+            n += 1;
+        }
+    }
+    assert!(n >= 5);
+}
