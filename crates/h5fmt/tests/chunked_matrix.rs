@@ -146,8 +146,7 @@ fn chunked_matrix() {
         }
     }
     // Every writer × index × filter × rank combination that libhdf5 allows.
-    let count =
-        |f: &dyn Fn(&(String, String, String, usize)) -> bool| seen.iter().filter(|k| f(k)).count();
+    let count = |f: &dyn Fn(&Key) -> bool| seen.iter().filter(|k| f(k)).count();
     assert_eq!(
         count(&|k| k.0 == "earliest"),
         4 * 2,
