@@ -212,11 +212,7 @@ pub(crate) fn corrupt(message: impl Into<alloc::string::String>) -> Error {
 /// Allocate a zeroed output buffer of `len` bytes, failing (not aborting) when
 /// the allocator cannot provide it.
 pub(crate) fn alloc_zeroed(len: usize) -> Result<Vec<u8>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| Error::limit(format!("cannot allocate {len} bytes")))?;
-    v.resize(len, 0);
-    Ok(v)
+    crate::io::zeroed_buffer(len)
 }
 
 /// Run a chunk through `pipeline` in the write direction (first filter

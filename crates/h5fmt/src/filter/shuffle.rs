@@ -11,16 +11,53 @@ pub(super) fn unshuffle(data: Vec<u8>, es: usize) -> Vec<u8> {
     }
     let mut out = alloc::vec![0u8; data.len()];
     let body = n * es;
-    // Byte plane b holds byte b of every element.
-    for (b, plane) in data.chunks_exact(n).take(es).enumerate() {
-        for (dst, &src) in out.iter_mut().skip(b).step_by(es).zip(plane) {
-            *dst = src;
+    match es {
+        2 => unshuffle_n::<2>(&data, &mut out, n),
+        4 => unshuffle_n::<4>(&data, &mut out, n),
+        8 => unshuffle_n::<8>(&data, &mut out, n),
+        16 => unshuffle_n::<16>(&data, &mut out, n),
+        _ => {
+            // Byte plane b holds byte b of every element.
+            for (b, plane) in data.chunks_exact(n).take(es).enumerate() {
+                for (dst, &src) in out.iter_mut().skip(b).step_by(es).zip(plane) {
+                    *dst = src;
+                }
+            }
         }
     }
     if let (Some(dst), Some(src)) = (out.get_mut(body..), data.get(body..)) {
         dst.copy_from_slice(src);
     }
     out
+}
+
+/// Unshuffle `n` elements of `ES` bytes (the common sizes, unrolled): walk
+/// the output in blocks of elements so every byte plane is read sequentially.
+fn unshuffle_n<const ES: usize>(data: &[u8], out: &mut [u8], n: usize) {
+    const BLOCK: usize = 64;
+    let Some(planes) = data.get(..n * ES) else {
+        return;
+    };
+    let Some(out) = out.get_mut(..n * ES) else {
+        return;
+    };
+    let mut i = 0;
+    for dst in out.chunks_mut(BLOCK * ES) {
+        let m = dst.len() / ES;
+        let mut src = [&[][..]; ES];
+        for (b, s) in src.iter_mut().enumerate() {
+            let at = b * n + i;
+            *s = planes.get(at..at + m).unwrap_or(&[]);
+        }
+        for (k, el) in dst.chunks_exact_mut(ES).enumerate() {
+            for (b, d) in el.iter_mut().enumerate() {
+                if let Some(&v) = src[b].get(k) {
+                    *d = v;
+                }
+            }
+        }
+        i += m;
+    }
 }
 
 /// Shuffle elements of `es` bytes: byte plane b holds byte b of every
@@ -48,5 +85,15 @@ mod tests {
         let v = unshuffle(alloc::vec![1, 4, 2, 5, 3, 6, 9], 3);
         assert_eq!(v, [1, 2, 3, 4, 5, 6, 9]);
         assert_eq!(unshuffle(alloc::vec![7, 8], 4), [7, 8]);
+    }
+
+    #[test]
+    fn unshuffle_specialized_sizes_match_shuffle() {
+        for es in [2usize, 3, 4, 8, 16] {
+            for len in [0usize, 1, 7, 64 * es, 64 * es * 3 + 5, 1000 * es + 3] {
+                let v: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+                assert_eq!(unshuffle(shuffle(&v, es), es), v, "es {es} len {len}");
+            }
+        }
     }
 }

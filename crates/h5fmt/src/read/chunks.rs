@@ -610,16 +610,11 @@ pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>
             "chunk of {clen} bytes exceeds the chunk limit"
         )));
     }
-    let mut out = Vec::new();
-    out.try_reserve_exact(total)
-        .map_err(|_| Error::limit(format!("cannot allocate {total} bytes")))?;
+    let mut out = crate::io::zeroed_buffer(total)?;
     if req.fill.len() == es && req.fill.iter().any(|&b| b != 0) {
-        while out.len() < total {
-            out.extend_from_slice(req.fill);
+        for el in out.chunks_exact_mut(es) {
+            el.copy_from_slice(req.fill);
         }
-        out.truncate(total);
-    } else {
-        out.resize(total, 0);
     }
     if total == 0 {
         return Ok(out);
@@ -735,11 +730,11 @@ fn decode_one(
     Ok(data)
 }
 
-/// Receives each decoded chunk (or its error) in record order.
+/// Receives each decoded chunk (or its error).
 type ChunkSink<'a> = dyn FnMut(&ChunkRecord, Result<Vec<u8>>) -> Result<()> + 'a;
 
 /// Decode `recs` (in parallel across cores with `std`) and hand each decoded
-/// chunk to `sink` in order. Errors name the chunk coordinates.
+/// chunk to `sink` (in record order when single-threaded). Errors name the chunk coordinates.
 fn for_each_decoded(
     st: &Storage,
     ctx: Ctx,
@@ -793,36 +788,42 @@ fn parallel_waves(
     threads: usize,
     sink: &mut ChunkSink<'_>,
 ) -> Result<()> {
-    // Waves bound the memory held by decoded chunks to a few per thread.
-    let wave = threads * 4;
-    for group in recs.chunks(wave) {
-        let mut slots: Vec<Option<Result<Vec<u8>>>> = (0..group.len()).map(|_| None).collect();
-        std::thread::scope(|s| {
-            let mut parts: Vec<&mut [Option<Result<Vec<u8>>>]> = Vec::new();
-            let per = group.len().div_ceil(threads);
-            let mut rest = slots.as_mut_slice();
-            while !rest.is_empty() {
-                let (a, b) = rest.split_at_mut(per.min(rest.len()));
-                parts.push(a);
-                rest = b;
-            }
-            for (t, part) in parts.into_iter().enumerate() {
-                let recs_t = group.get(t * per..).unwrap_or(&[]);
-                s.spawn(move || {
-                    for (slot, rec) in part.iter_mut().zip(recs_t) {
-                        *slot = Some(decode_one(st, ctx, req, rec, clen));
-                    }
-                });
-            }
-        });
-        for (rec, slot) in group.iter().zip(slots) {
-            sink(
-                rec,
-                slot.unwrap_or_else(|| Err(Error::corrupt("chunk not decoded", 0))),
-            )?;
+    use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    // Workers take the next chunk from a shared counter and send it decoded
+    // to this thread, which copies it out while they go on decoding. The
+    // bounded channel keeps at most a few decoded chunks per thread in memory.
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Vec<u8>>)>(threads * 2);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            s.spawn(move || loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(rec) = recs.get(i) else { break };
+                if tx.send((i, decode_one(st, ctx, req, rec, clen))).is_err() {
+                    break;
+                }
+            });
         }
-    }
-    Ok(())
+        drop(tx);
+        let mut result = Ok(());
+        for (i, res) in rx.iter() {
+            if result.is_err() {
+                continue; // drain so that no worker blocks on a full channel
+            }
+            let Some(rec) = recs.get(i) else { continue };
+            if let Err(e) = sink(rec, res) {
+                stop.store(true, Ordering::Relaxed);
+                result = Err(e);
+            }
+        }
+        result
+    })
 }
 
 #[cfg(not(feature = "std"))]
