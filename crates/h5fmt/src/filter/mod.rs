@@ -175,22 +175,26 @@ pub fn decode_chunk(
 /// As [`decode_chunk`].
 pub fn decode_one(f: &Filter, data: Vec<u8>, bound: usize, element_size: usize) -> Result<Vec<u8>> {
     let cd = &f.client_data;
+    let from_slice = |r: Result<Vec<u8>>, data: Vec<u8>| {
+        crate::io::recycle(data);
+        r
+    };
     match f.id {
-        DEFLATE => deflate::decode(&data, bound),
+        DEFLATE => from_slice(deflate::decode(&data, bound), data),
         SHUFFLE => {
             let es = match cd.first() {
                 Some(&n) => usize::try_from(n)
                     .map_err(|_| corrupt("shuffle element size does not fit in memory"))?,
                 None => element_size,
             };
-            Ok(shuffle::unshuffle(data, es))
+            shuffle::unshuffle(data, es)
         }
         FLETCHER32 => fletcher32::verify(data),
         NBIT => nbit::decode(&data, cd, bound),
         SCALEOFFSET => scaleoffset::decode(data, cd, bound),
         LZF => lzf::decode(&data, bound),
         LZ4 => lz4::decode(&data, bound),
-        ZSTD => zstd::decode(&data, bound),
+        ZSTD => from_slice(zstd::decode(&data, bound), data),
         BZIP2 => bzip2::decode(&data, bound),
         SZIP => szip::decode(&data, cd, bound),
         BITSHUFFLE => bitshuffle::decode(&data, cd, bound),

@@ -4,12 +4,15 @@ use alloc::vec::Vec;
 
 /// Undo the shuffle for elements of `es` bytes. Trailing bytes that do not
 /// form a whole element were stored unshuffled and are kept as they are.
-pub(super) fn unshuffle(data: Vec<u8>, es: usize) -> Vec<u8> {
+///
+/// # Errors
+/// `Limit` when the output buffer cannot be allocated.
+pub(super) fn unshuffle(data: Vec<u8>, es: usize) -> crate::error::Result<Vec<u8>> {
     let n = data.len().checked_div(es).unwrap_or(0);
     if es <= 1 || n <= 1 {
-        return data;
+        return Ok(data);
     }
-    let mut out = alloc::vec![0u8; data.len()];
+    let mut out = crate::io::zeroed_buffer(data.len())?;
     let body = n * es;
     match es {
         2 => unshuffle_n::<2>(&data, &mut out, n),
@@ -28,7 +31,8 @@ pub(super) fn unshuffle(data: Vec<u8>, es: usize) -> Vec<u8> {
     if let (Some(dst), Some(src)) = (out.get_mut(body..), data.get(body..)) {
         dst.copy_from_slice(src);
     }
-    out
+    crate::io::recycle(data);
+    Ok(out)
 }
 
 /// Unshuffle `n` elements of `ES` bytes (the common sizes, unrolled): walk
@@ -82,9 +86,9 @@ mod tests {
     #[test]
     fn unshuffles_with_tail() {
         // Elements [1,2,3],[4,5,6] shuffled -> 1 4 2 5 3 6, plus a trailing byte 9.
-        let v = unshuffle(alloc::vec![1, 4, 2, 5, 3, 6, 9], 3);
+        let v = unshuffle(alloc::vec![1, 4, 2, 5, 3, 6, 9], 3).unwrap();
         assert_eq!(v, [1, 2, 3, 4, 5, 6, 9]);
-        assert_eq!(unshuffle(alloc::vec![7, 8], 4), [7, 8]);
+        assert_eq!(unshuffle(alloc::vec![7, 8], 4).unwrap(), [7, 8]);
     }
 
     #[test]
@@ -92,7 +96,11 @@ mod tests {
         for es in [2usize, 3, 4, 8, 16] {
             for len in [0usize, 1, 7, 64 * es, 64 * es * 3 + 5, 1000 * es + 3] {
                 let v: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
-                assert_eq!(unshuffle(shuffle(&v, es), es), v, "es {es} len {len}");
+                assert_eq!(
+                    unshuffle(shuffle(&v, es), es).unwrap(),
+                    v,
+                    "es {es} len {len}"
+                );
             }
         }
     }

@@ -44,6 +44,13 @@ CONFIGS = {
         "1d": ((3001,), (3001,), (2,)),
         "3d": ((13, 11, 19), (13, 11, 19), (1, 1, 2)),
     },
+    "fixed_big": {  # chunks >= 16 KiB: decoded by worker threads (1-D: straight into the output)
+        "1d": ((100003,), (100003,), (4096,)),
+        "3d": ((40, 41, 50), (40, 41, 50), (10, 20, 25)),
+    },
+    "fixed_rows": {  # 3-D chunks spanning the trailing dims: threads fill output row ranges
+        "3d": ((50, 20, 30), (50, 20, 30), (7, 20, 30)),
+    },
     "earray": {  # one unlimited dim; enough chunks for super blocks and paged data blocks
         "1d": ((20001,), (None,), (2,)),
         "3d": ((60, 11, 7), (None, 11, 7), (1, 3, 2)),
@@ -61,7 +68,7 @@ FILL = {"1d": -1.5, "3d": -7}
 def expected_index(writer, index):
     if writer == "earliest":
         return "btree1"
-    return {"fixed_paged": "fixed"}.get(index, index)
+    return index if index in INDEX_TYPES.values() else "fixed"
 
 
 def values(shape, dtype, seed):
