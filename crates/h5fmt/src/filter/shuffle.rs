@@ -38,27 +38,26 @@ pub(super) fn unshuffle(data: Vec<u8>, es: usize) -> crate::error::Result<Vec<u8
 /// Unshuffle `n` elements of `ES` bytes (the common sizes, unrolled): walk
 /// the output in blocks of elements so every byte plane is read sequentially.
 fn unshuffle_n<const ES: usize>(data: &[u8], out: &mut [u8], n: usize) {
-    const BLOCK: usize = 64;
-    let Some(planes) = data.get(..n * ES) else {
-        return;
-    };
-    let Some(out) = out.get_mut(..n * ES) else {
+    const BLOCK: usize = 256;
+    let (Some(planes), Some(out)) = (data.get(..n * ES), out.get_mut(..n * ES)) else {
         return;
     };
     let mut i = 0;
     for dst in out.chunks_mut(BLOCK * ES) {
         let m = dst.len() / ES;
-        let mut src = [&[][..]; ES];
-        for (b, s) in src.iter_mut().enumerate() {
+        // Gather BLOCK elements' bytes plane by plane into a fixed-size tile
+        // (bounds known at compile time), then write whole elements.
+        let mut tile = [[0u8; ES]; BLOCK];
+        for b in 0..ES {
             let at = b * n + i;
-            *s = planes.get(at..at + m).unwrap_or(&[]);
-        }
-        for (k, el) in dst.chunks_exact_mut(ES).enumerate() {
-            for (b, d) in el.iter_mut().enumerate() {
-                if let Some(&v) = src[b].get(k) {
-                    *d = v;
+            if let Some(src) = planes.get(at..at + m) {
+                for (t, &v) in tile.iter_mut().zip(src) {
+                    t[b] = v;
                 }
             }
+        }
+        for (el, t) in dst.chunks_exact_mut(ES).zip(&tile) {
+            el.copy_from_slice(t);
         }
         i += m;
     }

@@ -610,7 +610,7 @@ pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>
             "chunk of {clen} bytes exceeds the chunk limit"
         )));
     }
-    let mut out = crate::io::zeroed_buffer(total)?;
+    let mut out = crate::io::large_buffer(total)?;
     if req.fill.len() == es && req.fill.iter().any(|&b| b != 0) {
         for el in out.chunks_exact_mut(es) {
             el.copy_from_slice(req.fill);
