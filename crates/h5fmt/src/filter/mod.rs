@@ -169,6 +169,60 @@ pub fn decode_chunk(
     Ok(buf)
 }
 
+/// As [`decode_chunk`], writing the decoded chunk into `out` (exactly
+/// `expected_len` bytes) when the pipeline ends (on decoding) with the
+/// shuffle filter, which then writes straight into `out` instead of a
+/// temporary, and returns `Ok(None)`. Returns `Ok(Some(data))` (the input
+/// back, `out` untouched) when that does not apply; the caller then uses
+/// [`decode_chunk`].
+///
+/// # Errors
+/// As [`decode_chunk`].
+pub fn decode_chunk_into(
+    pipeline: &FilterPipeline,
+    filter_mask: u32,
+    data: Vec<u8>,
+    element_size: usize,
+    out: &mut [u8],
+) -> Result<Option<Vec<u8>>> {
+    let applied = |i: usize| i >= 32 || filter_mask & (1u32 << i) == 0;
+    let Some(first) = (0..pipeline.filters.len()).find(|&i| applied(i)) else {
+        return Ok(Some(data));
+    };
+    let Some(f) = pipeline.filters.get(first) else {
+        return Ok(Some(data));
+    };
+    if f.id != SHUFFLE || first >= 32 {
+        return Ok(Some(data));
+    }
+    let es = match f.client_data.first() {
+        Some(&n) => usize::try_from(n)
+            .map_err(|_| corrupt("shuffle element size does not fit in memory"))?,
+        None => element_size,
+    };
+    // Undo every filter but the shuffle, then unshuffle into `out`.
+    let rest = decode_chunk(
+        pipeline,
+        filter_mask | (1u32 << first),
+        data,
+        out.len(),
+        element_size,
+    )?;
+    if shuffle::unshuffle_into(&rest, es, out) {
+        crate::io::recycle(rest);
+        Ok(None)
+    } else {
+        Err(Error::corrupt(
+            format!(
+                "decoded chunk has {} bytes, expected {}",
+                rest.len(),
+                out.len()
+            ),
+            0,
+        ))
+    }
+}
+
 /// Undo one filter, producing at most `bound` bytes.
 ///
 /// # Errors

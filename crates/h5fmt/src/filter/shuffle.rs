@@ -35,6 +35,37 @@ pub(super) fn unshuffle(data: Vec<u8>, es: usize) -> crate::error::Result<Vec<u8
     Ok(out)
 }
 
+/// Undo the shuffle of `data` into `out` (same length), returning `false`
+/// (nothing written) when the lengths differ.
+pub(super) fn unshuffle_into(data: &[u8], es: usize, out: &mut [u8]) -> bool {
+    if data.len() != out.len() {
+        return false;
+    }
+    let n = data.len().checked_div(es).unwrap_or(0);
+    if es <= 1 || n <= 1 {
+        out.copy_from_slice(data);
+        return true;
+    }
+    match es {
+        2 => unshuffle_n::<2>(data, out, n),
+        4 => unshuffle_n::<4>(data, out, n),
+        8 => unshuffle_n::<8>(data, out, n),
+        16 => unshuffle_n::<16>(data, out, n),
+        _ => {
+            for (b, plane) in data.chunks_exact(n).take(es).enumerate() {
+                for (dst, &src) in out.iter_mut().skip(b).step_by(es).zip(plane) {
+                    *dst = src;
+                }
+            }
+        }
+    }
+    let body = n * es;
+    if let (Some(dst), Some(src)) = (out.get_mut(body..), data.get(body..)) {
+        dst.copy_from_slice(src);
+    }
+    true
+}
+
 /// Unshuffle `n` elements of `ES` bytes (the common sizes, unrolled): walk
 /// the output in blocks of elements so every byte plane is read sequentially.
 fn unshuffle_n<const ES: usize>(data: &[u8], out: &mut [u8], n: usize) {
@@ -88,6 +119,18 @@ mod tests {
         let v = unshuffle(alloc::vec![1, 4, 2, 5, 3, 6, 9], 3).unwrap();
         assert_eq!(v, [1, 2, 3, 4, 5, 6, 9]);
         assert_eq!(unshuffle(alloc::vec![7, 8], 4).unwrap(), [7, 8]);
+    }
+
+    #[test]
+    fn unshuffle_into_matches_unshuffle() {
+        for es in [1usize, 3, 8] {
+            let v: Vec<u8> = (0..(517 * es + 2)).map(|i| (i * 13) as u8).collect();
+            let sh = shuffle(&v, es);
+            let mut out = alloc::vec![0u8; v.len()];
+            assert!(unshuffle_into(&sh, es, &mut out));
+            assert_eq!(out, v);
+            assert!(!unshuffle_into(&sh, es, &mut out[1..]));
+        }
     }
 
     #[test]

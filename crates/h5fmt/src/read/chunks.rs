@@ -720,10 +720,15 @@ fn row_regions(
                         let Some((rec, region, local)) = item else {
                             return Ok(());
                         };
-                        let data = decode_one(st, ctx, req, rec, clen).map_err(|e| name(rec, e))?;
-                        copy_chunk(region, &data, zero, cdims, &local, es)
+                        let full = local.first() == cdims.first();
+                        let direct = if full { Some(&mut *region) } else { None };
+                        let data = decode_one_into(st, ctx, req, rec, clen, direct)
                             .map_err(|e| name(rec, e))?;
-                        crate::io::recycle(data);
+                        if let Some(data) = data {
+                            copy_chunk(region, &data, zero, cdims, &local, es)
+                                .map_err(|e| name(rec, e))?;
+                            crate::io::recycle(data);
+                        }
                     }
                 })
             })
@@ -809,6 +814,21 @@ fn decode_one(
     rec: &ChunkRecord,
     clen: u64,
 ) -> Result<Vec<u8>> {
+    decode_one_into(st, ctx, req, rec, clen, None)?
+        .ok_or_else(|| Error::corrupt("chunk not decoded", 0))
+}
+
+/// As [`decode_one`]; when `direct` (exactly `clen` bytes) is given and the
+/// chunk can be decoded straight into it (no filters, or a pipeline that
+/// ends with the shuffle), does so and returns `None`.
+fn decode_one_into(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    rec: &ChunkRecord,
+    clen: u64,
+    direct: Option<&mut [u8]>,
+) -> Result<Option<Vec<u8>>> {
     let layout = req.layout;
     let es = req.element_size;
     let clen_us =
@@ -835,8 +855,24 @@ fn decode_one(
             "stored chunk of {stored_len} bytes exceeds the chunk limit"
         )));
     }
-    let raw = st.read(rec.addr, stored_len)?;
+    let direct = direct.filter(|d| d.len() == clen_us);
+    let (raw, direct) = match direct {
+        Some(d) if !apply_filters => {
+            st.read_into(rec.addr, d)?;
+            return Ok(None);
+        }
+        d => (st.read(rec.addr, stored_len)?, d),
+    };
     let data = if apply_filters {
+        let raw = match direct {
+            Some(d) => {
+                match filter::decode_chunk_into(req.pipeline, rec.filter_mask, raw, es, d)? {
+                    None => return Ok(None),
+                    Some(raw) => raw,
+                }
+            }
+            None => raw,
+        };
         filter::decode_chunk(req.pipeline, rec.filter_mask, raw, clen_us, es)?
     } else {
         raw
@@ -847,7 +883,7 @@ fn decode_one(
             st.base().saturating_add(rec.addr.get()),
         ));
     }
-    Ok(data)
+    Ok(Some(data))
 }
 
 /// Receives each decoded chunk (or its error).
