@@ -34,11 +34,14 @@ tasks:
   wasm            build h5fmt for wasm32-unknown-unknown (installs Debian rustc-web if missing),
                   then run the wasm smoke module under node if node is present
   crosscheck F..  diff h5canon.py's dump and ours (`h5 dump --canonical`) for each file
+  bench [NAME..]  read benchmarks, ours vs h5py on the same files (generated into target/bench;
+                  NAME: contiguous, gzip, zstd, windows, strings; default all). Slow: minutes.
 
 environment:
   H5FMT_VENV      use this venv instead of <repo>/.venv
   H5FMT_PYTHON    the python used to create the venv (default: python3.11, else python3)
-  XTASK_SKIP      comma-separated steps of `test` to skip (venv,fmt,clippy,test,nostd,wasm)";
+  XTASK_SKIP      comma-separated steps of `test` to skip (venv,fmt,clippy,test,nostd,wasm)
+  BENCH_REPS      timed reads per benchmark after the warm-up (default 5)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         "nostd" => task_nostd(),
         "wasm" => task_wasm(),
         "crosscheck" => task_crosscheck(rest),
+        "bench" => task_bench(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())
@@ -660,4 +664,145 @@ fn task_test() -> R {
     } else {
         Err(format!("{failed} step(s) failed"))
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench
+
+/// (name, file, dataset, mode) of each benchmark.
+const BENCHES: &[(&str, &str, &str, &str)] = &[
+    ("contiguous", "contiguous.h5", "data", "full"),
+    ("gzip", "gzip.h5", "data", "full"),
+    ("zstd", "zstd.h5", "data", "full"),
+    ("windows", "windows.h5", "image", "windows"),
+    ("strings", "strings.h5", "strings", "strings"),
+];
+
+/// Times of the `seconds bytes` lines a timing run prints; the byte count of the last.
+fn parse_times(out: &str) -> R<(Vec<f64>, u64)> {
+    let mut times = Vec::new();
+    let mut bytes = 0;
+    for l in out.lines() {
+        let mut it = l.split_whitespace();
+        let (Some(t), Some(b)) = (it.next(), it.next()) else {
+            continue;
+        };
+        times.push(t.parse::<f64>().map_err(|e| format!("`{l}`: {e}"))?);
+        bytes = b.parse::<u64>().map_err(|e| format!("`{l}`: {e}"))?;
+    }
+    if times.is_empty() {
+        return Err(format!("no timings in output:\n{out}"));
+    }
+    Ok((times, bytes))
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+fn task_bench(names: &[String]) -> R {
+    let root = repo_root();
+    let v = ensure_venv()?;
+    let dir = root.join("target").join("bench");
+    let script = root.join("xtask").join("bench").join("bench.py");
+    let reps: usize = env::var("BENCH_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    run(Command::new(&v.python).arg(&script).arg("gen").arg(&dir))?;
+    run(Command::new(cargo()).current_dir(&root).args([
+        "build",
+        "--release",
+        "-p",
+        "h5fmt",
+        "--example",
+        "bench_read",
+    ]))?;
+    let ours_bin = root
+        .join("target")
+        .join("release")
+        .join("examples")
+        .join("bench_read");
+    let versions = output(Command::new(&v.python).args([
+        "-c",
+        "import h5py, hdf5plugin, numpy; \
+         print(f'h5py {h5py.__version__}, libhdf5 {h5py.version.hdf5_version}, \
+         hdf5plugin {hdf5plugin.version}, numpy {numpy.__version__}')",
+    ]))?;
+    let rustc = output(Command::new("rustc").arg("--version")).unwrap_or_default();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let windows = dir.join("windows.txt");
+    let mut rows = Vec::new();
+    for &(name, file, dset, mode) in BENCHES {
+        if !names.is_empty() && !names.iter().any(|n| n == name) {
+            continue;
+        }
+        let path = dir.join(file);
+        let extra: Vec<&Path> = if mode == "windows" {
+            vec![windows.as_path()]
+        } else {
+            vec![]
+        };
+        let mut ours = Command::new(&ours_bin);
+        ours.arg(&path)
+            .arg(dset)
+            .arg(mode)
+            .arg(reps.to_string())
+            .args(&extra);
+        eprintln!("+ {}", show(&ours));
+        let (t_ours, b_ours) = parse_times(&output(&mut ours)?)?;
+        let mut py = Command::new(&v.python);
+        py.arg(&script)
+            .arg("time")
+            .arg(&path)
+            .arg(dset)
+            .arg(mode)
+            .arg(reps.to_string())
+            .args(&extra);
+        eprintln!("+ {}", show(&py));
+        let (t_py, b_py) = parse_times(&output(&mut py)?)?;
+        if mode != "strings" && b_ours != b_py {
+            return Err(format!("{name}: we read {b_ours} bytes, h5py {b_py}"));
+        }
+        let (mo, mp) = (median(&t_ours), median(&t_py));
+        let mb = if mode == "strings" {
+            fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
+        } else {
+            b_ours
+        } as f64
+            / 1e6;
+        eprintln!("  {name}: ours {t_ours:?}, h5py {t_py:?}");
+        rows.push(format!(
+            "| {name:<10} | {:>8.1} | {:>9.3} | {:>9.3} | {:>8.2} | {:>8.2}x | {:>9.0} | {:>9.0} |",
+            mb,
+            mo,
+            mp,
+            mo / mp,
+            mp / mo,
+            mb / mo,
+            mb / mp
+        ));
+    }
+    println!(
+        "\n{cpus} CPUs; {}; {}; median of {reps} reads after a warm-up (open + read)\n",
+        rustc.trim(),
+        versions.trim()
+    );
+    println!(
+        "| benchmark  |       MB | ours (s)  | h5py (s)  | ours/h5py | speedup  | ours MB/s | h5py MB/s |"
+    );
+    println!(
+        "|------------|---------:|----------:|----------:|---------:|---------:|----------:|----------:|"
+    );
+    for r in rows {
+        println!("{r}");
+    }
+    Ok(())
 }

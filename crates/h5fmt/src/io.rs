@@ -4,7 +4,6 @@ use crate::addr::Addr;
 use crate::error::{Error, Result};
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
-use alloc::vec;
 use alloc::vec::Vec;
 
 /// Random-access reads from a byte source.
@@ -23,6 +22,133 @@ pub trait ReadAt: Send + Sync {
     /// The whole source as one slice, when it is in memory (zero-copy reads).
     fn as_slice(&self) -> Option<&[u8]> {
         None
+    }
+}
+
+/// A zero-filled buffer of `n` bytes, failing with `Limit` rather than
+/// aborting when the allocator cannot provide it. With `std` the memory comes
+/// from the zeroing allocator (fresh pages are not written twice) or from
+/// this thread's buffers given back by [`recycle`].
+///
+/// # Errors
+/// `Limit` when the allocation fails.
+pub fn zeroed_buffer(n: usize) -> Result<Vec<u8>> {
+    zeroed(n, false)
+}
+
+/// As [`zeroed_buffer`], for a large buffer filled by one big copy: on Linux
+/// it asks for transparent huge pages, as numpy does, which turns hundreds of
+/// thousands of page faults into a few hundred (5x faster contiguous reads
+/// here). Chunk-by-chunk filling measured no gain from it, so only this
+/// variant asks.
+///
+/// # Errors
+/// `Limit` when the allocation fails.
+pub fn large_buffer(n: usize) -> Result<Vec<u8>> {
+    zeroed(n, true)
+}
+
+fn zeroed(n: usize, huge: bool) -> Result<Vec<u8>> {
+    #[cfg(not(all(feature = "std", target_os = "linux")))]
+    let _ = huge;
+    #[cfg(feature = "std")]
+    {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        if let Some(mut v) = pool_take(n) {
+            v.clear();
+            v.resize(n, 0);
+            return Ok(v);
+        }
+        let layout = core::alloc::Layout::array::<u8>(n)
+            .map_err(|_| Error::limit(alloc::format!("cannot allocate {n} bytes")))?;
+        // SAFETY: `layout` has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(Error::limit(alloc::format!("cannot allocate {n} bytes")));
+        }
+        #[cfg(target_os = "linux")]
+        if huge {
+            advise_huge(ptr, n);
+        }
+        // SAFETY: `ptr` was allocated by the global allocator with the layout
+        // of `n` u8s and all `n` bytes are initialized (zero).
+        Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        let mut v = Vec::new();
+        v.try_reserve_exact(n)
+            .map_err(|_| Error::limit(alloc::format!("cannot allocate {n} bytes")))?;
+        v.resize(n, 0);
+        Ok(v)
+    }
+}
+
+/// Buffers at most this large are kept for reuse by [`recycle`].
+#[cfg(feature = "std")]
+const POOL_MAX_BYTES: usize = 16 << 20;
+/// Buffers kept per thread.
+#[cfg(feature = "std")]
+const POOL_LEN: usize = 4;
+
+#[cfg(feature = "std")]
+std::thread_local! {
+    static POOL: core::cell::RefCell<Vec<Vec<u8>>> = const { core::cell::RefCell::new(Vec::new()) };
+}
+
+#[cfg(feature = "std")]
+fn pool_take(n: usize) -> Option<Vec<u8>> {
+    if n > POOL_MAX_BYTES {
+        return None;
+    }
+    POOL.try_with(|p| {
+        let mut p = p.try_borrow_mut().ok()?;
+        let i = p
+            .iter()
+            .position(|v| v.capacity() >= n && v.capacity() <= n.saturating_mul(2))?;
+        Some(p.swap_remove(i))
+    })
+    .ok()
+    .flatten()
+}
+
+/// Give a buffer back for reuse by [`zeroed_buffer`] on this thread (chunk
+/// decoding allocates and frees buffers of the same sizes over and over;
+/// fresh pages from the kernel cost a page fault and a clear each).
+pub fn recycle(v: Vec<u8>) {
+    #[cfg(feature = "std")]
+    {
+        if v.capacity() == 0 || v.capacity() > POOL_MAX_BYTES {
+            return;
+        }
+        let _ = POOL.try_with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                if p.len() < POOL_LEN {
+                    p.push(v);
+                }
+            }
+        });
+    }
+    #[cfg(not(feature = "std"))]
+    drop(v);
+}
+
+#[cfg(all(feature = "std", target_os = "linux"))]
+fn advise_huge(ptr: *mut u8, n: usize) {
+    const HUGE: usize = 2 << 20;
+    if n < 4 * HUGE {
+        return;
+    }
+    let start = (ptr as usize).next_multiple_of(HUGE);
+    let end = (ptr as usize + n) & !(HUGE - 1);
+    if end > start {
+        // SAFETY: [start, end) lies inside the allocation just made; the advice
+        // only changes how the kernel backs those pages, not their contents.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
     }
 }
 
@@ -87,7 +213,14 @@ impl ReadAt for &'static [u8] {
 #[cfg(feature = "std")]
 pub struct MmapSource {
     map: memmap2::Mmap,
+    /// The same file for positioned reads of large copies (no page faults on the map).
+    file: Option<std::fs::File>,
 }
+
+/// Copies at least this large go through `pread` rather than the map: the
+/// kernel copies from its page cache without faulting the map in page by page.
+#[cfg(feature = "std")]
+const PREAD_MIN: usize = 256 * 1024;
 
 #[cfg(feature = "std")]
 impl MmapSource {
@@ -100,7 +233,10 @@ impl MmapSource {
         // could fault, which is the documented risk of every mmap reader. Callers
         // that cannot accept it use `FileSource`.
         let map = unsafe { memmap2::Mmap::map(file) }?;
-        Ok(MmapSource { map })
+        Ok(MmapSource {
+            map,
+            file: file.try_clone().ok(),
+        })
     }
 }
 
@@ -110,11 +246,47 @@ impl ReadAt for MmapSource {
         self.map.len() as u64
     }
     fn read_at(&self, pos: u64, buf: &mut [u8]) -> Result<()> {
+        #[cfg(unix)]
+        if buf.len() >= PREAD_MIN {
+            if let Some(f) = &self.file {
+                let end = pos.checked_add(buf.len() as u64);
+                if end.is_some_and(|e| e <= self.len()) && pread_parallel(f, pos, buf) {
+                    return Ok(());
+                }
+            }
+        }
         slice_read(&self.map, pos, buf)
     }
     fn as_slice(&self) -> Option<&[u8]> {
         Some(&self.map)
     }
+}
+
+/// `pread` into `buf`, split across the cores for very large reads (the
+/// kernel's copy from the page cache is then done by several threads).
+#[cfg(all(feature = "std", unix))]
+fn pread_parallel(f: &std::fs::File, pos: u64, buf: &mut [u8]) -> bool {
+    use std::os::unix::fs::FileExt;
+    const PART_MIN: usize = 32 << 20;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(buf.len() / PART_MIN)
+        .min(8);
+    if threads <= 1 {
+        return f.read_exact_at(buf, pos).is_ok();
+    }
+    let per = buf.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = buf
+            .chunks_mut(per)
+            .enumerate()
+            .map(|(i, part)| {
+                let at = pos + (i * per) as u64;
+                s.spawn(move || f.read_exact_at(part, at).is_ok())
+            })
+            .collect();
+        handles.into_iter().all(|h| h.join().unwrap_or(false))
+    })
 }
 
 /// A file read with positioned reads (std, unix `pread`).
@@ -359,7 +531,7 @@ impl Storage {
         let abs = self.absolute(addr, len)?;
         let n =
             usize::try_from(len).map_err(|_| Error::limit("read larger than the address space"))?;
-        let mut buf = vec![0u8; n];
+        let mut buf = large_buffer(n)?;
         self.src.read_at(abs, &mut buf)?;
         self.patch(addr.0, &mut buf);
         Ok(buf)

@@ -415,20 +415,28 @@ fn decode_one(dtype: &Datatype, b: &[u8], ctx: Ctx, heap: &dyn HeapResolver) -> 
             if len == 0 || is_null_addr(addr) {
                 return Ok(Value::Str(String::new()));
             }
-            let obj = heap.global_heap_object(addr, index)?;
-            let s = usize::try_from(len)
-                .ok()
-                .and_then(|l| obj.get(..l))
-                .ok_or_else(|| {
-                    Error::corrupt(
-                        alloc::format!(
-                            "variable-length string of {len} bytes in a {}-byte heap object",
-                            obj.len()
-                        ),
-                        addr.0,
-                    )
-                })?;
-            Ok(string_value(s.to_vec()))
+            let want = usize::try_from(len).unwrap_or(usize::MAX);
+            let mut got: Option<core::result::Result<Vec<u8>, usize>> = None;
+            heap.with_global_heap_prefix(addr, index, want, &mut |obj| {
+                got = Some(if obj.len() == want {
+                    Ok(obj.to_vec())
+                } else {
+                    Err(obj.len())
+                });
+            })?;
+            match got {
+                Some(Ok(bytes)) => Ok(string_value(bytes)),
+                other => Err(Error::corrupt(
+                    alloc::format!(
+                        "variable-length string of {len} bytes in a {}-byte heap object",
+                        match other {
+                            Some(Err(n)) => n,
+                            _ => 0,
+                        }
+                    ),
+                    addr.0,
+                )),
+            }
         }
         Datatype::Reference { kind, .. } => decode_reference(*kind, b, ctx, heap).map(Value::Ref),
         Datatype::Complex { base, size } => {

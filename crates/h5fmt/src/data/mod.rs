@@ -20,6 +20,25 @@ pub trait HeapResolver {
     /// Whatever reading the collection fails with.
     fn global_heap_object(&self, collection: Addr, index: u32) -> Result<Vec<u8>>;
 
+    /// Call `f` with the first `len` bytes of object `index` of the collection
+    /// at `collection` (fewer when the object is shorter), without copying
+    /// when the resolver can lend them. The default copies through
+    /// [`HeapResolver::global_heap_object`].
+    ///
+    /// # Errors
+    /// As [`HeapResolver::global_heap_object`].
+    fn with_global_heap_prefix(
+        &self,
+        collection: Addr,
+        index: u32,
+        len: usize,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        let obj = self.global_heap_object(collection, index)?;
+        f(obj.get(..len).unwrap_or(&obj));
+        Ok(())
+    }
+
     /// The current dimensions of the dataspace of the dataset whose object
     /// header is at `obj`. Needed only to decode region references whose
     /// selection is "all" (the selection does not store the extent). The

@@ -198,7 +198,7 @@ pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
             .get_mut(j * blocksize..j * blocksize + bsize)
             .ok_or_else(|| super::corrupt("blosc block"))?;
         if flags & 0x01 != 0 && typesize > 1 {
-            dst.copy_from_slice(&super::shuffle::unshuffle(buf.to_vec(), typesize));
+            dst.copy_from_slice(&super::shuffle::unshuffle(buf.to_vec(), typesize)?);
         } else if flags & 0x04 != 0 && bsize >= typesize {
             let n = bsize / typesize;
             if n % 8 == 0 {

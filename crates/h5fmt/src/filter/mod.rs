@@ -169,28 +169,86 @@ pub fn decode_chunk(
     Ok(buf)
 }
 
+/// As [`decode_chunk`], writing the decoded chunk into `out` (exactly
+/// `expected_len` bytes) when the pipeline ends (on decoding) with the
+/// shuffle filter, which then writes straight into `out` instead of a
+/// temporary, and returns `Ok(None)`. Returns `Ok(Some(data))` (the input
+/// back, `out` untouched) when that does not apply; the caller then uses
+/// [`decode_chunk`].
+///
+/// # Errors
+/// As [`decode_chunk`].
+pub fn decode_chunk_into(
+    pipeline: &FilterPipeline,
+    filter_mask: u32,
+    data: Vec<u8>,
+    element_size: usize,
+    out: &mut [u8],
+) -> Result<Option<Vec<u8>>> {
+    let applied = |i: usize| i >= 32 || filter_mask & (1u32 << i) == 0;
+    let Some(first) = (0..pipeline.filters.len()).find(|&i| applied(i)) else {
+        return Ok(Some(data));
+    };
+    let Some(f) = pipeline.filters.get(first) else {
+        return Ok(Some(data));
+    };
+    if f.id != SHUFFLE || first >= 32 {
+        return Ok(Some(data));
+    }
+    let es = match f.client_data.first() {
+        Some(&n) => usize::try_from(n)
+            .map_err(|_| corrupt("shuffle element size does not fit in memory"))?,
+        None => element_size,
+    };
+    // Undo every filter but the shuffle, then unshuffle into `out`.
+    let rest = decode_chunk(
+        pipeline,
+        filter_mask | (1u32 << first),
+        data,
+        out.len(),
+        element_size,
+    )?;
+    if shuffle::unshuffle_into(&rest, es, out) {
+        crate::io::recycle(rest);
+        Ok(None)
+    } else {
+        Err(Error::corrupt(
+            format!(
+                "decoded chunk has {} bytes, expected {}",
+                rest.len(),
+                out.len()
+            ),
+            0,
+        ))
+    }
+}
+
 /// Undo one filter, producing at most `bound` bytes.
 ///
 /// # Errors
 /// As [`decode_chunk`].
 pub fn decode_one(f: &Filter, data: Vec<u8>, bound: usize, element_size: usize) -> Result<Vec<u8>> {
     let cd = &f.client_data;
+    let from_slice = |r: Result<Vec<u8>>, data: Vec<u8>| {
+        crate::io::recycle(data);
+        r
+    };
     match f.id {
-        DEFLATE => deflate::decode(&data, bound),
+        DEFLATE => from_slice(deflate::decode(&data, bound), data),
         SHUFFLE => {
             let es = match cd.first() {
                 Some(&n) => usize::try_from(n)
                     .map_err(|_| corrupt("shuffle element size does not fit in memory"))?,
                 None => element_size,
             };
-            Ok(shuffle::unshuffle(data, es))
+            shuffle::unshuffle(data, es)
         }
         FLETCHER32 => fletcher32::verify(data),
         NBIT => nbit::decode(&data, cd, bound),
         SCALEOFFSET => scaleoffset::decode(data, cd, bound),
         LZF => lzf::decode(&data, bound),
         LZ4 => lz4::decode(&data, bound),
-        ZSTD => zstd::decode(&data, bound),
+        ZSTD => from_slice(zstd::decode(&data, bound), data),
         BZIP2 => bzip2::decode(&data, bound),
         SZIP => szip::decode(&data, cd, bound),
         BITSHUFFLE => bitshuffle::decode(&data, cd, bound),
@@ -212,11 +270,7 @@ pub(crate) fn corrupt(message: impl Into<alloc::string::String>) -> Error {
 /// Allocate a zeroed output buffer of `len` bytes, failing (not aborting) when
 /// the allocator cannot provide it.
 pub(crate) fn alloc_zeroed(len: usize) -> Result<Vec<u8>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| Error::limit(format!("cannot allocate {len} bytes")))?;
-    v.resize(len, 0);
-    Ok(v)
+    crate::io::zeroed_buffer(len)
 }
 
 /// Run a chunk through `pipeline` in the write direction (first filter

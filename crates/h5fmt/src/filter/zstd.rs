@@ -1,11 +1,45 @@
 //! Zstandard filter (registered id 32015): one or more zstd frames, decoded
-//! with the pure-Rust `ruzstd`.
+//! with libzstd (`zstd-safe`) on `std` builds and the pure-Rust `ruzstd`
+//! without `std` (wasm).
 
 use crate::error::{Error, Result};
 use alloc::vec::Vec;
+#[cfg(not(feature = "std"))]
 use ruzstd::decoding::errors::FrameDecoderError;
+#[cfg(not(feature = "std"))]
 use ruzstd::decoding::FrameDecoder;
 
+#[cfg(feature = "std")]
+pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
+    let mut out = super::alloc_zeroed(bound)?;
+    let n = decode_into(data, &mut out)?;
+    out.truncate(n);
+    Ok(out)
+}
+
+/// Decode zstd frames from `data` into `out`, returning the decoded length.
+#[cfg(feature = "std")]
+pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
+    // One-shot decompression of all frames, never writing past `out`.
+    match zstd_safe::decompress(out, data) {
+        Ok(n) => Ok(n),
+        Err(code) => {
+            let name = zstd_safe::get_error_name(code);
+            if name.contains("too small") {
+                Err(Error::limit(alloc::format!(
+                    "zstd output exceeds {} bytes",
+                    out.len()
+                )))
+            } else {
+                Err(super::corrupt(alloc::format!(
+                    "invalid zstd stream: {name}"
+                )))
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "std"))]
 pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
     let mut out = super::alloc_zeroed(bound)?;
     let mut dec = FrameDecoder::new();
@@ -22,6 +56,7 @@ pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
 }
 
 /// Decode zstd frames from `data` into `out`, returning the decoded length.
+#[cfg(not(feature = "std"))]
 pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
     let mut dec = FrameDecoder::new();
     match dec.decode_all(data, out) {

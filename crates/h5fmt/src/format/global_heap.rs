@@ -14,6 +14,7 @@ use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::Ctx;
 use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
 
 /// Round `x` up to a multiple of 8.
 fn align8(x: u64) -> Option<u64> {
@@ -82,6 +83,18 @@ impl Collection {
     /// `Truncated`; `Corrupt` for a bad header, an object that runs past the
     /// collection, or an index that appears twice.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
+        let list = Self::decode_list(cur, ctx)?;
+        Ok(Collection {
+            objects: list.into_iter().collect(),
+        })
+    }
+
+    /// Decode a whole collection into its objects sorted by index (cheaper
+    /// than the map for readers that look objects up by index).
+    ///
+    /// # Errors
+    /// As [`Collection::decode`].
+    pub fn decode_list(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Vec<(u16, ObjectSpan)>> {
         let size = decode_collection_size(cur, ctx)?;
         let total = cur.data().len();
         if size != total as u64 {
@@ -91,7 +104,8 @@ impl Collection {
         }
         cur.seek(header_len(ctx.sizes))?;
         let ohdr = object_header_len(ctx.sizes);
-        let mut objects = BTreeMap::new();
+        let mut objects: Vec<(u16, ObjectSpan)> = Vec::new();
+        let mut sorted = true;
         while cur.remaining() >= ohdr {
             let start = cur.pos();
             let at = cur.offset();
@@ -116,28 +130,52 @@ impl Collection {
                     ));
                 };
                 let len = usize::try_from(osize).map_err(|_| Error::corrupt("object size", at))?;
-                if objects
-                    .insert(
-                        index,
-                        ObjectSpan {
-                            refcount,
-                            start: start + ohdr,
-                            len,
-                        },
-                    )
-                    .is_some()
-                {
-                    return Err(Error::corrupt(
-                        alloc::format!("global heap object index {index} appears twice"),
-                        at,
-                    ));
+                if let Some(&(prev, _)) = objects.last() {
+                    if index == prev {
+                        return Err(twice(index, at));
+                    }
+                    sorted &= index > prev;
                 }
+                objects.push((
+                    index,
+                    ObjectSpan {
+                        refcount,
+                        start: start + ohdr,
+                        len,
+                    },
+                ));
                 usize::try_from(end).map_err(|_| Error::corrupt("object end", at))?
             };
             cur.seek(next)?;
         }
-        Ok(Collection { objects })
+        if !sorted {
+            objects.sort_by_key(|&(i, _)| i);
+            if let Some(w) = objects.windows(2).find(|w| w[0].0 == w[1].0) {
+                return Err(twice(w[0].0, cur.offset()));
+            }
+        }
+        Ok(objects)
     }
+
+    /// Look an object up in a list from [`Collection::decode_list`].
+    pub fn find(list: &[(u16, ObjectSpan)], index: u16) -> Option<&ObjectSpan> {
+        // Objects are usually numbered 1, 2, 3, ... in order.
+        match list.get(usize::from(index).wrapping_sub(1)) {
+            Some((i, span)) if *i == index => Some(span),
+            _ => list
+                .binary_search_by_key(&index, |&(i, _)| i)
+                .ok()
+                .and_then(|k| list.get(k))
+                .map(|(_, s)| s),
+        }
+    }
+}
+
+fn twice(index: u16, at: u64) -> Error {
+    Error::corrupt(
+        alloc::format!("global heap object index {index} appears twice"),
+        at,
+    )
 }
 
 /// The smallest collection libhdf5 accepts (and allocates).

@@ -1238,6 +1238,16 @@ impl HeapResolver for FileHeap {
         self.heap.global_heap_object(collection, index)
     }
 
+    fn with_global_heap_prefix(
+        &self,
+        collection: Addr,
+        index: u32,
+        len: usize,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        self.heap.with_global_heap_prefix(collection, index, len, f)
+    }
+
     fn dataset_dims(&self, obj: Addr) -> Result<Vec<u64>> {
         let h = read_object_header(&self.file.inner.st, obj, self.file.inner.ctx)?;
         let m = h

@@ -610,16 +610,11 @@ pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>
             "chunk of {clen} bytes exceeds the chunk limit"
         )));
     }
-    let mut out = Vec::new();
-    out.try_reserve_exact(total)
-        .map_err(|_| Error::limit(format!("cannot allocate {total} bytes")))?;
+    let mut out = crate::io::large_buffer(total)?;
     if req.fill.len() == es && req.fill.iter().any(|&b| b != 0) {
-        while out.len() < total {
-            out.extend_from_slice(req.fill);
+        for el in out.chunks_exact_mut(es) {
+            el.copy_from_slice(req.fill);
         }
-        out.truncate(total);
-    } else {
-        out.resize(total, 0);
     }
     if total == 0 {
         return Ok(out);
@@ -631,10 +626,135 @@ pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>
         .iter()
         .filter(|rec| rec.offsets.len() == rank && within(&rec.offsets, req.dims))
         .collect();
+    if row_regions(st, ctx, req, &wanted, clen, &mut out)? {
+        return Ok(out);
+    }
     for_each_decoded(st, ctx, req, &wanted, clen, |rec, data| {
         copy_chunk(&mut out, data, &rec.offsets, &layout.dims, req.dims, es)
     })?;
     Ok(out)
+}
+
+/// When every chunk spans all the dataset's trailing dimensions (always so
+/// for 1-D), each chunk fills one contiguous byte range of the output: split
+/// `out` into those disjoint ranges and let the worker threads decode and
+/// copy in parallel, with no lock. Returns `false` (nothing done) when the
+/// shape does not allow it or the chunks' ranges overlap (a corrupt index).
+#[cfg(feature = "std")]
+fn row_regions(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    recs: &[&ChunkRecord],
+    clen: u64,
+    out: &mut [u8],
+) -> Result<bool> {
+    let (es, cdims, dims) = (req.element_size, &req.layout.dims, req.dims);
+    let threads = worker_threads(recs.len(), clen);
+    let (Some(&c0), Some(&d0)) = (cdims.first(), dims.first()) else {
+        return Ok(false);
+    };
+    if threads <= 1 || cdims.iter().zip(dims).skip(1).any(|(c, d)| c < d) {
+        return Ok(false);
+    }
+    let row_bytes = dims
+        .iter()
+        .skip(1)
+        .try_fold(es as u64, |n, &d| n.checked_mul(d))
+        .and_then(|n| usize::try_from(n).ok());
+    let Some(row_bytes) = row_bytes else {
+        return Ok(false);
+    };
+    let mut order: Vec<&ChunkRecord> = recs.to_vec();
+    if order
+        .iter()
+        .any(|r| r.offsets.iter().skip(1).any(|&o| o != 0))
+    {
+        return Ok(false);
+    }
+    order.sort_by_key(|r| r.offsets.first().copied().unwrap_or(0));
+    let mut items = Vec::with_capacity(order.len());
+    let mut rest = out;
+    let mut pos = 0usize;
+    for rec in order {
+        let o0 = rec.offsets.first().copied().unwrap_or(0);
+        let rows = c0.min(d0.saturating_sub(o0));
+        let start = usize::try_from(o0)
+            .ok()
+            .and_then(|o| o.checked_mul(row_bytes));
+        let len = usize::try_from(rows)
+            .ok()
+            .and_then(|r| r.checked_mul(row_bytes));
+        let (Some(start), Some(len)) = (start, len) else {
+            return Ok(false);
+        };
+        if start < pos || start - pos + len > rest.len() {
+            return Ok(false); // overlapping or out-of-range chunks
+        }
+        let (_, tail) = core::mem::take(&mut rest).split_at_mut(start - pos);
+        let (region, tail) = tail.split_at_mut(len);
+        rest = tail;
+        pos = start + len;
+        let mut local = dims.to_vec();
+        if let Some(l) = local.first_mut() {
+            *l = rows;
+        }
+        items.push((rec, region, local));
+    }
+    let name = |rec: &ChunkRecord, e: Error| {
+        e.context(&coords(&rec.offsets))
+            .with_offset(st.base().saturating_add(rec.addr.get()))
+    };
+    let queue = std::sync::Mutex::new(items.into_iter());
+    let zero = alloc::vec![0u64; dims.len()];
+    let results: Vec<Result<()>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (queue, zero) = (&queue, &zero);
+                s.spawn(move || -> Result<()> {
+                    loop {
+                        let item = match queue.lock() {
+                            Ok(mut q) => q.next(),
+                            Err(_) => None,
+                        };
+                        let Some((rec, region, local)) = item else {
+                            return Ok(());
+                        };
+                        let full = local.first() == cdims.first();
+                        let direct = if full { Some(&mut *region) } else { None };
+                        let data = decode_one_into(st, ctx, req, rec, clen, direct)
+                            .map_err(|e| name(rec, e))?;
+                        if let Some(data) = data {
+                            copy_chunk(region, &data, zero, cdims, &local, es)
+                                .map_err(|e| name(rec, e))?;
+                            crate::io::recycle(data);
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::corrupt("a chunk decoding thread panicked", 0)))
+            })
+            .collect()
+    });
+    results.into_iter().collect::<Result<Vec<()>>>()?;
+    Ok(true)
+}
+
+#[cfg(not(feature = "std"))]
+fn row_regions(
+    _st: &Storage,
+    _ctx: Ctx,
+    _req: &ChunkedRead<'_>,
+    _recs: &[&ChunkRecord],
+    _clen: u64,
+    _out: &mut [u8],
+) -> Result<bool> {
+    Ok(false)
 }
 
 /// Read the chunks that intersect `sel` and copy the selected elements into
@@ -694,6 +814,21 @@ fn decode_one(
     rec: &ChunkRecord,
     clen: u64,
 ) -> Result<Vec<u8>> {
+    decode_one_into(st, ctx, req, rec, clen, None)?
+        .ok_or_else(|| Error::corrupt("chunk not decoded", 0))
+}
+
+/// As [`decode_one`]; when `direct` (exactly `clen` bytes) is given and the
+/// chunk can be decoded straight into it (no filters, or a pipeline that
+/// ends with the shuffle), does so and returns `None`.
+fn decode_one_into(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    rec: &ChunkRecord,
+    clen: u64,
+    direct: Option<&mut [u8]>,
+) -> Result<Option<Vec<u8>>> {
     let layout = req.layout;
     let es = req.element_size;
     let clen_us =
@@ -720,8 +855,24 @@ fn decode_one(
             "stored chunk of {stored_len} bytes exceeds the chunk limit"
         )));
     }
-    let raw = st.read(rec.addr, stored_len)?;
+    let direct = direct.filter(|d| d.len() == clen_us);
+    let (raw, direct) = match direct {
+        Some(d) if !apply_filters => {
+            st.read_into(rec.addr, d)?;
+            return Ok(None);
+        }
+        d => (st.read(rec.addr, stored_len)?, d),
+    };
     let data = if apply_filters {
+        let raw = match direct {
+            Some(d) => {
+                match filter::decode_chunk_into(req.pipeline, rec.filter_mask, raw, es, d)? {
+                    None => return Ok(None),
+                    Some(raw) => raw,
+                }
+            }
+            None => raw,
+        };
         filter::decode_chunk(req.pipeline, rec.filter_mask, raw, clen_us, es)?
     } else {
         raw
@@ -732,21 +883,21 @@ fn decode_one(
             st.base().saturating_add(rec.addr.get()),
         ));
     }
-    Ok(data)
+    Ok(Some(data))
 }
 
-/// Receives each decoded chunk (or its error) in record order.
-type ChunkSink<'a> = dyn FnMut(&ChunkRecord, Result<Vec<u8>>) -> Result<()> + 'a;
+/// Receives each decoded chunk (or its error).
+type ChunkSink<'a> = dyn FnMut(&ChunkRecord, Result<Vec<u8>>) -> Result<()> + Send + 'a;
 
 /// Decode `recs` (in parallel across cores with `std`) and hand each decoded
-/// chunk to `sink` in order. Errors name the chunk coordinates.
+/// chunk to `sink` (in record order when single-threaded). Errors name the chunk coordinates.
 fn for_each_decoded(
     st: &Storage,
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     recs: &[&ChunkRecord],
     clen: u64,
-    mut sink: impl FnMut(&ChunkRecord, &[u8]) -> Result<()>,
+    mut sink: impl FnMut(&ChunkRecord, &[u8]) -> Result<()> + Send,
 ) -> Result<()> {
     let name = |rec: &ChunkRecord, e: Error| {
         e.context(&coords(&rec.offsets))
@@ -757,12 +908,15 @@ fn for_each_decoded(
         for rec in recs {
             let data = decode_one(st, ctx, req, rec, clen).map_err(|e| name(rec, e))?;
             sink(rec, &data).map_err(|e| name(rec, e))?;
+            crate::io::recycle(data);
         }
         return Ok(());
     }
     parallel_waves(st, ctx, req, recs, clen, threads, &mut |rec, res| {
         let data = res.map_err(|e| name(rec, e))?;
-        sink(rec, &data).map_err(|e| name(rec, e))
+        sink(rec, &data).map_err(|e| name(rec, e))?;
+        crate::io::recycle(data);
+        Ok(())
     })
 }
 
@@ -793,36 +947,47 @@ fn parallel_waves(
     threads: usize,
     sink: &mut ChunkSink<'_>,
 ) -> Result<()> {
-    // Waves bound the memory held by decoded chunks to a few per thread.
-    let wave = threads * 4;
-    for group in recs.chunks(wave) {
-        let mut slots: Vec<Option<Result<Vec<u8>>>> = (0..group.len()).map(|_| None).collect();
-        std::thread::scope(|s| {
-            let mut parts: Vec<&mut [Option<Result<Vec<u8>>>]> = Vec::new();
-            let per = group.len().div_ceil(threads);
-            let mut rest = slots.as_mut_slice();
-            while !rest.is_empty() {
-                let (a, b) = rest.split_at_mut(per.min(rest.len()));
-                parts.push(a);
-                rest = b;
-            }
-            for (t, part) in parts.into_iter().enumerate() {
-                let recs_t = group.get(t * per..).unwrap_or(&[]);
-                s.spawn(move || {
-                    for (slot, rec) in part.iter_mut().zip(recs_t) {
-                        *slot = Some(decode_one(st, ctx, req, rec, clen));
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    // Workers take the next chunk from a shared counter, decode it and copy
+    // it out themselves (the copy, a small part of the work, under a lock);
+    // each keeps its buffers for the next chunk (`io::recycle`).
+    let next = AtomicUsize::new(0);
+    let shared = std::sync::Mutex::new((sink, Ok(())));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let (next, shared) = (&next, &shared);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(rec) = recs.get(i) else { break };
+                let res = decode_one(st, ctx, req, rec, clen);
+                let Ok(mut guard) = shared.lock() else { break };
+                let (sink, result) = &mut *guard;
+                if result.is_err() {
+                    break;
+                }
+                let data = match res {
+                    Ok(d) => d,
+                    Err(e) => {
+                        *result = sink(rec, Err(e));
+                        if result.is_ok() {
+                            *result = Err(Error::corrupt("chunk not decoded", 0));
+                        }
+                        break;
                     }
-                });
-            }
-        });
-        for (rec, slot) in group.iter().zip(slots) {
-            sink(
-                rec,
-                slot.unwrap_or_else(|| Err(Error::corrupt("chunk not decoded", 0))),
-            )?;
+                };
+                // The sink borrows the data; give the buffer back afterwards.
+                let r = sink(rec, Ok(data));
+                if let Err(e) = r {
+                    *result = Err(e);
+                    break;
+                }
+            });
         }
+    });
+    match shared.into_inner() {
+        Ok((_, r)) => r,
+        Err(_) => Err(Error::corrupt("a chunk decoding thread panicked", 0)),
     }
-    Ok(())
 }
 
 #[cfg(not(feature = "std"))]

@@ -3,7 +3,7 @@
 use crate::codec::Cursor;
 use crate::data::HeapResolver;
 use crate::error::{Error, Result};
-use crate::format::global_heap::{decode_collection_size, header_len, Collection};
+use crate::format::global_heap::{decode_collection_size, header_len, Collection, ObjectSpan};
 use crate::io::Storage;
 use crate::{Addr, Ctx};
 use alloc::collections::BTreeMap;
@@ -17,7 +17,7 @@ const CACHE_COLLECTIONS: usize = 64;
 #[derive(Debug)]
 struct Cached {
     bytes: Vec<u8>,
-    coll: Collection,
+    objects: Vec<(u16, ObjectSpan)>,
 }
 
 /// A global heap reader over one file. Keeps the last few collections read
@@ -27,6 +27,8 @@ pub struct GlobalHeap {
     st: Storage,
     ctx: Ctx,
     cache: RefCell<BTreeMap<u64, Rc<Cached>>>,
+    /// The collection used last (consecutive elements mostly share one).
+    last: RefCell<Option<(u64, Rc<Cached>)>>,
 }
 
 impl GlobalHeap {
@@ -36,10 +38,22 @@ impl GlobalHeap {
             st: st.clone(),
             ctx,
             cache: RefCell::new(BTreeMap::new()),
+            last: RefCell::new(None),
         }
     }
 
     fn collection(&self, addr: Addr) -> Result<Rc<Cached>> {
+        if let Some((a, c)) = &*self.last.borrow() {
+            if *a == addr.0 {
+                return Ok(c.clone());
+            }
+        }
+        let c = self.collection_slow(addr)?;
+        *self.last.borrow_mut() = Some((addr.0, c.clone()));
+        Ok(c)
+    }
+
+    fn collection_slow(&self, addr: Addr) -> Result<Rc<Cached>> {
         if let Some(c) = self.cache.borrow().get(&addr.0) {
             return Ok(c.clone());
         }
@@ -53,8 +67,8 @@ impl GlobalHeap {
             )));
         }
         let bytes = self.st.read(addr, size)?;
-        let coll = Collection::decode(&mut Cursor::new(&bytes, abs), self.ctx)?;
-        let c = Rc::new(Cached { bytes, coll });
+        let objects = Collection::decode_list(&mut Cursor::new(&bytes, abs), self.ctx)?;
+        let c = Rc::new(Cached { bytes, objects });
         let mut cache = self.cache.borrow_mut();
         if cache.len() >= CACHE_COLLECTIONS {
             cache.pop_first();
@@ -64,13 +78,19 @@ impl GlobalHeap {
     }
 }
 
-impl HeapResolver for GlobalHeap {
-    fn global_heap_object(&self, collection: Addr, index: u32) -> Result<Vec<u8>> {
+impl GlobalHeap {
+    /// The bytes of object `index` of the collection at `collection`, lent.
+    fn object_bytes<R>(
+        &self,
+        collection: Addr,
+        index: u32,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
         let c = self.collection(collection)?;
         let span = u16::try_from(index)
             .ok()
             .filter(|&i| i != 0)
-            .and_then(|i| c.coll.objects.get(&i));
+            .and_then(|i| Collection::find(&c.objects, i));
         let Some(span) = span else {
             return Err(Error::corrupt(
                 alloc::format!("global heap collection {collection} has no object {index}"),
@@ -81,8 +101,24 @@ impl HeapResolver for GlobalHeap {
             .start
             .checked_add(span.len)
             .and_then(|end| c.bytes.get(span.start..end));
-        data.map(<[u8]>::to_vec).ok_or_else(|| {
+        data.map(f).ok_or_else(|| {
             Error::corrupt("global heap object outside its collection", collection.0)
         })
+    }
+}
+
+impl HeapResolver for GlobalHeap {
+    fn global_heap_object(&self, collection: Addr, index: u32) -> Result<Vec<u8>> {
+        self.object_bytes(collection, index, <[u8]>::to_vec)
+    }
+
+    fn with_global_heap_prefix(
+        &self,
+        collection: Addr,
+        index: u32,
+        len: usize,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        self.object_bytes(collection, index, |obj| f(obj.get(..len).unwrap_or(obj)))
     }
 }

@@ -1,0 +1,68 @@
+//! Read-timing harness for `cargo xtask bench` (not a test).
+//!
+//! `bench_read FILE DATASET MODE REPS [WINDOWS]` reads the dataset once as a
+//! warm-up and then `REPS` times, printing one line per timed read:
+//! `seconds bytes`. MODE is `full` (`read_raw`), `windows` (each window of the
+//! text file WINDOWS, one `r0 c0 h w` per line, with `read_slice`), or
+//! `strings` (`read_values` of variable-length strings).
+
+use h5fmt::data::hyperslab::{Selection, SliceDim};
+use h5fmt::File;
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 4 {
+        eprintln!("usage: bench_read FILE DATASET full|windows|strings REPS [WINDOWS]");
+        std::process::exit(2);
+    }
+    let reps: usize = args[3].parse().expect("REPS");
+    let windows: Vec<Selection> = match args.get(4) {
+        Some(p) => std::fs::read_to_string(p)
+            .expect("windows file")
+            .lines()
+            .map(|l| {
+                let v: Vec<u64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+                Selection::Hyperslab(vec![
+                    SliceDim {
+                        start: v[0],
+                        stride: 1,
+                        count: v[2],
+                        block: 1,
+                    },
+                    SliceDim {
+                        start: v[1],
+                        stride: 1,
+                        count: v[3],
+                        block: 1,
+                    },
+                ])
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let once = || -> usize {
+        // Opening is part of the timed read, as in the h5py script.
+        let f = File::open(&args[0]).expect("open");
+        let ds = f.dataset(&args[1]).expect("dataset");
+        match args[2].as_str() {
+            "full" => ds.read_raw().expect("read").len(),
+            "windows" => windows
+                .iter()
+                .map(|w| ds.read_slice(w).expect("read_slice").len())
+                .sum(),
+            "strings" => {
+                let v = ds.read_values().expect("read_values");
+                assert!(matches!(v.first(), Some(h5fmt::Value::Str(_))));
+                v.len()
+            }
+            m => panic!("mode {m}"),
+        }
+    };
+    once();
+    for _ in 0..reps {
+        let t = Instant::now();
+        let n = once();
+        println!("{:.6} {n}", t.elapsed().as_secs_f64());
+    }
+}

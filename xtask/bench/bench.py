@@ -1,0 +1,105 @@
+"""`cargo xtask bench` helper: generate the benchmark files, and time h5py reads.
+
+  python bench.py gen DIR          write DIR/*.h5 (skips files already present) and DIR/windows.txt
+  python bench.py time FILE DATASET MODE REPS [WINDOWS]
+                                   warm-up read, then REPS timed reads: one `seconds bytes` line each
+"""
+
+import os
+import sys
+import time
+
+import h5py
+import hdf5plugin
+import numpy as np
+
+N = 2**26
+CHUNK = 131072
+
+
+def gen(out):
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(3)
+
+    def make(name, fn):
+        path = os.path.join(out, name)
+        if os.path.exists(path):
+            return
+        tmp = path + ".tmp"
+        with h5py.File(tmp, "w") as f:
+            fn(f)
+        os.replace(tmp, path)
+        print(f"generated {path} ({os.path.getsize(path) / 2**20:.0f} MiB)", flush=True)
+
+    def series():
+        # A smooth signal plus noise: compressible like real measurements.
+        t = np.arange(N, dtype=np.float64)
+        return np.round(np.sin(t / 5000.0) * 1000 + rng.normal(size=N), 3)
+
+    data = None
+    for name, kw in [
+        ("contiguous.h5", {}),
+        ("gzip.h5", dict(chunks=(CHUNK,), compression="gzip", compression_opts=4, shuffle=True)),
+        ("zstd.h5", dict(chunks=(CHUNK,), shuffle=True, **hdf5plugin.Zstd(clevel=3))),
+    ]:
+        if os.path.exists(os.path.join(out, name)):
+            continue
+        if data is None:
+            data = series()
+        make(name, lambda f: f.create_dataset("data", data=data, **kw))
+    data = None
+
+    def image(f):
+        y, x = np.mgrid[0:8192, 0:8192].astype(np.float32)
+        img = (np.sin(x / 300) * np.cos(y / 200) * 1000).astype(np.float32)
+        img += rng.normal(size=img.shape).astype(np.float32)
+        f.create_dataset("image", data=img, chunks=(256, 256), compression="gzip", compression_opts=1)
+
+    make("windows.h5", image)
+
+    def strings(f):
+        words = ["alpha", "beta", "γάμμα", "delta", "épsilon", "zeta", "ηta", "theta"]
+        idx = rng.integers(0, len(words), size=(10**6, 3))
+        vals = [f"{words[a]}-{words[b]}-{i}-{words[c]}" for i, (a, b, c) in enumerate(idx)]
+        f.create_dataset("strings", data=vals, dtype=h5py.string_dtype("utf-8"))
+
+    make("strings.h5", strings)
+
+    wpath = os.path.join(out, "windows.txt")
+    if not os.path.exists(wpath):
+        r = np.random.default_rng(50)
+        with open(wpath, "w") as fh:
+            for _ in range(50):
+                r0, c0 = r.integers(0, 8192 - 1000, size=2)
+                fh.write(f"{r0} {c0} 1000 1000\n")
+
+
+def time_reads(path, dset, mode, reps, windows=None):
+    wins = []
+    if windows:
+        with open(windows) as fh:
+            wins = [tuple(int(x) for x in l.split()) for l in fh if l.strip()]
+
+    def once():
+        with h5py.File(path, "r") as f:
+            d = f[dset]
+            if mode == "full":
+                return d[...].nbytes
+            if mode == "windows":
+                return sum(d[r0:r0 + h, c0:c0 + w].nbytes for r0, c0, h, w in wins)
+            if mode == "strings":
+                return d.asstr()[...].size
+            raise SystemExit(f"mode {mode}")
+
+    once()
+    for _ in range(reps):
+        t = time.perf_counter()
+        n = once()
+        print(f"{time.perf_counter() - t:.6f} {n}", flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "gen":
+        gen(sys.argv[2])
+    else:
+        time_reads(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), *sys.argv[6:7])
