@@ -16,10 +16,7 @@ fn corpus(rel: &str) -> Vec<u8> {
 }
 
 /// Valid files that `h5 check` does not pass, with the reason.
-const EXPECTED_FAILURES: &[(&str, &str)] = &[(
-    "wrwilliams__hdf5/tools__test__misc__testfiles__h5clear_mdc_image.h5",
-    "metadata cache image: the root object header is stored in the cache image, which the reader does not decode",
-)];
+const EXPECTED_FAILURES: &[(&str, &str)] = &[];
 
 fn show(f: &[Finding]) -> String {
     f.iter()
