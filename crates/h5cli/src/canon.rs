@@ -200,25 +200,6 @@ fn order_str(o: ByteOrder) -> Result<&'static str, String> {
     }
 }
 
-fn is_ieee(size: u32, l: &h5fmt::format::datatype::FloatLayout) -> bool {
-    let (sp, ep, es, mp, ms, bias) = match size {
-        2 => (15, 10, 5, 0, 10, 15),
-        4 => (31, 23, 8, 0, 23, 127),
-        8 => (63, 52, 11, 0, 52, 1023),
-        16 => (127, 112, 15, 0, 112, 16383),
-        _ => return false,
-    };
-    l.sign_pos == sp
-        && l.exp_pos == ep
-        && l.exp_size == es
-        && l.mant_pos == mp
-        && l.mant_size == ms
-        && l.exp_bias == bias
-        && l.bit_offset == 0
-        && u32::from(l.precision) == size * 8
-        && l.norm == 2
-}
-
 /// The DTYPE JSON of a datatype.
 ///
 /// # Errors
@@ -233,16 +214,12 @@ pub fn dtype_json(t: &Datatype) -> Result<Json, String> {
         } => {
             json!({"class": "int", "size": size, "order": order_str(*order)?, "signed": signed})
         }
-        Datatype::Float {
-            size,
-            order,
-            layout,
-        } => {
+        Datatype::Float { size, order, .. } => {
             if *order == ByteOrder::Vax {
                 return Err("unsupported float byte order (VAX)".into());
             }
             let mut m = json!({"class": "float", "size": size, "order": order_str(*order)?});
-            if !is_ieee(*size, layout) {
+            if !t.is_ieee_standard() {
                 m["nonstandard"] = Json::Bool(true);
             }
             m

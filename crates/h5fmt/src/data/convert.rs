@@ -150,7 +150,7 @@ pub fn convert_slice<T: H5Native>(dtype: &Datatype, raw: &[u8]) -> Result<Vec<T>
             }
             _ => return Err(unrep::<T>(dtype)),
         },
-        Datatype::Float { size, order, .. } if dtype_is_ieee(dtype) => {
+        Datatype::Float { size, order, .. } if dtype.is_ieee_standard() => {
             let o = *order;
             match size {
                 2 => (2, &move |b: &[u8]| {
@@ -190,29 +190,6 @@ pub fn convert_slice<T: H5Native>(dtype: &Datatype, raw: &[u8]) -> Result<Vec<T>
         }
     }
     Ok(out)
-}
-
-fn dtype_is_ieee(dtype: &Datatype) -> bool {
-    match dtype {
-        Datatype::Float { size, layout, .. } => {
-            let (sp, ep, es, mp, ms, bias) = match size {
-                2 => (15, 10, 5, 0, 10, 15),
-                4 => (31, 23, 8, 0, 23, 127),
-                8 => (63, 52, 11, 0, 52, 1023),
-                _ => return false,
-            };
-            layout.sign_pos == sp
-                && layout.exp_pos == ep
-                && layout.exp_size == es
-                && layout.mant_pos == mp
-                && layout.mant_size == ms
-                && layout.exp_bias == bias
-                && layout.bit_offset == 0
-                && u32::from(layout.precision) == size * 8
-                && layout.norm == 2
-        }
-        _ => false,
-    }
 }
 
 fn size_of(size: u32) -> Result<usize> {

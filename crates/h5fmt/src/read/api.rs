@@ -830,6 +830,23 @@ impl Dataset {
         self.len() == 0
     }
 
+    /// What the chunk reader needs for this dataset.
+    fn chunked_request<'a>(
+        &'a self,
+        layout: &'a crate::format::message::ChunkedLayout,
+        element_size: usize,
+        fill: &'a [u8],
+    ) -> crate::read::chunks::ChunkedRead<'a> {
+        crate::read::chunks::ChunkedRead {
+            layout,
+            pipeline: &self.pipeline,
+            dims: &self.space.dims,
+            max_dims: self.space.max_dims_or_dims(),
+            element_size,
+            fill,
+        }
+    }
+
     /// The bytes that storage never written reads as: the fill element, except
     /// with fill time "never", where libhdf5 leaves the memory untouched (zeros).
     fn unwritten_bytes(&self) -> Vec<u8> {
@@ -930,19 +947,8 @@ impl Dataset {
             Layout::Chunked(cl) => {
                 let elem_usize =
                     usize::try_from(elem).map_err(|_| Error::limit("element too large"))?;
-                let max_dims: Vec<u64> = match &self.space.max_dims {
-                    Some(m) => m.clone(),
-                    None => self.space.dims.clone(),
-                };
                 let fill = self.unwritten_bytes();
-                let req = crate::read::chunks::ChunkedRead {
-                    layout: cl,
-                    pipeline: &self.pipeline,
-                    dims: &self.space.dims,
-                    max_dims: &max_dims,
-                    element_size: elem_usize,
-                    fill: &fill,
-                };
+                let req = self.chunked_request(cl, elem_usize, &fill);
                 crate::read::chunks::read_all(st, ctx, &req)
             }
             Layout::Virtual { .. } => crate::read::vds::read_virtual(self),
@@ -1069,19 +1075,8 @@ impl Dataset {
                 }
             }
             Layout::Chunked(cl) => {
-                let max_dims: Vec<u64> = match &self.space.max_dims {
-                    Some(m) => m.clone(),
-                    None => self.space.dims.clone(),
-                };
                 let fill = self.unwritten_bytes();
-                let req = crate::read::chunks::ChunkedRead {
-                    layout: cl,
-                    pipeline: &self.pipeline,
-                    dims: &self.space.dims,
-                    max_dims: &max_dims,
-                    element_size: elem,
-                    fill: &fill,
-                };
+                let req = self.chunked_request(cl, elem, &fill);
                 crate::read::chunks::read_selection(&file.inner.st, ctx, &req, sel, &mut out)?;
             }
             _ => {
