@@ -253,25 +253,13 @@ pub fn dtype_json(t: &Datatype) -> Result<Json, String> {
             json!({"class": "ref", "kind": k})
         }
         Datatype::Enum { base, members } => {
-            let Datatype::Integer {
-                order,
-                signed,
-                bit_offset,
-                precision,
-                ..
-            } = base.as_ref()
-            else {
+            if !matches!(base.as_ref(), Datatype::Integer { .. }) {
                 return Err("enum base is not an integer".into());
-            };
+            }
             let mut ms = Vec::with_capacity(members.len());
             for m in members {
-                let v = h5fmt::data::convert::int_value(
-                    &m.value,
-                    *order,
-                    *signed,
-                    *bit_offset,
-                    *precision,
-                );
+                let v =
+                    h5fmt::data::decode::integer_code(base, &m.value).map_err(|e| e.to_string())?;
                 ms.push(json!([m.name, int_json(v)]));
             }
             json!({"class": "enum", "base": dtype_json(base)?, "members": ms})
@@ -593,7 +581,9 @@ impl Canon<'_> {
                     .map_err(|e| e.to_string())?;
                 let n = mc * unit;
                 let first = bytes.get(..es).unwrap_or(&[]);
-                let constant = pointer_free && bytes.chunks_exact(es).all(|c| c == first);
+                // All elements equal ⇔ the buffer equals itself shifted by one element.
+                let constant =
+                    pointer_free && bytes.get(es..) == bytes.get(..bytes.len().saturating_sub(es));
                 if constant {
                     let hit =
                         matches!(&cache, Some((b, m0, _)) if b.as_slice() == first && *m0 == mc);

@@ -122,7 +122,12 @@ type Converter<T> = dyn Fn(&[u8]) -> Option<T>;
 /// # Errors
 /// `Unrepresentable` when the type or a value does not fit `T`.
 pub fn convert_slice<T: H5Native>(dtype: &Datatype, raw: &[u8]) -> Result<Vec<T>> {
-    let (size, conv): (usize, &Converter<T>) = match dtype {
+    // An enum converts as its integer base type.
+    let storage = match dtype {
+        Datatype::Enum { base, .. } => base.as_ref(),
+        other => other,
+    };
+    let (size, conv): (usize, &Converter<T>) = match storage {
         Datatype::Integer {
             size,
             order,
@@ -135,22 +140,7 @@ pub fn convert_slice<T: H5Native>(dtype: &Datatype, raw: &[u8]) -> Result<Vec<T>
                 T::from_i128(int_value(b, o, s, bo, p))
             })
         }
-        Datatype::Enum { base, .. } => match base.as_ref() {
-            Datatype::Integer {
-                size,
-                order,
-                signed,
-                bit_offset,
-                precision,
-            } => {
-                let (o, s, bo, p) = (*order, *signed, *bit_offset, *precision);
-                (size_of(*size)?, &move |b: &[u8]| {
-                    T::from_i128(int_value(b, o, s, bo, p))
-                })
-            }
-            _ => return Err(unrep::<T>(dtype)),
-        },
-        Datatype::Float { size, order, .. } if dtype.is_ieee_standard() => {
+        Datatype::Float { size, order, .. } if storage.is_ieee_standard() => {
             let o = *order;
             match size {
                 2 => (2, &move |b: &[u8]| {

@@ -47,6 +47,42 @@ impl SliceDim {
             .saturating_add((self.count - 1).saturating_mul(self.stride))
             .saturating_add(self.block)
     }
+    /// The selected coordinates inside `[origin, origin + len)` as maximal
+    /// runs `(offset from origin, output index, length)`, computed per block
+    /// (or as one run when blocks touch), never per coordinate.
+    pub fn runs_in(&self, origin: u64, len: u64) -> Vec<(u64, u64, u64)> {
+        let lo = self.start.max(origin);
+        let hi = self.end().min(origin.saturating_add(len));
+        let mut runs: Vec<(u64, u64, u64)> = Vec::new();
+        if lo >= hi || self.block == 0 {
+            return runs;
+        }
+        let stride = self.stride.max(1);
+        if stride == self.block || self.count == 1 {
+            // Blocks touch (or there is one): the selection is contiguous here.
+            let out = lo - self.start;
+            runs.push((lo - origin, out, hi - lo));
+            return runs;
+        }
+        let mut b = (lo - self.start) / stride;
+        while b < self.count {
+            let bs = self.start.saturating_add(b.saturating_mul(stride));
+            if bs >= hi {
+                break;
+            }
+            let (s, e) = (bs.max(lo), bs.saturating_add(self.block).min(hi));
+            if s < e {
+                let (r, i) = (s - origin, b * self.block + (s - bs));
+                match runs.last_mut() {
+                    Some((r0, i0, l)) if *r0 + *l == r && *i0 + *l == i => *l += e - s,
+                    _ => runs.push((r, i, e - s)),
+                }
+            }
+            b += 1;
+        }
+        runs
+    }
+
     /// The output index of dataset coordinate `c`, when `c` is selected.
     pub fn index_of(&self, c: u64) -> Option<u64> {
         let rel = c.checked_sub(self.start)?;
@@ -269,26 +305,16 @@ impl Selection {
                     e.copy_from_slice(src.get(..elem).ok_or_else(short)?);
                     return Ok(());
                 }
-                // Per dimension: (offset in region, index in output) of each selected coordinate.
-                let mut lists: Vec<Vec<(u64, u64)>> = Vec::with_capacity(rank);
-                for (d, (&o, &n)) in dims.iter().zip(origin.iter().zip(region_shape)) {
-                    let lo = d.start.max(o);
-                    let hi = d.end().min(o.saturating_add(n));
-                    let mut v = Vec::new();
-                    let mut c = lo;
-                    while c < hi {
-                        if let Some(i) = d.index_of(c) {
-                            v.push((c - o, i));
-                            c += 1;
-                        } else {
-                            // Jump to the next block start.
-                            let rel = c - d.start;
-                            let stride = d.stride.max(1);
-                            c = d
-                                .start
-                                .saturating_add((rel / stride + 1).saturating_mul(stride));
-                        }
-                    }
+                // Outer dimensions: (offset in region, index in output) of each
+                // selected coordinate; the innermost one as runs (below).
+                let (outer, inner) = dims.split_at(rank - 1);
+                let mut lists: Vec<Vec<(u64, u64)>> = Vec::with_capacity(rank - 1);
+                for (d, (&o, &n)) in outer.iter().zip(origin.iter().zip(region_shape)) {
+                    let v: Vec<(u64, u64)> = d
+                        .runs_in(o, n)
+                        .into_iter()
+                        .flat_map(|(r, i, len)| (0..len).map(move |k| (r + k, i + k)))
+                        .collect();
                     if v.is_empty() {
                         return Ok(());
                     }
@@ -302,14 +328,14 @@ impl Selection {
                     rs[i] = rs[i + 1].saturating_mul(region_shape[i + 1]);
                     os[i] = os[i + 1].saturating_mul(out_shape[i + 1]);
                 }
-                // Innermost dimension: merge consecutive runs into one copy.
-                let last = &lists[rank - 1];
-                let mut runs: Vec<(u64, u64, u64)> = Vec::new(); // (region off, out idx, len)
-                for &(r, i) in last {
-                    match runs.last_mut() {
-                        Some((r0, i0, len)) if *r0 + *len == r && *i0 + *len == i => *len += 1,
-                        _ => runs.push((r, i, 1)),
-                    }
+                // Innermost dimension: contiguous runs, one copy each.
+                let (o, n) = match (origin.get(rank - 1), region_shape.get(rank - 1)) {
+                    (Some(&o), Some(&n)) => (o, n),
+                    _ => return Err(short()),
+                };
+                let runs = inner.first().map(|d| d.runs_in(o, n)).unwrap_or_default();
+                if runs.is_empty() {
+                    return Ok(());
                 }
                 let mut counter = vec![0usize; rank - 1];
                 loop {

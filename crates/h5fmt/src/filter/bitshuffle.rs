@@ -27,14 +27,6 @@ fn default_block(es: usize) -> usize {
     (TARGET_BLOCK_BYTES / es / 8 * 8).max(MIN_BLOCK)
 }
 
-fn be_u32(d: &[u8], at: usize) -> Result<u32> {
-    let s = at
-        .checked_add(4)
-        .and_then(|end| d.get(at..end))
-        .ok_or_else(|| super::corrupt("bitshuffle block header is truncated"))?;
-    Ok(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
-}
-
 /// Undo the bit transposition of one block of `n` (a multiple of 8)
 /// elements of `es` bytes from `src` into `dst` (both `n * es` bytes).
 pub(super) fn untranspose(src: &[u8], dst: &mut [u8], n: usize, es: usize) {
@@ -82,22 +74,7 @@ pub(super) fn decode(data: &[u8], cd: &[u32], bound: usize) -> Result<Vec<u8>> {
             (data.len(), block, 0usize)
         }
         2 | 3 => {
-            let hdr = data
-                .get(..12)
-                .ok_or_else(|| super::corrupt("bitshuffle header is truncated"))?;
-            let mut t = [0u8; 8];
-            t.copy_from_slice(&hdr[..8]);
-            let t = u64::from_be_bytes(t);
-            let total = usize::try_from(t)
-                .ok()
-                .filter(|&t| t <= bound)
-                .ok_or_else(|| {
-                    Error::limit(alloc::format!(
-                        "bitshuffle decoded size {t} exceeds {bound} bytes"
-                    ))
-                })?;
-            let bytes = usize::try_from(be_u32(data, 8)?)
-                .map_err(|_| super::corrupt("bitshuffle block size"))?;
+            let (total, bytes) = super::be_size_header(data, bound, "bitshuffle")?;
             (total, bytes / es, 12usize)
         }
         c => {
@@ -139,7 +116,7 @@ pub(super) fn decode(data: &[u8], cd: &[u32], bound: usize) -> Result<Vec<u8>> {
             pos += nbytes;
             s
         } else {
-            let csize = usize::try_from(be_u32(data, pos)?)
+            let csize = usize::try_from(super::be_u32(data, pos, "bitshuffle block")?)
                 .map_err(|_| super::corrupt("bitshuffle block size"))?;
             pos += 4;
             let src = pos

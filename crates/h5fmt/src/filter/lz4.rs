@@ -3,33 +3,11 @@
 //! big-endian), then per block its compressed size (u32 big-endian) and the
 //! LZ4 block; a block whose compressed size equals its decoded size is stored raw.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use alloc::vec::Vec;
 
-fn be_u32(d: &[u8], at: usize) -> Result<u32> {
-    let s = d
-        .get(at..at + 4)
-        .ok_or_else(|| super::corrupt("lz4 header is truncated"))?;
-    Ok(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
-}
-
 pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
-    let hdr = data
-        .get(..12)
-        .ok_or_else(|| super::corrupt("lz4 header is truncated"))?;
-    let mut total = [0u8; 8];
-    total.copy_from_slice(&hdr[..8]);
-    let total = u64::from_be_bytes(total);
-    let total = usize::try_from(total)
-        .ok()
-        .filter(|&t| t <= bound)
-        .ok_or_else(|| {
-            Error::limit(alloc::format!(
-                "lz4 original size {total} exceeds {bound} bytes"
-            ))
-        })?;
-    let mut block =
-        usize::try_from(be_u32(data, 8)?).map_err(|_| super::corrupt("lz4 block size"))?;
+    let (total, mut block) = super::be_size_header(data, bound, "lz4")?;
     if block == 0 {
         if total == 0 {
             return Ok(Vec::new());
@@ -42,8 +20,8 @@ pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
     let mut done = 0usize;
     while done < total {
         let this = block.min(total - done);
-        let csize =
-            usize::try_from(be_u32(data, pos)?).map_err(|_| super::corrupt("lz4 block size"))?;
+        let csize = usize::try_from(super::be_u32(data, pos, "lz4")?)
+            .map_err(|_| super::corrupt("lz4 block size"))?;
         pos += 4;
         let src = pos
             .checked_add(csize)

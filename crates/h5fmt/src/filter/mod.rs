@@ -267,6 +267,38 @@ pub(crate) fn corrupt(message: impl Into<alloc::string::String>) -> Error {
     Error::new(ErrorKind::Corrupt, message)
 }
 
+/// The big-endian `u32` at `at` (block sizes of the LZ4 and bitshuffle formats).
+pub(crate) fn be_u32(d: &[u8], at: usize, what: &str) -> Result<u32> {
+    let s = at
+        .checked_add(4)
+        .and_then(|end| d.get(at..end))
+        .ok_or_else(|| corrupt(alloc::format!("{what} header is truncated")))?;
+    Ok(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+/// The 12-byte header shared by the LZ4 and bitshuffle filter formats: the
+/// decoded size (u64 big-endian, checked against `bound`) and the block size
+/// in bytes (u32 big-endian).
+pub(crate) fn be_size_header(data: &[u8], bound: usize, what: &str) -> Result<(usize, usize)> {
+    let hdr = data
+        .get(..12)
+        .ok_or_else(|| corrupt(alloc::format!("{what} header is truncated")))?;
+    let mut t = [0u8; 8];
+    t.copy_from_slice(&hdr[..8]);
+    let t = u64::from_be_bytes(t);
+    let total = usize::try_from(t)
+        .ok()
+        .filter(|&t| t <= bound)
+        .ok_or_else(|| {
+            Error::limit(alloc::format!(
+                "{what} decoded size {t} exceeds {bound} bytes"
+            ))
+        })?;
+    let block = usize::try_from(be_u32(data, 8, what)?)
+        .map_err(|_| corrupt(alloc::format!("{what} block size")))?;
+    Ok((total, block))
+}
+
 /// Allocate a zeroed output buffer of `len` bytes, failing (not aborting) when
 /// the allocator cannot provide it.
 pub(crate) fn alloc_zeroed(len: usize) -> Result<Vec<u8>> {
