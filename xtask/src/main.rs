@@ -605,6 +605,8 @@ fn task_test() -> R {
             "clippy",
             "--workspace",
             "--all-targets",
+            "--features",
+            "h5fmt/ndarray",
             "--",
             "-D",
             "warnings",
@@ -621,8 +623,13 @@ fn task_test() -> R {
             let _ = fs::remove_file(f);
         }
         let mut c = Command::new(cargo());
-        c.current_dir(&root)
-            .args(["test", "--workspace", "--no-fail-fast"]);
+        c.current_dir(&root).args([
+            "test",
+            "--workspace",
+            "--no-fail-fast",
+            "--features",
+            "h5fmt/ndarray",
+        ]);
         v.apply(&mut c);
         let r = run(&mut c);
         // Summaries the integration tests leave (libtest hides passing tests' output).

@@ -140,6 +140,18 @@ pub fn convert_slice<T: H5Native>(dtype: &Datatype, raw: &[u8]) -> Result<Vec<T>
                 T::from_i128(int_value(b, o, s, bo, p))
             })
         }
+        // A bitfield reads as its bits, an unsigned integer (as numpy/h5py).
+        Datatype::Bitfield {
+            size,
+            order,
+            bit_offset,
+            precision,
+        } => {
+            let (o, bo, p) = (*order, *bit_offset, *precision);
+            (size_of(*size)?, &move |b: &[u8]| {
+                T::from_i128(int_value(b, o, false, bo, p))
+            })
+        }
         Datatype::Float { size, order, .. } if storage.is_ieee_standard() => {
             let o = *order;
             match size {

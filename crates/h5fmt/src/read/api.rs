@@ -554,18 +554,7 @@ impl Group {
             let stab = self.base.decode_msg(m, SymbolTableMessage::decode)?;
             let heap = LocalHeap::read(st, ctx, stab.heap)?;
             for e in crate::read::btree_v1::group_entries(st, ctx, stab.btree)? {
-                let name = heap.string_at(e.name_offset)?;
-                let target = match e.cache {
-                    EntryCache::SoftLink { offset } if e.header.is_undef() => {
-                        LinkTarget::Soft(heap.string_at(u64::from(offset))?)
-                    }
-                    _ => LinkTarget::Hard(e.header),
-                };
-                out.push(Link {
-                    name,
-                    target,
-                    creation_order: None,
-                });
+                out.push(entry_link(&heap, &e)?);
             }
             return Ok(out);
         }
@@ -583,17 +572,7 @@ impl Group {
                 let heap = FractalHeap::open(st, ctx, heap_addr)?;
                 let tree = BTreeV2::open(st, ctx, info.name_index)?;
                 for rec in tree.records()? {
-                    // Link name record (type 5): 4-byte hash, then the heap id.
-                    let id = rec
-                        .get(4..)
-                        .ok_or_else(|| Error::corrupt("short link name record", 0))?;
-                    let bytes = heap.get(id)?;
-                    let l = LinkMessage::decode(&mut crate::codec::Cursor::new(&bytes, 0), ctx)?;
-                    out.push(Link {
-                        name: l.name,
-                        target: l.target,
-                        creation_order: l.creation_order,
-                    });
+                    out.push(dense_link(&heap, &rec, ctx)?);
                 }
             }
         }
@@ -613,12 +592,67 @@ impl Group {
     /// # Errors
     /// `NotFound`; decode errors.
     pub fn link(&self, name: &str) -> Result<Link> {
-        self.links()?
-            .into_iter()
-            .find(|l| l.name == name)
+        self.find_link(name)
+            .map_err(|e| e.with_path(&self.base.path))?
             .ok_or_else(|| {
                 Error::not_found(format!("no link named {name:?}")).with_path(&self.base.path)
             })
+    }
+
+    /// Look `name` up the way libhdf5 does: a descent of the symbol-table
+    /// B-tree, the compact link messages, or the dense name index by hash,
+    /// without listing the whole group.
+    fn find_link(&self, name: &str) -> Result<Option<Link>> {
+        let file = &self.base.file;
+        let st = &file.inner.st;
+        let ctx = file.inner.ctx;
+        if let Some(m) = self.base.header.find(kind::SYMBOL_TABLE) {
+            let stab = self.base.decode_msg(m, SymbolTableMessage::decode)?;
+            let heap = LocalHeap::read(st, ctx, stab.heap)?;
+            return crate::read::btree_v1::group_lookup(
+                st,
+                ctx,
+                stab.btree,
+                &heap,
+                name.as_bytes(),
+            )?
+            .map(|e| entry_link(&heap, &e))
+            .transpose();
+        }
+        for m in self.base.header.all(kind::LINK) {
+            let l = self.base.decode_msg(m, LinkMessage::decode)?;
+            if l.name == name {
+                return Ok(Some(Link {
+                    name: l.name,
+                    target: l.target,
+                    creation_order: l.creation_order,
+                }));
+            }
+        }
+        if let Some(m) = self.base.header.find(kind::LINK_INFO) {
+            let info = self.base.decode_msg(m, LinkInfo::decode)?;
+            if let Some(heap_addr) = info.heap.defined() {
+                let heap = FractalHeap::open(st, ctx, heap_addr)?;
+                let tree = BTreeV2::open(st, ctx, info.name_index)?;
+                let hash = crate::codec::lookup3(name.as_bytes(), 0);
+                // Record type 5 starts with the name's hash (little-endian);
+                // a short record compares equal so that decoding reports it.
+                let mut by_hash = |rec: &[u8]| {
+                    rec.get(..4)
+                        .and_then(|h| <[u8; 4]>::try_from(h).ok())
+                        .map_or(core::cmp::Ordering::Equal, |h| {
+                            u32::from_le_bytes(h).cmp(&hash)
+                        })
+                };
+                for rec in tree.find(&mut by_hash)? {
+                    let l = dense_link(&heap, &rec, ctx)?;
+                    if l.name == name {
+                        return Ok(Some(l));
+                    }
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// The object a member link points at (hard and soft links are followed).
@@ -645,6 +679,39 @@ impl Group {
     pub fn attr(&self, name: &str) -> Result<Attribute> {
         find_attr(self.attrs()?, name, &self.base.path)
     }
+}
+
+/// A symbol table entry as a link (soft links keep their value in the
+/// scratch pad).
+fn entry_link(
+    heap: &LocalHeap,
+    e: &crate::format::symbol_table_node::SymbolTableEntry,
+) -> Result<Link> {
+    let target = match e.cache {
+        EntryCache::SoftLink { offset } if e.header.is_undef() => {
+            LinkTarget::Soft(heap.string_at(u64::from(offset))?)
+        }
+        _ => LinkTarget::Hard(e.header),
+    };
+    Ok(Link {
+        name: heap.string_at(e.name_offset)?,
+        target,
+        creation_order: None,
+    })
+}
+
+/// The link a dense name-index record (type 5: 4-byte hash, heap id) points at.
+fn dense_link(heap: &FractalHeap, rec: &[u8], ctx: Ctx) -> Result<Link> {
+    let id = rec
+        .get(4..)
+        .ok_or_else(|| Error::corrupt("short link name record", 0))?;
+    let bytes = heap.get(id)?;
+    let l = LinkMessage::decode(&mut crate::codec::Cursor::new(&bytes, 0), ctx)?;
+    Ok(Link {
+        name: l.name,
+        target: l.target,
+        creation_order: l.creation_order,
+    })
 }
 
 fn find_attr(attrs: Vec<Attribute>, name: &str, path: &str) -> Result<Attribute> {

@@ -12,6 +12,7 @@ use crate::format::btree_v1::{BTreeV1Node, Key, NODE_TYPE_CHUNK, NODE_TYPE_GROUP
 use crate::format::symbol_table_node::{SymbolTableEntry, SymbolTableNode};
 use crate::io::Storage;
 use crate::read::chunks::ChunkRecord;
+use crate::read::local_heap::LocalHeap;
 use crate::{Addr, Ctx};
 use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
@@ -143,6 +144,58 @@ fn group_node(
         }
     }
     Ok(())
+}
+
+/// The symbol table entry called `name` in a group's B-tree, found by
+/// descending the tree (a key is the name of the last entry of the child on
+/// its left, names in byte order) instead of listing every entry.
+///
+/// # Errors
+/// `Corrupt`, `Truncated`, `Cycle`, `Limit`.
+pub fn group_lookup(
+    st: &Storage,
+    ctx: Ctx,
+    root: Addr,
+    heap: &LocalHeap,
+    name: &[u8],
+) -> Result<Option<SymbolTableEntry>> {
+    let mut walk = Walk::new();
+    let mut addr = root;
+    let mut level = None;
+    loop {
+        walk.visit(st, addr, "group B-tree node")?;
+        let node = read_node(st, ctx, addr, 0)?;
+        check_node(st, ctx, &node, addr, NODE_TYPE_GROUP, level)?;
+        // The first child whose right key is not below `name`.
+        let mut next = None;
+        for (i, &child) in node.children.iter().enumerate() {
+            let Some(Key::Group { heap_offset }) = node.keys.get(i + 1) else {
+                return Err(Error::corrupt(
+                    alloc::format!("group B-tree node at {addr} without a group key"),
+                    st.base().saturating_add(addr.0),
+                ));
+            };
+            if name <= heap.bytes_at(*heap_offset)? {
+                next = Some(child);
+                break;
+            }
+        }
+        let Some(child) = next else {
+            return Ok(None);
+        };
+        if node.level == 0 {
+            walk.visit(st, child, "symbol table node")?;
+            let snod = read_snod(st, ctx, child)?;
+            for e in snod.entries {
+                if heap.bytes_at(e.name_offset)? == name {
+                    return Ok(Some(e));
+                }
+            }
+            return Ok(None);
+        }
+        level = Some(node.level - 1);
+        addr = child;
+    }
 }
 
 /// Read the symbol table node at `addr` (only its used entries).

@@ -13,6 +13,7 @@ use crate::io::Storage;
 use crate::{Addr, Ctx};
 use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
+use core::cmp::Ordering;
 
 /// An opened v2 B-tree.
 #[derive(Debug, Clone)]
@@ -93,14 +94,37 @@ impl BTreeV2 {
         Ok(out)
     }
 
-    fn walk(
+    /// The records whose key compares `Equal` under `cmp` (a record's key
+    /// ordered against the key looked for), visiting only the nodes on the
+    /// search paths: O(depth) node reads for distinct keys.
+    ///
+    /// # Errors
+    /// As [`BTreeV2::records`].
+    pub fn find(&self, cmp: &mut dyn FnMut(&[u8]) -> Ordering) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        if self.hdr.root.is_undef() {
+            return Ok(out);
+        }
+        let mut visited = BTreeSet::new();
+        self.search(
+            self.hdr.root,
+            usize::from(self.hdr.depth),
+            u64::from(self.hdr.root_records),
+            cmp,
+            &mut visited,
+            &mut out,
+        )?;
+        Ok(out)
+    }
+
+    /// Read and decode one node after the checks every visit makes.
+    fn node(
         &self,
         addr: Addr,
         depth: usize,
         nrec: u64,
         visited: &mut BTreeSet<u64>,
-        out: &mut Vec<Vec<u8>>,
-    ) -> Result<()> {
+    ) -> Result<(Vec<Vec<u8>>, Vec<crate::format::btree_v2::ChildPointer>)> {
         let at = self.st.base().saturating_add(addr.0);
         if addr.is_undef() {
             return Err(Error::corrupt(
@@ -124,6 +148,60 @@ impl BTreeV2 {
                 at,
             ));
         }
+        let raw = self.st.read(addr, u64::from(self.hdr.node_size))?;
+        let mut cur = Cursor::new(&raw, at);
+        if depth == 0 {
+            return Ok((decode_leaf(&mut cur, &self.hdr, nrec)?, Vec::new()));
+        }
+        decode_internal(&mut cur, &self.hdr, &self.geom, depth, nrec, self.ctx.sizes)
+    }
+
+    fn search(
+        &self,
+        addr: Addr,
+        depth: usize,
+        nrec: u64,
+        cmp: &mut dyn FnMut(&[u8]) -> Ordering,
+        visited: &mut BTreeSet<u64>,
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<()> {
+        let (records, children) = self.node(addr, depth, nrec, visited)?;
+        let order: Vec<Ordering> = records.iter().map(|r| cmp(r)).collect();
+        if depth > 0 {
+            for (i, child) in children.iter().enumerate() {
+                // Child i holds the keys between record i-1 and record i.
+                let lower_ok = i == 0 || order.get(i - 1) != Some(&Ordering::Greater);
+                let upper_ok = order.get(i).is_none_or(|o| *o != Ordering::Less);
+                if lower_ok && upper_ok {
+                    self.search(child.addr, depth - 1, child.records, cmp, visited, out)?;
+                }
+                if order.get(i) == Some(&Ordering::Equal) {
+                    if let Some(r) = records.get(i) {
+                        out.push(r.clone());
+                    }
+                }
+            }
+        } else {
+            for (r, o) in records.iter().zip(&order) {
+                if *o == Ordering::Equal {
+                    out.push(r.clone());
+                }
+            }
+        }
+        if out.len() as u64 > self.ctx.limits.max_index_entries {
+            return Err(Error::limit("too many equal keys in one v2 B-tree"));
+        }
+        Ok(())
+    }
+
+    fn walk(
+        &self,
+        addr: Addr,
+        depth: usize,
+        nrec: u64,
+        visited: &mut BTreeSet<u64>,
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<()> {
         let added = (out.len() as u64).saturating_add(nrec);
         if added > self.ctx.limits.max_index_entries {
             return Err(Error::limit(alloc::format!(
@@ -131,15 +209,11 @@ impl BTreeV2 {
                 self.ctx.limits.max_index_entries
             )));
         }
-        let raw = self.st.read(addr, u64::from(self.hdr.node_size))?;
-        let mut cur = Cursor::new(&raw, at);
+        let (records, children) = self.node(addr, depth, nrec, visited)?;
         if depth == 0 {
-            out.extend(decode_leaf(&mut cur, &self.hdr, nrec)?);
+            out.extend(records);
             return Ok(());
         }
-        let (records, children) =
-            decode_internal(&mut cur, &self.hdr, &self.geom, depth, nrec, self.ctx.sizes)?;
-        drop(raw);
         let mut recs = records.into_iter();
         for (i, child) in children.iter().enumerate() {
             self.walk(child.addr, depth - 1, child.records, visited, out)?;

@@ -19,8 +19,14 @@ use crate::format::message::FilterPipeline;
 use crate::io::Storage;
 use crate::read::btree_v2::BTreeV2;
 use crate::{Addr, Ctx};
-use alloc::collections::BTreeSet;
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::cell::RefCell;
+
+/// Bytes of validated direct blocks an opened heap keeps, so that reading
+/// many objects (listing a dense group) reads and checks each block once.
+const DIRECT_CACHE_BYTES: u64 = 4 << 20;
 
 /// An opened fractal heap.
 #[derive(Debug, Clone)]
@@ -29,6 +35,16 @@ pub struct FractalHeap {
     ctx: Ctx,
     addr: Addr,
     hdr: FractalHeapHeader,
+    cache: RefCell<BlockCache>,
+}
+
+/// Blocks already read and validated, by (address, heap offset, size) for
+/// direct blocks and (address, rows) for indirect blocks.
+#[derive(Debug, Clone, Default)]
+struct BlockCache {
+    direct: BTreeMap<(u64, u64, u64), Arc<Vec<u8>>>,
+    direct_bytes: u64,
+    indirect: BTreeMap<(u64, u32), Arc<IndirectBlock>>,
 }
 
 /// Where a managed direct block is and how big it is.
@@ -65,6 +81,7 @@ impl FractalHeap {
             ctx,
             addr,
             hdr,
+            cache: RefCell::new(BlockCache::default()),
         })
     }
     /// Heap id length in bytes.
@@ -317,13 +334,16 @@ impl FractalHeap {
         addr: Addr,
         rows: u32,
         visited: &mut BTreeSet<u64>,
-    ) -> Result<IndirectBlock> {
+    ) -> Result<Arc<IndirectBlock>> {
         let at = self.st.base().saturating_add(addr.0);
         if !visited.insert(addr.0) {
             return Err(Error::cycle(
                 alloc::format!("fractal heap indirect block at {addr} reached twice"),
                 at,
             ));
+        }
+        if let Some(ib) = self.cache.borrow().indirect.get(&(addr.0, rows)) {
+            return Ok(ib.clone());
         }
         if rows > self.hdr.max_root_rows() {
             return Err(Error::corrupt(
@@ -339,11 +359,38 @@ impl FractalHeap {
                 Error::limit(alloc::format!("fractal heap indirect block of {rows} rows"))
             })?;
         let raw = self.st.read(addr, len)?;
-        IndirectBlock::decode(&mut Cursor::new(&raw, at), &self.hdr, self.ctx.sizes, rows)
+        let ib = Arc::new(IndirectBlock::decode(
+            &mut Cursor::new(&raw, at),
+            &self.hdr,
+            self.ctx.sizes,
+            rows,
+        )?);
+        let mut cache = self.cache.borrow_mut();
+        // Indirect blocks are few (one per subtree); bound them anyway.
+        if cache.indirect.len() < 256 {
+            cache.indirect.insert((addr.0, rows), ib.clone());
+        }
+        Ok(ib)
+    }
+
+    /// A direct block, de-filtered and validated, from the cache or read.
+    fn read_direct(&self, loc: &DirectLoc) -> Result<Arc<Vec<u8>>> {
+        let key = (loc.addr.0, loc.block_offset, loc.size);
+        if let Some(b) = self.cache.borrow().direct.get(&key) {
+            return Ok(b.clone());
+        }
+        let block = Arc::new(self.load_direct(loc)?);
+        let mut cache = self.cache.borrow_mut();
+        let bytes = cache.direct_bytes.saturating_add(loc.size);
+        if bytes <= DIRECT_CACHE_BYTES {
+            cache.direct_bytes = bytes;
+            cache.direct.insert(key, block.clone());
+        }
+        Ok(block)
     }
 
     /// Read a direct block (de-filtered) and check its prefix and checksum.
-    fn read_direct(&self, loc: &DirectLoc) -> Result<Vec<u8>> {
+    fn load_direct(&self, loc: &DirectLoc) -> Result<Vec<u8>> {
         let at = self.st.base().saturating_add(loc.addr.0);
         let block = match loc.filtered {
             None => self.st.read(loc.addr, loc.size)?,

@@ -13,6 +13,9 @@ pub mod sohm;
 pub mod vds;
 
 mod api;
+mod typed;
+
+pub use typed::compound_member;
 
 pub use api::{
     Attribute, Dataset, File, FileHeap, Group, LayoutClass, Link, NamedDatatype, Object,

@@ -1,0 +1,152 @@
+//! Typed reads on top of the raw ones: one member of a compound type at a
+//! time (`"a.b"` for nested members, as numpy's `arr["a"]["b"]`), and, with
+//! the `ndarray` feature, results shaped as `ndarray::ArrayD`.
+
+use crate::data::convert::{convert_slice, H5Native};
+use crate::data::decode::decode_elements;
+use crate::data::Value;
+use crate::error::{Error, Result};
+use crate::format::datatype::Datatype;
+use crate::read::{Attribute, Dataset};
+use alloc::format;
+use alloc::vec::Vec;
+
+/// Byte offset and type of the member at `path` (`.`-separated names) of a
+/// compound type.
+///
+/// # Errors
+/// `Usage` when the type is not compound or a name is missing.
+pub fn compound_member<'a>(dtype: &'a Datatype, path: &str) -> Result<(u64, &'a Datatype)> {
+    let mut offset = 0u64;
+    let mut cur = dtype;
+    for name in path.split('.') {
+        let Datatype::Compound { members, .. } = cur else {
+            return Err(Error::usage(format!(
+                "{path:?}: the type holding {name:?} is not compound"
+            )));
+        };
+        let m = members
+            .iter()
+            .find(|m| m.name == name)
+            .ok_or_else(|| Error::usage(format!("no compound member named {name:?}")))?;
+        offset = offset.saturating_add(u64::from(m.offset));
+        cur = &m.dtype;
+    }
+    Ok((offset, cur))
+}
+
+/// The bytes of one member taken out of every element of `raw`.
+fn extract(raw: &[u8], elem: u64, offset: u64, len: u64) -> Result<Vec<u8>> {
+    let bad = || Error::corrupt("compound member outside its element", 0);
+    let elem = usize::try_from(elem).map_err(|_| bad())?;
+    let start = usize::try_from(offset).map_err(|_| bad())?;
+    let len = usize::try_from(len).map_err(|_| bad())?;
+    let end = start
+        .checked_add(len)
+        .filter(|&e| e <= elem)
+        .ok_or_else(bad)?;
+    if elem == 0 {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::with_capacity((raw.len() / elem).saturating_mul(len));
+    for e in raw.chunks_exact(elem) {
+        out.extend_from_slice(e.get(start..end).ok_or_else(bad)?);
+    }
+    Ok(out)
+}
+
+/// Raw member bytes and the member type of a compound read.
+fn member_bytes<'a>(
+    dtype: &'a Datatype,
+    raw: &[u8],
+    path: &str,
+) -> Result<(Vec<u8>, &'a Datatype)> {
+    let (offset, mdt) = compound_member(dtype, path)?;
+    Ok((extract(raw, dtype.size(), offset, mdt.size())?, mdt))
+}
+
+impl Dataset {
+    /// One member of a compound dataset as native numbers (`"a.b"` names a
+    /// member of a nested compound), converted like [`Dataset::read`].
+    ///
+    /// # Errors
+    /// `Usage` for a missing member or a non-compound dataset;
+    /// `Unrepresentable` when the member's type or a value does not fit `T`;
+    /// read errors.
+    pub fn read_field<T: H5Native>(&self, field: &str) -> Result<Vec<T>> {
+        let raw = self.read_raw()?;
+        let (bytes, mdt) =
+            member_bytes(self.dtype(), &raw, field).map_err(|e| e.with_path(self.path()))?;
+        convert_slice(mdt, &bytes).map_err(|e| e.with_path(self.path()))
+    }
+
+    /// One member of a compound dataset decoded into values (strings,
+    /// variable-length data, references, nested types).
+    ///
+    /// # Errors
+    /// As [`Dataset::read_field`], plus element decode errors.
+    pub fn read_field_values(&self, field: &str) -> Result<Vec<Value>> {
+        let raw = self.read_raw()?;
+        let (bytes, mdt) =
+            member_bytes(self.dtype(), &raw, field).map_err(|e| e.with_path(self.path()))?;
+        let heap = self.file().heap();
+        decode_elements(mdt, &bytes, self.len(), self.file().ctx(), &heap)
+            .map_err(|e| e.with_path(self.path()))
+    }
+
+    /// The whole dataset as an `ndarray` of the dataset's shape (a scalar
+    /// dataset gives a 0-dimensional array), converted like [`Dataset::read`].
+    ///
+    /// # Errors
+    /// As [`Dataset::read`].
+    #[cfg(feature = "ndarray")]
+    pub fn read_array<T: H5Native>(&self) -> Result<ndarray::ArrayD<T>> {
+        let v = self.read::<T>()?;
+        shaped(self.shape(), v).map_err(|e| e.with_path(self.path()))
+    }
+
+    /// A selection as an `ndarray` whose shape is the selection's block
+    /// shape (`Selection::out_shape`), converted like [`Dataset::read`].
+    ///
+    /// # Errors
+    /// As [`Dataset::read_slice`]; `Unrepresentable` for a type `T` cannot hold.
+    #[cfg(feature = "ndarray")]
+    pub fn read_slice_array<T: H5Native>(
+        &self,
+        sel: &crate::data::hyperslab::Selection,
+    ) -> Result<ndarray::ArrayD<T>> {
+        let raw = self.read_slice(sel)?;
+        let v = convert_slice(self.dtype(), &raw).map_err(|e| e.with_path(self.path()))?;
+        shaped(&sel.out_shape(), v).map_err(|e| e.with_path(self.path()))
+    }
+}
+
+impl Attribute {
+    /// One member of a compound attribute as native numbers.
+    ///
+    /// # Errors
+    /// As [`Dataset::read_field`].
+    pub fn read_field<T: H5Native>(&self, field: &str) -> Result<Vec<T>> {
+        let (bytes, mdt) = member_bytes(self.dtype(), self.raw(), field)?;
+        convert_slice(mdt, &bytes)
+    }
+
+    /// The attribute as an `ndarray` of its shape.
+    ///
+    /// # Errors
+    /// As [`Attribute::read`].
+    #[cfg(feature = "ndarray")]
+    pub fn read_array<T: H5Native>(&self) -> Result<ndarray::ArrayD<T>> {
+        shaped(self.shape(), self.read::<T>()?)
+    }
+}
+
+#[cfg(feature = "ndarray")]
+fn shaped<T>(shape: &[u64], v: Vec<T>) -> Result<ndarray::ArrayD<T>> {
+    let dims = shape
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| Error::limit("dimension above usize")))
+        .collect::<Result<Vec<usize>>>()?;
+    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&dims), v)
+        .map_err(|e| Error::corrupt(format!("element count does not match the shape: {e}"), 0))
+}
