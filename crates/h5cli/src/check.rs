@@ -24,6 +24,8 @@ use h5fmt::format::message::{
 use h5fmt::format::object_header::{V1Prefix, V2Prefix, MAX_KNOWN_MESSAGE_TYPE, OHDR_SIGNATURE};
 use h5fmt::format::symbol_table_node::{SymbolTableEntry, SymbolTableNode};
 use h5fmt::io::Storage;
+use h5fmt::read::btree_v2::BTreeV2;
+use h5fmt::read::fractal_heap::FractalHeap;
 use h5fmt::read::local_heap::LocalHeap;
 use h5fmt::read::{LayoutClass, Object};
 use h5fmt::{Addr, Ctx, Error, ErrorKind, File, Limits, Value};
@@ -472,14 +474,14 @@ impl Checker<'_> {
         }
         if let Some(m) = h.find(kind::LINK_INFO) {
             if let Ok(info) = LinkInfo::decode(&mut m.cursor(), self.ctx) {
-                self.dense_headers(info.heap, info.name_index, path);
+                self.dense_headers(info.heap, &[info.name_index, info.order_index], path);
             }
         }
         if let Some(m) = h.find(kind::ATTRIBUTE_INFO) {
             if let Ok(info) =
                 h5fmt::format::message::AttributeInfo::decode(&mut m.cursor(), self.ctx)
             {
-                self.dense_headers(info.heap, info.name_index, path);
+                self.dense_headers(info.heap, &[info.name_index, info.order_index], path);
             }
         }
     }
@@ -539,7 +541,9 @@ impl Checker<'_> {
         }
     }
 
-    fn dense_headers(&mut self, heap: Addr, index: Addr, path: &str) {
+    /// Dense links/attributes: the fractal heap (header, every direct and
+    /// indirect block) and the v2 B-tree indexes (header, every node).
+    fn dense_headers(&mut self, heap: Addr, indexes: &[Addr], path: &str) {
         if heap.is_undef() {
             return;
         }
@@ -553,8 +557,33 @@ impl Checker<'_> {
                 self.region(heap, total as u64, "fractal heap header", path);
             }
         }
+        match FractalHeap::open(&self.st, self.ctx, heap).and_then(|h| h.blocks()) {
+            Ok(blocks) => {
+                for b in blocks {
+                    let what = if b.indirect {
+                        "fractal heap indirect block"
+                    } else {
+                        "fractal heap direct block"
+                    };
+                    self.region(b.addr, b.len, what, path);
+                }
+            }
+            Err(e) => self.error(&e, Some(self.abs(heap)), path, "fractal heap"),
+        }
         let blen = h5fmt::format::btree_v2::BTreeV2Header::encoded_len(self.ctx.sizes);
-        self.region(index, blen as u64, "v2 B-tree header", path);
+        for &index in indexes.iter().filter(|a| !a.is_undef()) {
+            self.region(index, blen as u64, "v2 B-tree header", path);
+            match BTreeV2::open(&self.st, self.ctx, index)
+                .and_then(|t| Ok((t.node_addrs()?, u64::from(t.header().node_size))))
+            {
+                Ok((nodes, size)) => {
+                    for n in nodes {
+                        self.region(n, size, "v2 B-tree node", path);
+                    }
+                }
+                Err(e) => self.error(&e, Some(self.abs(index)), path, "v2 B-tree"),
+            }
+        }
     }
 
     /// Read a v1 B-tree node (used entries only), recording its region.

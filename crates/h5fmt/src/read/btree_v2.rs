@@ -117,6 +117,35 @@ impl BTreeV2 {
         Ok(out)
     }
 
+    /// Addresses of every node (root, internal, leaf) in walk order; each
+    /// node occupies `header().node_size` bytes. For validators.
+    ///
+    /// # Errors
+    /// As [`BTreeV2::records`].
+    pub fn node_addrs(&self) -> Result<Vec<Addr>> {
+        let mut out = Vec::new();
+        if self.hdr.root.is_undef() {
+            return Ok(out);
+        }
+        let mut visited = BTreeSet::new();
+        let mut todo = alloc::vec![(
+            self.hdr.root,
+            usize::from(self.hdr.depth),
+            u64::from(self.hdr.root_records)
+        )];
+        while let Some((addr, depth, nrec)) = todo.pop() {
+            let (_, children) = self.node(addr, depth, nrec, &mut visited)?;
+            out.push(addr);
+            if out.len() as u64 > self.ctx.limits.max_index_entries {
+                return Err(Error::limit("too many v2 B-tree nodes"));
+            }
+            for c in children {
+                todo.push((c.addr, depth.saturating_sub(1), c.records));
+            }
+        }
+        Ok(out)
+    }
+
     /// Read and decode one node after the checks every visit makes.
     fn node(
         &self,

@@ -47,6 +47,17 @@ struct BlockCache {
     indirect: BTreeMap<(u64, u32), Arc<IndirectBlock>>,
 }
 
+/// A managed block of a fractal heap, as [`FractalHeap::blocks`] lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeapBlock {
+    /// Block address.
+    pub addr: Addr,
+    /// Bytes on disk (the filtered size for filtered direct blocks).
+    pub len: u64,
+    /// An indirect block (else a direct block).
+    pub indirect: bool,
+}
+
 /// Where a managed direct block is and how big it is.
 struct DirectLoc {
     addr: Addr,
@@ -109,6 +120,81 @@ impl FractalHeap {
             } => self.huge(addr, len, filtered),
             HeapId::HugeIndirect { key } => self.huge_indirect(key),
         }
+    }
+
+    /// Every managed block of the heap (root, direct and indirect blocks
+    /// reachable through the doubling table) with its address and size on
+    /// disk, for validators. Bounded like object lookups (depth, cycles,
+    /// `max_index_entries` blocks).
+    ///
+    /// # Errors
+    /// `Corrupt`, `Checksum`, `Truncated`, `Cycle`, `Limit`.
+    pub fn blocks(&self) -> Result<Vec<HeapBlock>> {
+        let h = &self.hdr;
+        let mut out = Vec::new();
+        if h.root.is_undef() {
+            return Ok(out);
+        }
+        if h.root_rows == 0 {
+            out.push(HeapBlock {
+                addr: h.root,
+                len: h.filtered_root_size.unwrap_or(h.start_block_size),
+                indirect: false,
+            });
+            return Ok(out);
+        }
+        let mut visited = BTreeSet::new();
+        self.indirect_blocks(h.root, u32::from(h.root_rows), 0, &mut visited, &mut out)?;
+        Ok(out)
+    }
+
+    fn indirect_blocks(
+        &self,
+        addr: Addr,
+        rows: u32,
+        depth: usize,
+        visited: &mut BTreeSet<u64>,
+        out: &mut Vec<HeapBlock>,
+    ) -> Result<()> {
+        let h = &self.hdr;
+        if depth > self.ctx.limits.max_btree_depth {
+            return Err(Error::limit("fractal heap indirect blocks nested too deep"));
+        }
+        let ib = self.read_indirect(addr, rows, visited)?;
+        out.push(HeapBlock {
+            addr,
+            len: h.indirect_len(self.ctx.sizes, rows).unwrap_or(0),
+            indirect: true,
+        });
+        let w = u64::from(h.table_width.max(1));
+        for (i, e) in ib.direct.iter().enumerate() {
+            if e.addr.is_undef() {
+                continue;
+            }
+            let row = u32::try_from(i as u64 / w).unwrap_or(u32::MAX);
+            let size = h.row_block_size(row).unwrap_or(0);
+            out.push(HeapBlock {
+                addr: e.addr,
+                len: e.filtered_size.unwrap_or(size),
+                indirect: false,
+            });
+        }
+        if out.len() as u64 > self.ctx.limits.max_index_entries {
+            return Err(Error::limit("too many fractal heap blocks"));
+        }
+        for (i, &child) in ib.indirect.iter().enumerate() {
+            if child.is_undef() {
+                continue;
+            }
+            let row = h
+                .max_direct_rows()
+                .saturating_add(u32::try_from(i as u64 / w).unwrap_or(u32::MAX));
+            let size = h
+                .row_block_size(row)
+                .ok_or_else(|| Error::corrupt("block size overflows", 0))?;
+            self.indirect_blocks(child, h.rows_for_size(size), depth + 1, visited, out)?;
+        }
+        Ok(())
     }
 
     fn pipeline(&self) -> Result<FilterPipeline> {
