@@ -18,10 +18,12 @@
 use h5fmt::codec::Cursor;
 use h5fmt::data::value::Reference;
 use h5fmt::format::btree_v1::{BTreeV1Node, Key, NODE_TYPE_CHUNK, NODE_TYPE_GROUP};
+use h5fmt::format::message::misc::SohmTableMessage;
 use h5fmt::format::message::{
     kind, Continuation, Dataspace, Layout, LinkInfo, LinkTarget, SymbolTableMessage,
 };
 use h5fmt::format::object_header::{V1Prefix, V2Prefix, MAX_KNOWN_MESSAGE_TYPE, OHDR_SIGNATURE};
+use h5fmt::format::sohm::{SohmIndexKind, SohmRecord, SohmTable};
 use h5fmt::format::symbol_table_node::{SymbolTableEntry, SymbolTableNode};
 use h5fmt::io::Storage;
 use h5fmt::read::btree_v2::BTreeV2;
@@ -109,6 +111,7 @@ pub fn check_file(file: &File) -> Vec<Finding> {
         seen_regions: BTreeSet::new(),
     };
     c.superblock();
+    c.extension();
     c.walk();
     c.overlaps();
     c.findings
@@ -256,6 +259,69 @@ impl Checker<'_> {
                         "/",
                         format!("{what} address past the end of the file"),
                     );
+                }
+            }
+        }
+    }
+
+    /// The superblock extension's header and the shared-message (SOHM)
+    /// structures it points at: master table, list or v2 B-tree indexes
+    /// and their fractal heaps.
+    fn extension(&mut self) {
+        let Some(ext) = self.file.superblock().extension.defined() else {
+            return;
+        };
+        let path = "(superblock extension)";
+        self.header_regions(ext, path);
+        let header = match h5fmt::read::object_header::read_object_header(&self.st, ext, self.ctx) {
+            Ok(h) => h,
+            Err(e) => {
+                self.error(&e, Some(self.abs(ext)), path, "superblock extension");
+                return;
+            }
+        };
+        let Some(m) = header.find(kind::SOHM_TABLE) else {
+            return;
+        };
+        let msg = match SohmTableMessage::decode(&mut m.cursor(), self.ctx) {
+            Ok(msg) => msg,
+            Err(e) => {
+                self.error(
+                    &e,
+                    Some(self.abs(ext)),
+                    path,
+                    "shared message table message",
+                );
+                return;
+            }
+        };
+        let len = SohmTable::encoded_len(msg.num_indexes, self.ctx) as u64;
+        self.region(msg.table, len, "shared message table", path);
+        let table = match self.st.read(msg.table, len).and_then(|b| {
+            SohmTable::decode(
+                &mut Cursor::new(&b, self.abs(msg.table)),
+                msg.num_indexes,
+                self.ctx,
+            )
+        }) {
+            Ok(t) => t,
+            Err(e) => {
+                self.error(&e, Some(self.abs(msg.table)), path, "shared message table");
+                return;
+            }
+        };
+        for idx in table.indexes {
+            match idx.kind {
+                SohmIndexKind::List => {
+                    // Prefix, the used records, checksum.
+                    let used = 4
+                        + u64::from(idx.num_messages) * SohmRecord::encoded_len(self.ctx) as u64
+                        + 4;
+                    self.region(idx.index_addr, used, "shared message list", path);
+                    self.dense_headers(idx.heap_addr, &[], path);
+                }
+                SohmIndexKind::BTree => {
+                    self.dense_headers(idx.heap_addr, &[idx.index_addr], path);
                 }
             }
         }

@@ -305,3 +305,15 @@ fn hostile_files_are_not_clean() {
     }
     assert!(n >= 5);
 }
+
+/// The shared-message master table (`SMTB`, reached through the superblock
+/// extension) with one flipped byte under its checksum.
+#[test]
+fn sohm_table_checksum_is_found() {
+    let mut b = corpus("wrwilliams__hdf5/tools__test__h5stat__testfiles__h5stat_tsohm.h5");
+    assert!(is_clean(&check_bytes(b.clone()), false));
+    let at = b.windows(4).position(|w| w == b"SMTB").expect("SMTB");
+    b[at + 4] ^= 0x01;
+    let f = check_bytes(b);
+    assert!(has(&f, "SOHM master table checksum"), "{}", show(&f));
+}
