@@ -111,10 +111,16 @@ fn main() {
                     seeds.push(struct_seed(c, 0, o.addr().0 as usize, &bytes));
                 }
             }
-            "message" | "datatype" => {
+            "message" | "datatype" | "roundtrip" => {
+                if target == "roundtrip" {
+                    let sig = h5fmt::format::superblock::locate(&bytes).unwrap_or(0) as usize;
+                    let mut v = vec![c, 0xFF];
+                    v.extend(bytes.iter().skip(sig).take(512));
+                    seeds.push(v);
+                }
                 for o in objects(&f) {
                     for m in &o.header().messages {
-                        if target == "message" {
+                        if target != "datatype" {
                             let mut v = vec![c, (m.kind % 24) as u8];
                             v.extend_from_slice(&m.data);
                             seeds.push(v);
