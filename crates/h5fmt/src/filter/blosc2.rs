@@ -220,7 +220,7 @@ fn fill_special(h: &Header, c: &[u8], blk: &mut [u8]) -> Result<()> {
         SPECIAL_VALUE => {
             let v = c
                 .get(EXT_HEADER..h.cbytes)
-                .filter(|v| !v.is_empty() && h.nbytes % v.len() == 0)
+                .filter(|v| !v.is_empty() && h.nbytes.is_multiple_of(v.len()))
                 .ok_or_else(|| corrupt("repeated-value chunk has a bad value size"))?;
             for item in blk.chunks_mut(v.len()) {
                 item.copy_from_slice(v.get(..item.len()).unwrap_or(&[]));
@@ -233,13 +233,13 @@ fn fill_special(h: &Header, c: &[u8], blk: &mut [u8]) -> Result<()> {
 
 /// Decode the streams of block `j` (starting at `start` in `c`) into `out`.
 fn read_streams(h: &Header, c: &[u8], j: usize, start: usize, out: &mut [u8]) -> Result<()> {
-    let last_partial = j + 1 == h.nblocks() && h.nbytes % h.blocksize > 0;
+    let last_partial = j + 1 == h.nblocks() && !h.nbytes.is_multiple_of(h.blocksize);
     let nstreams = if h.flags & 0x10 == 0 && !last_partial {
         h.typesize
     } else {
         1
     };
-    if out.len() % nstreams != 0 {
+    if !out.len().is_multiple_of(nstreams) {
         return Err(corrupt("block is not a whole number of streams"));
     }
     let neblock = out.len() / nstreams;
@@ -382,7 +382,7 @@ fn decode_blocks(
                 }
                 2 => {
                     let n = len / h.typesize;
-                    let m = if h.version == 2 && n % 8 != 0 {
+                    let m = if h.version == 2 && !n.is_multiple_of(8) {
                         0
                     } else {
                         n - n % 8
