@@ -623,9 +623,12 @@ impl Frame<'_> {
                 h.nbytes
             )));
         }
-        let mut raw = Vec::with_capacity(need * 8);
+        let want = need.saturating_mul(8);
+        let mut raw = Vec::new();
+        raw.try_reserve_exact(want)
+            .map_err(|_| Error::limit("blosc2 chunk index cannot be allocated"))?;
         decode_blocks(&h, c, &mut |_, blk| {
-            let room = need * 8 - raw.len();
+            let room = want.saturating_sub(raw.len());
             raw.extend_from_slice(blk.get(..room.min(blk.len())).unwrap_or(&[]));
             Ok(())
         })?;
