@@ -23,6 +23,8 @@ for i,d in enumerate([b'', b'a'*1000, bytes(range(256))*8, os.urandom(300)]):
 import bz2,sys
 for i,d in enumerate([b'', b'a'*1000, bytes(range(256))*8]):
     open(sys.argv[1]+'/bz2-%d'%i,'wb').write(bytes([4,4,0])+bz2.compress(d))" "$corpus" ;;
+    filter_blosc2) for v in crates/h5fmt/tests/vectors/blosc2_*.in; do
+        { printf '\x80\x08\x00'; cat "$v"; } > "$corpus/$(basename "$v" .in)"; done ;;
   esac
   [ -n "$(ls -A "$corpus")" ] || printf '\x08\x00\x00\x00\x00\x00' > "$corpus/empty"
 fi

@@ -560,6 +560,63 @@ def gen_netcdf():
            "zlib-compressed variable with fill value, vlen string variable, subgroup")
 
 
+def gen_blosc2():
+    """Blosc2 filter (hdf5plugin): multi-chunk datasets with partial edge chunks."""
+    import hdf5plugin
+
+    B2 = hdf5plugin.Blosc2
+    codes = {"blosclz": 0, "lz4": 1, "lz4hc": 2, "zlib": 4, "zstd": 5}
+
+    def b2(cname="blosclz", clevel=5, filters=B2.SHUFFLE, blocksize=0):
+        # Client data 1 (block size) is not exposed by hdf5plugin.Blosc2.
+        return dict(compression=B2.filter_id,
+                    compression_opts=(0, blocksize, 0, 0, clevel, filters, codes[cname]))
+
+    name = "blosc2.h5"
+    f = new_file(name, "v110")
+    ramp = (np.arange(37 * 23, dtype="<i4") * 7 % 1000).reshape(37, 23)
+    for cname in codes:
+        ds(f, "codec_" + cname, data=ramp, chunks=(16, 10), **b2(cname))
+    cube = np.arange(7 * 9 * 11, dtype="<f8").reshape(7, 9, 11) / 8
+    for fname, code in [("none", B2.NOFILTER), ("shuffle", B2.SHUFFLE),
+                        ("bitshuffle", B2.BITSHUFFLE), ("delta", B2.DELTA)]:
+        ds(f, "filter_" + fname, data=cube, chunks=(4, 5, 6), **b2("zstd", filters=code, blocksize=256))
+    # trunc_prec: libhdf5's optional-filter path stores the chunks unfiltered (masked).
+    ds(f, "filter_trunc_prec", data=cube, chunks=(4, 5, 6), **b2("zstd", filters=B2.TRUNC_PREC))
+    ds(f, "u1_1d", data=(np.arange(1000) % 251).astype("u1"), chunks=(300,), **b2("lz4", blocksize=128))
+    ds(f, "i2_1d_delta", data=np.arange(2500, dtype="<i2") // 3, chunks=(1000,),
+       **b2("blosclz", filters=B2.DELTA, blocksize=512))
+    ds(f, "compound", data=np.array([(i, i / 3) for i in range(45)],
+                                    dtype=[("a", "<i4"), ("b", "<f8")]).reshape(9, 5),
+       chunks=(4, 4), **b2("lz4hc"))
+    ds(f, "string", data=np.array([b"s%03d" % i for i in range(30)], dtype="S4"), chunks=(8,),
+       **b2("zlib"))
+    zeros = np.zeros((48, 48), dtype="<f8")
+    zeros[32:, 32:] = np.arange(256).reshape(16, 16)
+    ds(f, "zero_chunks", data=zeros, chunks=(16, 16), **b2("zstd"))
+    ds(f, "constant", data=np.full((20, 30), -3, dtype="<i2"), chunks=(8, 8), **b2("lz4"))
+    nan = np.full((12, 12), np.nan, dtype="<f4")
+    nan[:6, :6] = 1.5
+    ds(f, "nan_chunks", data=nan, chunks=(6, 6), **b2("zstd"))
+    ds(f, "uncompressed", data=ramp, chunks=(16, 10), **b2(clevel=0))
+    ds(f, "unwritten", shape=(10, 10), dtype="<i4", chunks=(4, 4), fillvalue=9, **b2())
+    # Fletcher32 before Blosc2: the filter sees chunk + checksum and writes a plain frame.
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_obj_track_times(False)
+    dcpl.set_chunk((8, 8))
+    dcpl.set_fletcher32()
+    dcpl.set_filter(B2.filter_id, h5py.h5z.FLAG_OPTIONAL, (0, 0, 0, 0, 5, 1, 1))
+    space = h5py.h5s.create_simple((20, 12))
+    d = h5py.h5d.create(f.id, b"fletcher32_first", h5py.h5t.STD_I32LE, space, dcpl)
+    d.write(h5py.h5s.ALL, h5py.h5s.ALL, np.arange(240, dtype="<i4").reshape(20, 12))
+    f.close()
+    record(name, "h5py + hdf5plugin " + hdf5plugin.version + " (Blosc2)", "v110",
+           "Blosc2 filter: each codec (blosclz, lz4, lz4hc, zlib, zstd), no filter / shuffle / "
+           "bitshuffle / delta (trunc_prec fails to compress: stored masked), 1-D (plain frames) and "
+           "2-D/3-D (b2nd frames, padded blocks) with partial edge chunks, compound and string "
+           "items, all-zero chunks (special), constant and NaN chunks, clevel 0, unwritten chunks, "
+           "fletcher32 applied before Blosc2")
+
 def write_provenance():
     import platform
 
@@ -608,6 +665,7 @@ def main():
     gen_wasm_smoke()
     gen_pytables()
     gen_netcdf()
+    gen_blosc2()
     write_provenance()
     total = sum(os.path.getsize(os.path.join(OUT, n)) for n, *_ in PROVENANCE)
     print(f"generated {len(PROVENANCE)} files, {total} bytes, in {OUT}")

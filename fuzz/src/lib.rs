@@ -405,6 +405,7 @@ pub mod filters {
         lz4 = h5fmt::filter::LZ4,
         zstd = h5fmt::filter::ZSTD,
         bzip2 = h5fmt::filter::BZIP2,
+        blosc2 = h5fmt::filter::BLOSC2,
     );
 }
 
@@ -733,6 +734,7 @@ pub fn run_target(name: &str, data: &[u8]) -> bool {
         "filter_lz4" => filters::lz4::run,
         "filter_zstd" => filters::zstd::run,
         "filter_bzip2" => filters::bzip2::run,
+        "filter_blosc2" => filters::blosc2::run,
         "whole_file" => whole_file::run,
         "differential" => differential::run,
         "roundtrip" => roundtrip::run,
@@ -1013,7 +1015,7 @@ mod tests {
 
     #[test]
     fn each_filter_smoke() {
-        let targets: [fn(&[u8]); 9] = [
+        let targets: [fn(&[u8]); 10] = [
             super::filters::deflate::run,
             super::filters::shuffle::run,
             super::filters::fletcher32::run,
@@ -1023,11 +1025,34 @@ mod tests {
             super::filters::lz4::run,
             super::filters::zstd::run,
             super::filters::bzip2::run,
+            super::filters::blosc2::run,
         ];
         for d in random_inputs(2_000, 256) {
             for t in targets {
                 t(&d);
             }
+        }
+    }
+
+    #[test]
+    fn blosc2_frame_mutations_smoke() {
+        // A real Blosc2 frame (b2nd, padded blocks) with random byte changes.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../crates/h5fmt/tests/vectors/blosc2_zlib_3d_pad.in"
+        );
+        let frame = std::fs::read(path).unwrap();
+        let mut input = vec![6u8, 8, 0];
+        input.extend(&frame);
+        super::filters::blosc2::run(&input);
+        let mut r = rng(26);
+        for _ in 0..3_000 {
+            let mut m = input.clone();
+            for _ in 0..1 + r() % 4 {
+                let k = 3 + (r() as usize) % frame.len();
+                m[k] = r() as u8;
+            }
+            super::filters::blosc2::run(&m);
         }
     }
 

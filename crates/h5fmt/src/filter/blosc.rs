@@ -90,7 +90,7 @@ pub(super) fn blosclz(src: &[u8], out: &mut [u8]) -> Result<usize> {
 }
 
 /// Decompress one stream with codec `codec` into `out` (exactly its length).
-fn inflate(codec: u8, src: &[u8], out: &mut [u8]) -> Result<()> {
+pub(super) fn inflate(codec: u8, src: &[u8], out: &mut [u8]) -> Result<()> {
     let want = out.len();
     let got = match codec {
         0 => blosclz(src, out)?,

@@ -10,6 +10,7 @@
 
 mod bitshuffle;
 mod blosc;
+mod blosc2;
 mod bzip2;
 mod deflate;
 mod fletcher32;
@@ -50,6 +51,8 @@ pub const LZ4: u16 = 32004;
 pub const BITSHUFFLE: u16 = 32008;
 /// Registered filter id of Zstandard.
 pub const ZSTD: u16 = 32015;
+/// Registered filter id of Blosc2.
+pub const BLOSC2: u16 = 32026;
 
 /// A human-readable name for a filter id (the well-known ones), for messages.
 pub fn filter_name(id: u16) -> Option<&'static str> {
@@ -86,7 +89,7 @@ pub fn filter_name(id: u16) -> Option<&'static str> {
         32023 => "bitgroom",
         32024 => "granular bitround",
         32025 => "sz3",
-        32026 => "blosc2",
+        BLOSC2 => "blosc2",
         32028 => "bitround",
         _ => return None,
     })
@@ -107,6 +110,8 @@ pub fn is_supported(id: u16) -> bool {
             | LZ4
             | ZSTD
             | BITSHUFFLE
+            | BLOSC
+            | BLOSC2
     )
 }
 
@@ -253,6 +258,7 @@ pub fn decode_one(f: &Filter, data: Vec<u8>, bound: usize, element_size: usize) 
         SZIP => szip::decode(&data, cd, bound),
         BITSHUFFLE => bitshuffle::decode(&data, cd, bound),
         BLOSC => blosc::decode(&data, bound),
+        BLOSC2 => blosc2::decode(&data, cd, bound),
         id => Err(Error::unsupported(match filter_name(id) {
             Some(n) => format!("filter {id} ({n}) unsupported"),
             None => format!("filter {id} unsupported"),

@@ -90,6 +90,36 @@ case("blosc_zstd_bitshuffle", blosc_src, **hdf5plugin.Blosc(cname="zstd", clevel
 case("blosc_blosclz_u8_text", np.frombuffer(b"blosc frames and blocks " * 300 + b"tail!", dtype=np.uint8),
      **hdf5plugin.Blosc(cname="blosclz", clevel=9, shuffle=hdf5plugin.Blosc.NOSHUFFLE))
 
+# Blosc2 (one cframe per chunk): each codec; no filter, byte shuffle, bit
+# shuffle, delta (several blocks, against the first); 1-D chunks (a plain
+# frame) and 2-D/3-D chunks (a b2nd frame, blocks padded past the chunk
+# edge); a leftover block; runs of one value, NaNs and zeros (special
+# chunk); stored uncompressed (clevel 0); 12-byte compound and string items.
+# `b2` also sets the block size (client data 1), which hdf5plugin.Blosc2 leaves automatic.
+B2 = hdf5plugin.Blosc2
+B2_CODES = {"blosclz": 0, "lz4": 1, "lz4hc": 2, "zlib": 4, "zstd": 5}
+
+
+def b2(cname="blosclz", clevel=5, filters=B2.SHUFFLE, blocksize=0):
+    return dict(compression=B2.filter_id, compression_opts=(0, blocksize, 0, 0, clevel, filters, B2_CODES[cname]))
+
+
+case("blosc2_blosclz_2d", (np.arange(1500, dtype=np.int32) * 7 % 1000).reshape(30, 50), **b2("blosclz"))
+case("blosc2_lz4_1d_blocks", np.arange(3001, dtype=np.int32) // 5, **b2("lz4", blocksize=1000))
+case("blosc2_lz4hc_bitshuffle", (np.arange(2400, dtype=np.uint16) % 300).reshape(40, 60),
+     **b2("lz4hc", filters=B2.BITSHUFFLE, blocksize=1024))
+case("blosc2_zlib_3d_pad", np.arange(7 * 9 * 11, dtype=np.float64).reshape(7, 9, 11) / 4, **b2("zlib", blocksize=512))
+case("blosc2_zstd_noshuffle", np.cos(np.arange(500) / 9.0), **b2("zstd", filters=B2.NOFILTER))
+case("blosc2_delta_u1_blocks", (np.arange(6000) % 251).astype(np.uint8).reshape(60, 100),
+     **b2("blosclz", clevel=1, filters=B2.DELTA, blocksize=1024))
+case("blosc2_delta_i4_1d", np.arange(5000, dtype=np.int32) // 3, **b2("lz4", filters=B2.DELTA, blocksize=4096))
+case("blosc2_run_i2", np.full((20, 20), 7, dtype=np.int16), **b2("zstd"))
+case("blosc2_nan_f4", np.full((16, 16), np.nan, dtype=np.float32), **b2("zstd"))
+case("blosc2_zeros_f8", np.zeros((32, 32)), **b2("lz4"))
+case("blosc2_memcpy", (np.arange(300, dtype=np.int32) * 13).reshape(15, 20), **b2(clevel=0))
+case("blosc2_compound", np.array([(i, i / 3) for i in range(70)], dtype=[("a", "<i4"), ("b", "<f8")]).reshape(10, 7),
+     **b2("blosclz"))
+case("blosc2_string_1d", np.array([b"ab%d" % i for i in range(50)], dtype="S5"), **b2("lz4hc"))
 
 def relaxed_fapl():
     """A file access plist that lets libhdf5 2.x write types with unused bits
