@@ -170,14 +170,15 @@ pub fn decode_chunk(
 }
 
 /// As [`decode_chunk`], writing the decoded chunk into `out` (exactly
-/// `expected_len` bytes) when the pipeline ends (on decoding) with the
-/// shuffle filter, which then writes straight into `out` instead of a
-/// temporary, and returns `Ok(None)`. Returns `Ok(Some(data))` (the input
-/// back, `out` untouched) when that does not apply; the caller then uses
-/// [`decode_chunk`].
+/// `expected_len` bytes) when the last filter to undo (the first one applied)
+/// is the shuffle, deflate or zstd: that filter then writes straight into
+/// `out` instead of a temporary that would be copied, and `Ok(None)` is
+/// returned. Returns `Ok(Some(data))` (the input back, `out` untouched) when
+/// that does not apply; the caller then uses [`decode_chunk`].
 ///
 /// # Errors
-/// As [`decode_chunk`].
+/// As [`decode_chunk`]; `Corrupt` when the decoded chunk is not exactly
+/// `out.len()` bytes.
 pub fn decode_chunk_into(
     pipeline: &FilterPipeline,
     filter_mask: u32,
@@ -192,35 +193,54 @@ pub fn decode_chunk_into(
     let Some(f) = pipeline.filters.get(first) else {
         return Ok(Some(data));
     };
-    if f.id != SHUFFLE || first >= 32 {
+    if !matches!(f.id, SHUFFLE | DEFLATE | ZSTD) || first >= 32 {
         return Ok(Some(data));
     }
-    let es = match f.client_data.first() {
-        Some(&n) => usize::try_from(n)
-            .map_err(|_| corrupt("shuffle element size does not fit in memory"))?,
-        None => element_size,
-    };
-    // Undo every filter but the shuffle, then unshuffle into `out`.
-    let rest = decode_chunk(
-        pipeline,
-        filter_mask | (1u32 << first),
-        data,
-        out.len(),
-        element_size,
-    )?;
-    if shuffle::unshuffle_into(&rest, es, out) {
-        crate::io::recycle(rest);
-        Ok(None)
+    // Undo every filter but the last one (often none), then that one into `out`.
+    let rest = if (first + 1..pipeline.filters.len()).any(applied) {
+        decode_chunk(
+            pipeline,
+            filter_mask | (1u32 << first),
+            data,
+            intermediate_bound(out.len()),
+            element_size,
+        )?
     } else {
-        Err(Error::corrupt(
-            format!(
-                "decoded chunk has {} bytes, expected {}",
-                rest.len(),
+        data
+    };
+    let res = match f.id {
+        SHUFFLE => {
+            let es = match f.client_data.first() {
+                Some(&n) => usize::try_from(n)
+                    .map_err(|_| corrupt("shuffle element size does not fit in memory"))?,
+                None => element_size,
+            };
+            if shuffle::unshuffle_into(&rest, es, out) {
+                Ok(())
+            } else {
+                Err(Error::corrupt(
+                    format!(
+                        "decoded chunk has {} bytes, expected {}",
+                        rest.len(),
+                        out.len()
+                    ),
+                    0,
+                ))
+            }
+        }
+        DEFLATE => deflate::decode_into(&rest, out),
+        _ => match zstd::decode_into(&rest, out) {
+            Ok(n) if n == out.len() => Ok(()),
+            Ok(n) => Err(corrupt(format!(
+                "zstd data has {n} bytes, expected {}",
                 out.len()
-            ),
-            0,
-        ))
-    }
+            ))),
+            Err(e) => Err(e),
+        },
+    };
+    crate::io::recycle(rest);
+    res.map_err(|e| e.context(&describe(f)))?;
+    Ok(None)
 }
 
 /// Undo one filter, producing at most `bound` bytes.
@@ -342,4 +362,70 @@ pub fn encode_chunk(
         };
     }
     Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pipeline(ids: &[u16]) -> FilterPipeline {
+        FilterPipeline {
+            filters: ids
+                .iter()
+                .map(|&id| Filter {
+                    id,
+                    name: None,
+                    flags: 0,
+                    client_data: if id == DEFLATE {
+                        alloc::vec![6]
+                    } else {
+                        Vec::new()
+                    },
+                })
+                .collect(),
+        }
+    }
+
+    fn sample(n: usize) -> Vec<u8> {
+        (0..n).map(|i| ((i * 31) ^ (i >> 7)) as u8).collect()
+    }
+
+    #[test]
+    fn deflate_decodes_in_place_exactly() {
+        let data = sample(10_000);
+        // Stream made by miniz_oxide (a different inflater than the std decoder's).
+        let z = miniz_oxide::deflate::compress_to_vec_zlib(&data, 6);
+        for ids in [&[DEFLATE][..], &[DEFLATE, FLETCHER32], &[SHUFFLE, DEFLATE]] {
+            let p = pipeline(ids);
+            let stored = encode_chunk(&p, data.clone(), 4).unwrap();
+            let mut out = alloc::vec![0u8; data.len()];
+            assert!(decode_chunk_into(&p, 0, stored, 4, &mut out)
+                .unwrap()
+                .is_none());
+            assert_eq!(out, data, "{ids:?}");
+        }
+        let p = pipeline(&[DEFLATE]);
+        // One byte short of the stream: Limit; one byte more: Corrupt.
+        let mut small = alloc::vec![0u8; data.len() - 1];
+        let e = decode_chunk_into(&p, 0, z.clone(), 1, &mut small).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
+        let mut big = alloc::vec![0u8; data.len() + 1];
+        let e = decode_chunk_into(&p, 0, z.clone(), 1, &mut big).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+        // A flipped adler32 byte is caught.
+        let mut bad = z.clone();
+        if let Some(b) = bad.last_mut() {
+            *b ^= 1;
+        }
+        let mut out = alloc::vec![0u8; data.len()];
+        let e = decode_chunk_into(&p, 0, bad, 1, &mut out).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+        // Truncated stream.
+        let e = decode_chunk_into(&p, 0, z[..z.len() / 2].to_vec(), 1, &mut out).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+        // Masked deflate (filter 0 not applied): not handled in place.
+        assert!(decode_chunk_into(&p, 1, data.clone(), 1, &mut out)
+            .unwrap()
+            .is_some());
+    }
 }

@@ -819,8 +819,9 @@ fn decode_one(
 }
 
 /// As [`decode_one`]; when `direct` (exactly `clen` bytes) is given and the
-/// chunk can be decoded straight into it (no filters, or a pipeline that
-/// ends with the shuffle), does so and returns `None`.
+/// chunk can be decoded straight into it (no filters, or a pipeline whose
+/// last filter to undo is the shuffle, deflate or zstd), does so and returns
+/// `None`.
 fn decode_one_into(
     st: &Storage,
     ctx: Ctx,
@@ -861,7 +862,7 @@ fn decode_one_into(
             st.read_into(rec.addr, d)?;
             return Ok(None);
         }
-        d => (st.read(rec.addr, stored_len)?, d),
+        d => (st.read_scratch(rec.addr, stored_len)?, d),
     };
     let data = if apply_filters {
         let raw = match direct {
