@@ -243,6 +243,87 @@ pub fn decode_chunk_into(
     Ok(None)
 }
 
+/// As [`decode_chunk`] (with `out` `None`) or [`decode_chunk_into`] (with
+/// `out` of `expected_len` bytes), for a stored chunk borrowed in place (a
+/// memory-mapped file): when the first filter to undo is deflate or zstd it
+/// reads `data` where it lies, so the stored bytes are never copied.
+///
+/// # Errors
+/// As [`decode_chunk_into`].
+pub fn decode_chunk_borrowed(
+    pipeline: &FilterPipeline,
+    filter_mask: u32,
+    data: &[u8],
+    expected_len: usize,
+    element_size: usize,
+    out: Option<&mut [u8]>,
+) -> Result<Option<Vec<u8>>> {
+    let applied = |i: usize| i >= 32 || filter_mask & (1u32 << i) == 0;
+    let n = pipeline.filters.len();
+    let last = (0..n).rev().find(|&i| applied(i));
+    let f = last.and_then(|i| pipeline.filters.get(i).map(|f| (i, f)));
+    let (i, f) = match f {
+        Some((i, f)) if i < 32 && matches!(f.id, DEFLATE | ZSTD) => (i, f),
+        _ => {
+            // Nothing to read in place: decode from a copy.
+            let mut v = crate::io::scratch_buffer(data.len())?;
+            v.copy_from_slice(data);
+            return finish(pipeline, filter_mask, v, expected_len, element_size, out);
+        }
+    };
+    let only = !(0..i).any(applied);
+    let res = match (only, out) {
+        (true, Some(o)) => {
+            let r = match f.id {
+                DEFLATE => deflate::decode_into(data, o),
+                _ => match zstd::decode_into(data, o) {
+                    Ok(k) if k == o.len() => Ok(()),
+                    Ok(k) => Err(corrupt(format!(
+                        "zstd data has {k} bytes, expected {}",
+                        o.len()
+                    ))),
+                    Err(e) => Err(e),
+                },
+            };
+            r.map(|()| None)
+        }
+        (only, out) => {
+            let bound = if only {
+                expected_len
+            } else {
+                intermediate_bound(expected_len)
+            };
+            let v = match f.id {
+                DEFLATE => deflate::decode(data, bound),
+                _ => zstd::decode(data, bound),
+            };
+            let v = v.map_err(|e| e.context(&describe(f)))?;
+            let mask = filter_mask | (1u32 << i);
+            return finish(pipeline, mask, v, expected_len, element_size, out);
+        }
+    };
+    res.map_err(|e| e.context(&describe(f)))
+}
+
+/// Undo the rest of `pipeline` on `data`, into `out` when given and possible.
+fn finish(
+    pipeline: &FilterPipeline,
+    filter_mask: u32,
+    data: Vec<u8>,
+    expected_len: usize,
+    element_size: usize,
+    out: Option<&mut [u8]>,
+) -> Result<Option<Vec<u8>>> {
+    let data = match out {
+        Some(o) => match decode_chunk_into(pipeline, filter_mask, data, element_size, o)? {
+            None => return Ok(None),
+            Some(v) => v,
+        },
+        None => data,
+    };
+    decode_chunk(pipeline, filter_mask, data, expected_len, element_size).map(Some)
+}
+
 /// Undo one filter, producing at most `bound` bytes.
 ///
 /// # Errors
@@ -427,5 +508,47 @@ mod tests {
         assert!(decode_chunk_into(&p, 1, data.clone(), 1, &mut out)
             .unwrap()
             .is_some());
+    }
+
+    #[test]
+    fn borrowed_input_matches_owned() {
+        let data = sample(40_000);
+        for ids in [
+            &[DEFLATE][..],
+            &[SHUFFLE, DEFLATE],
+            &[DEFLATE, FLETCHER32],
+            &[SHUFFLE, DEFLATE, FLETCHER32],
+            &[SHUFFLE],
+        ] {
+            let p = pipeline(ids);
+            let stored = encode_chunk(&p, data.clone(), 8).unwrap();
+            for mask in [0u32, 1] {
+                // With mask 1 the first filter was not applied on write.
+                let stored = if mask == 1 {
+                    let q = FilterPipeline {
+                        filters: p.filters.iter().skip(1).cloned().collect(),
+                    };
+                    encode_chunk(&q, data.clone(), 8).unwrap()
+                } else {
+                    stored.clone()
+                };
+                let owned = decode_chunk(&p, mask, stored.clone(), data.len(), 8).unwrap();
+                assert_eq!(owned, data, "{ids:?} mask {mask}");
+                let b = decode_chunk_borrowed(&p, mask, &stored, data.len(), 8, None).unwrap();
+                assert_eq!(b.as_deref(), Some(&data[..]), "{ids:?} mask {mask}");
+                let mut out = alloc::vec![0u8; data.len()];
+                match decode_chunk_borrowed(&p, mask, &stored, data.len(), 8, Some(&mut out))
+                    .unwrap()
+                {
+                    None => assert_eq!(out, data, "{ids:?} mask {mask}"),
+                    Some(v) => assert_eq!(v, data, "{ids:?} mask {mask}"),
+                }
+            }
+        }
+        // A stream holding more than the chunk: Limit, borrowed or not.
+        let p = pipeline(&[DEFLATE]);
+        let z = encode_chunk(&p, data.clone(), 1).unwrap();
+        let e = decode_chunk_borrowed(&p, 0, &z, data.len() - 1, 1, None).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
     }
 }

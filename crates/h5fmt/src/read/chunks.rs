@@ -857,6 +857,26 @@ fn decode_one_into(
         )));
     }
     let direct = direct.filter(|d| d.len() == clen_us);
+    if apply_filters {
+        // A memory-mapped file: decode the stored bytes where they lie.
+        if let Some(stored) = st.slice(rec.addr, stored_len) {
+            let data = filter::decode_chunk_borrowed(
+                req.pipeline,
+                rec.filter_mask,
+                stored,
+                clen_us,
+                es,
+                direct,
+            )?;
+            return match data {
+                Some(d) if d.len() < clen_us => Err(Error::corrupt(
+                    format!("decoded chunk has {} bytes, expected {clen_us}", d.len()),
+                    st.base().saturating_add(rec.addr.get()),
+                )),
+                d => Ok(d),
+            };
+        }
+    }
     let (raw, direct) = match direct {
         Some(d) if !apply_filters => {
             st.read_into(rec.addr, d)?;
