@@ -407,11 +407,14 @@ impl ObjectBase {
                     FractalHeap::open(st, ctx, heap_addr).map_err(|e| e.with_path(&self.path))?;
                 let tree =
                     BTreeV2::open(st, ctx, info.name_index).map_err(|e| e.with_path(&self.path))?;
+                let mut blocks = crate::read::fractal_heap::HeapReadCache::default();
                 for rec in tree.records().map_err(|e| e.with_path(&self.path))? {
                     let id = rec
                         .get(..8)
                         .ok_or_else(|| Error::corrupt("short attribute name record", 0))?;
-                    let bytes = heap.get(id).map_err(|e| e.with_path(&self.path))?;
+                    let bytes = heap
+                        .get_cached(id, &mut blocks)
+                        .map_err(|e| e.with_path(&self.path))?;
                     let a =
                         AttributeMessage::decode(&mut crate::codec::Cursor::new(&bytes, 0), ctx)
                             .map_err(|e| e.with_path(&self.path))?;
@@ -582,12 +585,13 @@ impl Group {
             if let Some(heap_addr) = info.heap.defined() {
                 let heap = FractalHeap::open(st, ctx, heap_addr)?;
                 let tree = BTreeV2::open(st, ctx, info.name_index)?;
+                let mut blocks = crate::read::fractal_heap::HeapReadCache::default();
                 for rec in tree.records()? {
                     // Link name record (type 5): 4-byte hash, then the heap id.
                     let id = rec
                         .get(4..)
                         .ok_or_else(|| Error::corrupt("short link name record", 0))?;
-                    let bytes = heap.get(id)?;
+                    let bytes = heap.get_cached(id, &mut blocks)?;
                     let l = LinkMessage::decode(&mut crate::codec::Cursor::new(&bytes, 0), ctx)?;
                     out.push(Link {
                         name: l.name,
@@ -702,6 +706,9 @@ pub struct Dataset {
     pipeline: FilterPipeline,
     fill: FillValue,
     external: Option<ExternalFiles>,
+    /// Decoded chunks kept between reads (shared by clones).
+    #[cfg(feature = "std")]
+    cache: Arc<crate::read::chunk_cache::ChunkCache>,
 }
 
 impl core::fmt::Debug for Dataset {
@@ -746,6 +753,15 @@ impl Dataset {
             Some(m) => Some(base.decode_msg(m, ExternalFiles::decode)?),
             None => None,
         };
+        #[cfg(feature = "std")]
+        let cache = Arc::new(crate::read::chunk_cache::ChunkCache::new(
+            base.file
+                .inner
+                .ctx
+                .limits
+                .cache_bytes
+                .min(crate::read::chunk_cache::DEFAULT_CHUNK_CACHE_BYTES),
+        ));
         Ok(Dataset {
             base,
             dtype,
@@ -754,7 +770,21 @@ impl Dataset {
             pipeline,
             fill,
             external,
+            #[cfg(feature = "std")]
+            cache,
         })
+    }
+
+    /// The dataset's chunk cache (std): decoded chunks kept between
+    /// [`Dataset::read_slice`] calls, so overlapping or repeated selections
+    /// decode each chunk once while it stays cached. Its budget starts at
+    /// [`crate::read::chunk_cache::DEFAULT_CHUNK_CACHE_BYTES`] (or
+    /// [`crate::Limits::cache_bytes`] when smaller); change it with
+    /// [`crate::read::chunk_cache::ChunkCache::set_budget`] (0 disables it).
+    /// Clones of this dataset share the cache.
+    #[cfg(feature = "std")]
+    pub fn chunk_cache(&self) -> &crate::read::chunk_cache::ChunkCache {
+        &self.cache
     }
 
     /// The path this dataset was opened by.
@@ -1077,6 +1107,16 @@ impl Dataset {
             Layout::Chunked(cl) => {
                 let fill = self.unwritten_bytes();
                 let req = self.chunked_request(cl, elem, &fill);
+                #[cfg(feature = "std")]
+                crate::read::chunks::read_selection_cached(
+                    &file.inner.st,
+                    ctx,
+                    &req,
+                    sel,
+                    &mut out,
+                    &self.cache,
+                )?;
+                #[cfg(not(feature = "std"))]
                 crate::read::chunks::read_selection(&file.inner.st, ctx, &req, sel, &mut out)?;
             }
             _ => {

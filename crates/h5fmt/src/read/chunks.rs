@@ -630,7 +630,8 @@ pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>
         return Ok(out);
     }
     for_each_decoded(st, ctx, req, &wanted, clen, |rec, data| {
-        copy_chunk(&mut out, data, &rec.offsets, &layout.dims, req.dims, es)
+        copy_chunk(&mut out, &data, &rec.offsets, &layout.dims, req.dims, es)?;
+        Ok(Some(data))
     })?;
     Ok(out)
 }
@@ -770,6 +771,40 @@ pub fn read_selection(
     sel: &crate::data::hyperslab::Selection,
     out: &mut [u8],
 ) -> Result<()> {
+    selection_inner(st, ctx, req, sel, out, None)
+}
+
+/// As [`read_selection`], serving chunks held by `cache` from it and keeping
+/// the chunks it decodes there (within the cache's budget), so overlapping
+/// or repeated selections decode each chunk once while it stays cached.
+///
+/// # Errors
+/// As [`read_all`].
+#[cfg(feature = "std")]
+pub fn read_selection_cached(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    sel: &crate::data::hyperslab::Selection,
+    out: &mut [u8],
+    cache: &crate::read::chunk_cache::ChunkCache,
+) -> Result<()> {
+    selection_inner(st, ctx, req, sel, out, Some(cache))
+}
+
+#[cfg(feature = "std")]
+type CacheRef<'a> = Option<&'a crate::read::chunk_cache::ChunkCache>;
+#[cfg(not(feature = "std"))]
+type CacheRef<'a> = Option<&'a ()>;
+
+fn selection_inner(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    sel: &crate::data::hyperslab::Selection,
+    out: &mut [u8],
+    cache: CacheRef<'_>,
+) -> Result<()> {
     let es = req.element_size;
     let layout = req.layout;
     let rank = req.dims.len();
@@ -787,7 +822,21 @@ pub fn read_selection(
     }
     let (lo, hi) = sel.bounds(rank);
     let filtered = !req.pipeline.filters.is_empty();
-    let records = chunk_records(st, ctx, layout, req.dims, req.max_dims, es, filtered)?;
+    let records = match &layout.index {
+        // Walk only the part of the B-tree between the box's first and last
+        // chunk (row-major order).
+        ChunkIndex::BTreeV1 { addr } if !addr.is_undef() && !hi.contains(&0) => {
+            let corner = |v: &[u64], minus: u64| -> Vec<u64> {
+                v.iter()
+                    .zip(&layout.dims)
+                    .map(|(&x, &c)| x.saturating_sub(minus) / c.max(1) * c.max(1))
+                    .collect()
+            };
+            let (first, last) = (corner(&lo, 0), corner(&hi, 1));
+            crate::read::btree_v1::chunk_records_between(st, ctx, *addr, rank, &first, &last)?
+        }
+        _ => chunk_records(st, ctx, layout, req.dims, req.max_dims, es, filtered)?,
+    };
     let wanted: Vec<&ChunkRecord> = records
         .iter()
         .filter(|rec| {
@@ -801,8 +850,36 @@ pub fn read_selection(
                     .all(|((&o, &c), (&l, &h))| o < h && o.saturating_add(c) > l)
         })
         .collect();
+    #[cfg(feature = "std")]
+    if let Some(cache) = cache {
+        let mut misses = Vec::with_capacity(wanted.len());
+        for rec in wanted {
+            match cache.get(rec.addr.get()) {
+                Some(data) => sel
+                    .copy_from_region(es, &data, &rec.offsets, &layout.dims, out)
+                    .map_err(|e| {
+                        e.context(&coords(&rec.offsets))
+                            .with_offset(st.base().saturating_add(rec.addr.get()))
+                    })?,
+                None => misses.push(rec),
+            }
+        }
+        let keep = usize::try_from(clen).is_ok_and(|n| cache.admits(n));
+        return for_each_decoded(st, ctx, req, &misses, clen, |rec, data| {
+            sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out)?;
+            if keep {
+                cache.insert(rec.addr.get(), alloc::sync::Arc::new(data));
+                Ok(None)
+            } else {
+                Ok(Some(data))
+            }
+        });
+    }
+    #[cfg(not(feature = "std"))]
+    let _ = cache;
     for_each_decoded(st, ctx, req, &wanted, clen, |rec, data| {
-        sel.copy_from_region(es, data, &rec.offsets, &layout.dims, out)
+        sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out)?;
+        Ok(Some(data))
     })
 }
 
@@ -911,14 +988,15 @@ fn decode_one_into(
 type ChunkSink<'a> = dyn FnMut(&ChunkRecord, Result<Vec<u8>>) -> Result<()> + Send + 'a;
 
 /// Decode `recs` (in parallel across cores with `std`) and hand each decoded
-/// chunk to `sink` (in record order when single-threaded). Errors name the chunk coordinates.
+/// chunk to `sink` (in record order when single-threaded), which may give
+/// the buffer back for reuse. Errors name the chunk coordinates.
 fn for_each_decoded(
     st: &Storage,
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     recs: &[&ChunkRecord],
     clen: u64,
-    mut sink: impl FnMut(&ChunkRecord, &[u8]) -> Result<()> + Send,
+    mut sink: impl FnMut(&ChunkRecord, Vec<u8>) -> Result<Option<Vec<u8>>> + Send,
 ) -> Result<()> {
     let name = |rec: &ChunkRecord, e: Error| {
         e.context(&coords(&rec.offsets))
@@ -928,15 +1006,17 @@ fn for_each_decoded(
     if threads <= 1 {
         for rec in recs {
             let data = decode_one(st, ctx, req, rec, clen).map_err(|e| name(rec, e))?;
-            sink(rec, &data).map_err(|e| name(rec, e))?;
-            crate::io::recycle(data);
+            if let Some(d) = sink(rec, data).map_err(|e| name(rec, e))? {
+                crate::io::recycle(d);
+            }
         }
         return Ok(());
     }
     parallel_waves(st, ctx, req, recs, clen, threads, &mut |rec, res| {
         let data = res.map_err(|e| name(rec, e))?;
-        sink(rec, &data).map_err(|e| name(rec, e))?;
-        crate::io::recycle(data);
+        if let Some(d) = sink(rec, data).map_err(|e| name(rec, e))? {
+            crate::io::recycle(d);
+        }
         Ok(())
     })
 }

@@ -31,6 +31,24 @@ pub struct FractalHeap {
     hdr: FractalHeapHeader,
 }
 
+/// Blocks kept between lookups in one heap (its indirect blocks and up to
+/// 1 MiB of direct blocks), so that reading many objects stored together (a
+/// group's links, an object's attributes) reads each block once. Use one
+/// per heap, with [`FractalHeap::get_cached`].
+#[derive(Debug, Default)]
+pub struct HeapReadCache {
+    indirect: alloc::collections::BTreeMap<u64, IndirectBlock>,
+    direct: alloc::collections::BTreeMap<u64, Vec<u8>>,
+    direct_bytes: usize,
+}
+
+/// Bytes of direct blocks kept by one [`HeapReadCache`] (emptied when full).
+const CACHED_DIRECT_BYTES: usize = 1 << 20;
+
+/// Indirect blocks kept by one [`HeapReadCache`] (each is bounded by the
+/// metadata block limit).
+const CACHED_INDIRECT: usize = 64;
+
 /// Where a managed direct block is and how big it is.
 struct DirectLoc {
     addr: Addr,
@@ -80,11 +98,24 @@ impl FractalHeap {
     /// # Errors
     /// `Corrupt`, `Checksum`, `Truncated`, `Cycle`, `Limit`, `Unsupported` (e.g. a filter).
     pub fn get(&self, id: &[u8]) -> Result<Vec<u8>> {
+        self.get_inner(id, None)
+    }
+
+    /// As [`FractalHeap::get`], keeping the blocks read in `cache` for the
+    /// next lookups (`cache` must only be used with this heap).
+    ///
+    /// # Errors
+    /// As [`FractalHeap::get`].
+    pub fn get_cached(&self, id: &[u8], cache: &mut HeapReadCache) -> Result<Vec<u8>> {
+        self.get_inner(id, Some(cache))
+    }
+
+    fn get_inner(&self, id: &[u8], cache: Option<&mut HeapReadCache>) -> Result<Vec<u8>> {
         let at = self.st.base().saturating_add(self.addr.0);
         let hid = HeapId::decode(id, &self.hdr, self.ctx.sizes).map_err(|e| e.with_offset(at))?;
         match hid {
             HeapId::Tiny { data } => Ok(data),
-            HeapId::Managed { offset, length } => self.managed(offset, length),
+            HeapId::Managed { offset, length } => self.managed(offset, length, cache),
             HeapId::HugeDirect {
                 addr,
                 len,
@@ -179,10 +210,27 @@ impl FractalHeap {
         ))
     }
 
-    fn managed(&self, offset: u64, length: u64) -> Result<Vec<u8>> {
+    fn managed(
+        &self,
+        offset: u64,
+        length: u64,
+        mut cache: Option<&mut HeapReadCache>,
+    ) -> Result<Vec<u8>> {
         let at = self.st.base().saturating_add(self.addr.0);
-        let loc = self.locate(offset)?;
-        let block = self.read_direct(&loc)?;
+        let loc = self.locate(offset, cache.as_deref_mut())?;
+        let hit = cache
+            .as_ref()
+            .is_some_and(|c| c.direct.contains_key(&loc.addr.0));
+        let fresh = if hit {
+            None
+        } else {
+            Some(self.read_direct(&loc)?)
+        };
+        let block: &[u8] = match (&fresh, &cache) {
+            (Some(b), _) => b,
+            (None, Some(c)) => c.direct.get(&loc.addr.0).map_or(&[][..], Vec::as_slice),
+            (None, None) => &[],
+        };
         let rel = offset - loc.block_offset;
         let prefix = self.hdr.direct_prefix_len(self.ctx.sizes) as u64;
         let end = rel.checked_add(length);
@@ -198,15 +246,26 @@ impl FractalHeap {
             usize::try_from(rel),
             end.and_then(|e| usize::try_from(e).ok()),
         );
-        match (s, e) {
+        let obj = match (s, e) {
             (Ok(s), Some(e)) => block.get(s..e).map(<[u8]>::to_vec),
             _ => None,
         }
-        .ok_or_else(|| Error::corrupt("managed heap object outside its block", at))
+        .ok_or_else(|| Error::corrupt("managed heap object outside its block", at));
+        if let (Some(c), Some(b)) = (cache, fresh) {
+            if c.direct_bytes.saturating_add(b.len()) > CACHED_DIRECT_BYTES {
+                c.direct.clear();
+                c.direct_bytes = 0;
+            }
+            if b.len() <= CACHED_DIRECT_BYTES {
+                c.direct_bytes += b.len();
+                c.direct.insert(loc.addr.0, b);
+            }
+        }
+        obj
     }
 
     /// Find the direct block holding heap offset `offset`.
-    fn locate(&self, offset: u64) -> Result<DirectLoc> {
+    fn locate(&self, offset: u64, mut cache: Option<&mut HeapReadCache>) -> Result<DirectLoc> {
         let h = &self.hdr;
         let at = self.st.base().saturating_add(self.addr.0);
         if h.root.is_undef() {
@@ -243,7 +302,7 @@ impl FractalHeap {
         let mut iblock_off = 0u64;
         let mut rel = offset;
         for _ in 0..=self.ctx.limits.max_btree_depth {
-            let ib = self.read_indirect(iblock_addr, rows, &mut visited)?;
+            let ib = self.indirect_cached(iblock_addr, rows, &mut visited, cache.as_deref_mut())?;
             if ib.block_offset != iblock_off {
                 return Err(Error::corrupt(
                     alloc::format!(
@@ -310,6 +369,36 @@ impl FractalHeap {
             "fractal heap indirect blocks deeper than {}",
             self.ctx.limits.max_btree_depth
         )))
+    }
+
+    /// [`FractalHeap::read_indirect`], served from / kept in `cache`.
+    fn indirect_cached<'c>(
+        &self,
+        addr: Addr,
+        rows: u32,
+        visited: &mut BTreeSet<u64>,
+        cache: Option<&'c mut HeapReadCache>,
+    ) -> Result<alloc::borrow::Cow<'c, IndirectBlock>> {
+        use alloc::borrow::Cow;
+        let Some(c) = cache else {
+            return Ok(Cow::Owned(self.read_indirect(addr, rows, visited)?));
+        };
+        if !c.indirect.contains_key(&addr.0) {
+            let ib = self.read_indirect(addr, rows, visited)?;
+            if c.indirect.len() >= CACHED_INDIRECT {
+                c.indirect.clear();
+            }
+            c.indirect.insert(addr.0, ib);
+        } else if !visited.insert(addr.0) {
+            return Err(Error::cycle(
+                alloc::format!("fractal heap indirect block at {addr} reached twice"),
+                self.st.base().saturating_add(addr.0),
+            ));
+        }
+        c.indirect
+            .get(&addr.0)
+            .map(Cow::Borrowed)
+            .ok_or_else(|| Error::corrupt("fractal heap indirect block", addr.0))
     }
 
     fn read_indirect(
