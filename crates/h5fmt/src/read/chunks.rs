@@ -934,6 +934,25 @@ fn decode_one_into(
         )));
     }
     let direct = direct.filter(|d| d.len() == clen_us);
+    // Stored bytes already in memory only through an overlay (coalesced
+    // reads, see `for_each_decoded`): copy from there rather than read again.
+    // (Memory-mapped sources keep reading large unfiltered chunks with
+    // `pread`, which is faster than faulting the map in.)
+    if !apply_filters && st.source().as_slice().is_none() {
+        if let Some(stored) = st.slice(rec.addr, stored_len) {
+            return match direct {
+                Some(d) if d.len() == stored.len() => {
+                    d.copy_from_slice(stored);
+                    Ok(None)
+                }
+                _ => {
+                    let mut v = crate::io::scratch_buffer(stored.len())?;
+                    v.copy_from_slice(stored);
+                    Ok(Some(v))
+                }
+            };
+        }
+    }
     if apply_filters {
         // A memory-mapped file: decode the stored bytes where they lie.
         if let Some(stored) = st.slice(rec.addr, stored_len) {
@@ -991,6 +1010,96 @@ type ChunkSink<'a> = dyn FnMut(&ChunkRecord, Result<Vec<u8>>) -> Result<()> + Se
 /// chunk to `sink` (in record order when single-threaded), which may give
 /// the buffer back for reuse. Errors name the chunk coordinates.
 fn for_each_decoded(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    recs: &[&ChunkRecord],
+    clen: u64,
+    mut sink: impl FnMut(&ChunkRecord, Vec<u8>) -> Result<Option<Vec<u8>>> + Send,
+) -> Result<()> {
+    // Sources not in memory: chunks stored back to back are read together.
+    if st.source().as_slice().is_none() && st.overlay().is_none() && recs.len() > 1 {
+        return coalesced(st, ctx, req, recs, clen, &mut sink);
+    }
+    each_decoded(st, ctx, req, recs, clen, sink)
+}
+
+/// Stored bytes of `rec` as [`decode_one_into`] reads them.
+fn stored_len(req: &ChunkedRead<'_>, rec: &ChunkRecord, clen: u64) -> u64 {
+    let partial = rec
+        .offsets
+        .iter()
+        .zip(&req.layout.dims)
+        .zip(req.dims)
+        .any(|((o, c), d)| o.saturating_add(*c) > *d);
+    let filtered = !req.pipeline.filters.is_empty();
+    if filtered && !(req.layout.flags & 1 != 0 && partial) {
+        rec.size
+    } else {
+        clen
+    }
+}
+
+/// Chunks adjacent in the file are read with one read (groups of at most
+/// `GROUP_MAX` bytes, batches of at most `BATCH_MAX` bytes held at once) and
+/// decoded from memory, through an overlay of the storage.
+fn coalesced(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    recs: &[&ChunkRecord],
+    clen: u64,
+    sink: &mut (impl FnMut(&ChunkRecord, Vec<u8>) -> Result<Option<Vec<u8>>> + Send),
+) -> Result<()> {
+    const GROUP_MAX: u64 = 8 << 20;
+    const BATCH_MAX: u64 = 64 << 20;
+    let mut order: Vec<&ChunkRecord> = recs.to_vec();
+    order.sort_by_key(|r| r.addr.get());
+    let mut i = 0;
+    while i < order.len() {
+        let start = i;
+        let mut overlay = crate::io::Overlay::new();
+        let mut batch = 0u64;
+        while i < order.len() && batch < BATCH_MAX {
+            let Some(first) = order.get(i) else { break };
+            let g0 = i;
+            let addr = first.addr.get();
+            let mut end = addr.saturating_add(stored_len(req, first, clen));
+            i += 1;
+            while let Some(next) = order.get(i) {
+                let len = stored_len(req, next, clen);
+                if next.addr.get() != end || end.saturating_add(len) - addr > GROUP_MAX {
+                    break;
+                }
+                end = end.saturating_add(len);
+                i += 1;
+            }
+            let len = end - addr;
+            batch = batch.saturating_add(len);
+            // A group of one is read by its decoder as usual; a group that
+            // cannot be read whole (past the end of file) too, chunk by chunk,
+            // so that the error names the chunk.
+            if i - g0 > 1 {
+                if let Ok(bytes) = st.read(Addr(addr), len) {
+                    overlay.insert(addr, bytes);
+                }
+            }
+        }
+        let batch_recs = order.get(start..i).unwrap_or(&[]);
+        // Overlapping ranges (a corrupt index) are refused by the overlay:
+        // then each chunk is read on its own, as without coalescing.
+        match st.with_overlay(overlay) {
+            Ok(mem) if mem.overlay().is_some() => {
+                each_decoded(&mem, ctx, req, batch_recs, clen, &mut *sink)?
+            }
+            _ => each_decoded(st, ctx, req, batch_recs, clen, &mut *sink)?,
+        }
+    }
+    Ok(())
+}
+
+/// [`for_each_decoded`] without coalescing.
+fn each_decoded(
     st: &Storage,
     ctx: Ctx,
     req: &ChunkedRead<'_>,
