@@ -2,7 +2,7 @@
 
   python bench.py gen DIR          write DIR/*.h5 (skips files already present) and DIR/windows.txt
   python bench.py time FILE DATASET MODE REPS [WINDOWS]
-                                   warm-up read, then REPS timed reads: one `seconds bytes` line each
+                                   warm-up read, then REPS timed reads: one `seconds bytes cpu_seconds` line each
 """
 
 import os
@@ -93,9 +93,9 @@ def time_reads(path, dset, mode, reps, windows=None):
 
     once()
     for _ in range(reps):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         n = once()
-        print(f"{time.perf_counter() - t:.6f} {n}", flush=True)
+        print(f"{time.perf_counter() - t:.6f} {n} {time.process_time() - c:.3f}", flush=True)
 
 
 if __name__ == "__main__":

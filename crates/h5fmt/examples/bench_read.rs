@@ -2,7 +2,8 @@
 //!
 //! `bench_read FILE DATASET MODE REPS [WINDOWS]` reads the dataset once as a
 //! warm-up and then `REPS` times, printing one line per timed read:
-//! `seconds bytes`. MODE is `full` (`read_raw`), `windows` (each window of the
+//! `seconds bytes cpu_seconds` (the process's user+system CPU time of that read,
+//! all threads, where `/proc/self/stat` is readable; else `-`). MODE is `full` (`read_raw`), `windows` (each window of the
 //! text file WINDOWS, one `r0 c0 h w` per line, with `read_slice`), or
 //! `strings` (`read_values` of variable-length strings).
 
@@ -61,8 +62,22 @@ fn main() {
     };
     once();
     for _ in 0..reps {
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), cpu_seconds());
         let n = once();
-        println!("{:.6} {n}", t.elapsed().as_secs_f64());
+        let wall = t.elapsed().as_secs_f64();
+        match (c, cpu_seconds()) {
+            (Some(a), Some(b)) => println!("{wall:.6} {n} {:.3}", b - a),
+            _ => println!("{wall:.6} {n} -"),
+        }
     }
+}
+
+/// User + system CPU time of this process (all threads) in seconds, from
+/// `/proc/self/stat` (Linux; clock ticks of 1/100 s).
+fn cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let f: Vec<&str> = s.rsplit(')').next()?.split_whitespace().collect();
+    let user: f64 = f.get(11)?.parse().ok()?;
+    let sys: f64 = f.get(12)?.parse().ok()?;
+    Some((user + sys) / 100.0)
 }

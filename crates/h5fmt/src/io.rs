@@ -86,6 +86,27 @@ fn zeroed(n: usize, huge: bool) -> Result<Vec<u8>> {
     }
 }
 
+/// A buffer of `n` bytes whose contents are unspecified (initialized, but
+/// possibly left over from an earlier use on this thread), for outputs that
+/// are overwritten or truncated to what was written: a buffer given back by
+/// [`recycle`] is reused without being cleared first; otherwise it is a
+/// fresh zeroed allocation (whose pages the kernel provides zeroed anyway).
+///
+/// # Errors
+/// `Limit` when the allocation fails.
+pub(crate) fn scratch_buffer(n: usize) -> Result<Vec<u8>> {
+    #[cfg(feature = "std")]
+    if let Some(mut v) = pool_take(n) {
+        if v.len() >= n {
+            v.truncate(n);
+        } else {
+            v.resize(n, 0);
+        }
+        return Ok(v);
+    }
+    zeroed(n, false)
+}
+
 /// Buffers at most this large are kept for reuse by [`recycle`].
 #[cfg(feature = "std")]
 const POOL_MAX_BYTES: usize = 16 << 20;
@@ -532,6 +553,21 @@ impl Storage {
         let n =
             usize::try_from(len).map_err(|_| Error::limit("read larger than the address space"))?;
         let mut buf = large_buffer(n)?;
+        self.src.read_at(abs, &mut buf)?;
+        self.patch(addr.0, &mut buf);
+        Ok(buf)
+    }
+
+    /// As [`Storage::read`], into a reused buffer of this thread when one
+    /// fits (no zero-fill before the read overwrites it).
+    ///
+    /// # Errors
+    /// As [`Storage::read`].
+    pub(crate) fn read_scratch(&self, addr: Addr, len: u64) -> Result<Vec<u8>> {
+        let abs = self.absolute(addr, len)?;
+        let n =
+            usize::try_from(len).map_err(|_| Error::limit("read larger than the address space"))?;
+        let mut buf = scratch_buffer(n)?;
         self.src.read_at(abs, &mut buf)?;
         self.patch(addr.0, &mut buf);
         Ok(buf)

@@ -22,7 +22,9 @@ pub struct Limits {
     pub max_chunk_bytes: u64,
     /// Maximum bytes of decoded data materialized by one read call.
     pub max_read_bytes: u64,
-    /// Chunk cache budget in bytes.
+    /// Upper bound in bytes of each dataset's chunk cache (std; see
+    /// `Dataset::chunk_cache`): its budget starts at the smaller of this and
+    /// 4 MiB.
     pub cache_bytes: u64,
     /// Maximum number of objects visited by one walk of the file.
     pub max_objects: usize,

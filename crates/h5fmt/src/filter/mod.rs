@@ -175,14 +175,15 @@ pub fn decode_chunk(
 }
 
 /// As [`decode_chunk`], writing the decoded chunk into `out` (exactly
-/// `expected_len` bytes) when the pipeline ends (on decoding) with the
-/// shuffle filter, which then writes straight into `out` instead of a
-/// temporary, and returns `Ok(None)`. Returns `Ok(Some(data))` (the input
-/// back, `out` untouched) when that does not apply; the caller then uses
-/// [`decode_chunk`].
+/// `expected_len` bytes) when the last filter to undo (the first one applied)
+/// is the shuffle, deflate or zstd: that filter then writes straight into
+/// `out` instead of a temporary that would be copied, and `Ok(None)` is
+/// returned. Returns `Ok(Some(data))` (the input back, `out` untouched) when
+/// that does not apply; the caller then uses [`decode_chunk`].
 ///
 /// # Errors
-/// As [`decode_chunk`].
+/// As [`decode_chunk`]; `Corrupt` when the decoded chunk is not exactly
+/// `out.len()` bytes.
 pub fn decode_chunk_into(
     pipeline: &FilterPipeline,
     filter_mask: u32,
@@ -197,35 +198,135 @@ pub fn decode_chunk_into(
     let Some(f) = pipeline.filters.get(first) else {
         return Ok(Some(data));
     };
-    if f.id != SHUFFLE || first >= 32 {
+    if !matches!(f.id, SHUFFLE | DEFLATE | ZSTD) || first >= 32 {
         return Ok(Some(data));
     }
-    let es = match f.client_data.first() {
-        Some(&n) => usize::try_from(n)
-            .map_err(|_| corrupt("shuffle element size does not fit in memory"))?,
-        None => element_size,
-    };
-    // Undo every filter but the shuffle, then unshuffle into `out`.
-    let rest = decode_chunk(
-        pipeline,
-        filter_mask | (1u32 << first),
-        data,
-        out.len(),
-        element_size,
-    )?;
-    if shuffle::unshuffle_into(&rest, es, out) {
-        crate::io::recycle(rest);
-        Ok(None)
+    // Undo every filter but the last one (often none), then that one into `out`.
+    let rest = if (first + 1..pipeline.filters.len()).any(applied) {
+        decode_chunk(
+            pipeline,
+            filter_mask | (1u32 << first),
+            data,
+            intermediate_bound(out.len()),
+            element_size,
+        )?
     } else {
-        Err(Error::corrupt(
-            format!(
-                "decoded chunk has {} bytes, expected {}",
-                rest.len(),
+        data
+    };
+    let res = match f.id {
+        SHUFFLE => {
+            let es = match f.client_data.first() {
+                Some(&n) => usize::try_from(n)
+                    .map_err(|_| corrupt("shuffle element size does not fit in memory"))?,
+                None => element_size,
+            };
+            if shuffle::unshuffle_into(&rest, es, out) {
+                Ok(())
+            } else {
+                Err(Error::corrupt(
+                    format!(
+                        "decoded chunk has {} bytes, expected {}",
+                        rest.len(),
+                        out.len()
+                    ),
+                    0,
+                ))
+            }
+        }
+        DEFLATE => deflate::decode_into(&rest, out),
+        _ => match zstd::decode_into(&rest, out) {
+            Ok(n) if n == out.len() => Ok(()),
+            Ok(n) => Err(corrupt(format!(
+                "zstd data has {n} bytes, expected {}",
                 out.len()
-            ),
-            0,
-        ))
-    }
+            ))),
+            Err(e) => Err(e),
+        },
+    };
+    crate::io::recycle(rest);
+    res.map_err(|e| e.context(&describe(f)))?;
+    Ok(None)
+}
+
+/// As [`decode_chunk`] (with `out` `None`) or [`decode_chunk_into`] (with
+/// `out` of `expected_len` bytes), for a stored chunk borrowed in place (a
+/// memory-mapped file): when the first filter to undo is deflate or zstd it
+/// reads `data` where it lies, so the stored bytes are never copied.
+///
+/// # Errors
+/// As [`decode_chunk_into`].
+pub fn decode_chunk_borrowed(
+    pipeline: &FilterPipeline,
+    filter_mask: u32,
+    data: &[u8],
+    expected_len: usize,
+    element_size: usize,
+    out: Option<&mut [u8]>,
+) -> Result<Option<Vec<u8>>> {
+    let applied = |i: usize| i >= 32 || filter_mask & (1u32 << i) == 0;
+    let n = pipeline.filters.len();
+    let last = (0..n).rev().find(|&i| applied(i));
+    let f = last.and_then(|i| pipeline.filters.get(i).map(|f| (i, f)));
+    let (i, f) = match f {
+        Some((i, f)) if i < 32 && matches!(f.id, DEFLATE | ZSTD) => (i, f),
+        _ => {
+            // Nothing to read in place: decode from a copy.
+            let mut v = crate::io::scratch_buffer(data.len())?;
+            v.copy_from_slice(data);
+            return finish(pipeline, filter_mask, v, expected_len, element_size, out);
+        }
+    };
+    let only = !(0..i).any(applied);
+    let res = match (only, out) {
+        (true, Some(o)) => {
+            let r = match f.id {
+                DEFLATE => deflate::decode_into(data, o),
+                _ => match zstd::decode_into(data, o) {
+                    Ok(k) if k == o.len() => Ok(()),
+                    Ok(k) => Err(corrupt(format!(
+                        "zstd data has {k} bytes, expected {}",
+                        o.len()
+                    ))),
+                    Err(e) => Err(e),
+                },
+            };
+            r.map(|()| None)
+        }
+        (only, out) => {
+            let bound = if only {
+                expected_len
+            } else {
+                intermediate_bound(expected_len)
+            };
+            let v = match f.id {
+                DEFLATE => deflate::decode(data, bound),
+                _ => zstd::decode(data, bound),
+            };
+            let v = v.map_err(|e| e.context(&describe(f)))?;
+            let mask = filter_mask | (1u32 << i);
+            return finish(pipeline, mask, v, expected_len, element_size, out);
+        }
+    };
+    res.map_err(|e| e.context(&describe(f)))
+}
+
+/// Undo the rest of `pipeline` on `data`, into `out` when given and possible.
+fn finish(
+    pipeline: &FilterPipeline,
+    filter_mask: u32,
+    data: Vec<u8>,
+    expected_len: usize,
+    element_size: usize,
+    out: Option<&mut [u8]>,
+) -> Result<Option<Vec<u8>>> {
+    let data = match out {
+        Some(o) => match decode_chunk_into(pipeline, filter_mask, data, element_size, o)? {
+            None => return Ok(None),
+            Some(v) => v,
+        },
+        None => data,
+    };
+    decode_chunk(pipeline, filter_mask, data, expected_len, element_size).map(Some)
 }
 
 /// Undo one filter, producing at most `bound` bytes.
@@ -348,4 +449,112 @@ pub fn encode_chunk(
         };
     }
     Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pipeline(ids: &[u16]) -> FilterPipeline {
+        FilterPipeline {
+            filters: ids
+                .iter()
+                .map(|&id| Filter {
+                    id,
+                    name: None,
+                    flags: 0,
+                    client_data: if id == DEFLATE {
+                        alloc::vec![6]
+                    } else {
+                        Vec::new()
+                    },
+                })
+                .collect(),
+        }
+    }
+
+    fn sample(n: usize) -> Vec<u8> {
+        (0..n).map(|i| ((i * 31) ^ (i >> 7)) as u8).collect()
+    }
+
+    #[test]
+    fn deflate_decodes_in_place_exactly() {
+        let data = sample(10_000);
+        // Stream made by miniz_oxide (a different inflater than the std decoder's).
+        let z = miniz_oxide::deflate::compress_to_vec_zlib(&data, 6);
+        for ids in [&[DEFLATE][..], &[DEFLATE, FLETCHER32], &[SHUFFLE, DEFLATE]] {
+            let p = pipeline(ids);
+            let stored = encode_chunk(&p, data.clone(), 4).unwrap();
+            let mut out = alloc::vec![0u8; data.len()];
+            assert!(decode_chunk_into(&p, 0, stored, 4, &mut out)
+                .unwrap()
+                .is_none());
+            assert_eq!(out, data, "{ids:?}");
+        }
+        let p = pipeline(&[DEFLATE]);
+        // One byte short of the stream: Limit; one byte more: Corrupt.
+        let mut small = alloc::vec![0u8; data.len() - 1];
+        let e = decode_chunk_into(&p, 0, z.clone(), 1, &mut small).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
+        let mut big = alloc::vec![0u8; data.len() + 1];
+        let e = decode_chunk_into(&p, 0, z.clone(), 1, &mut big).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+        // A flipped adler32 byte is caught.
+        let mut bad = z.clone();
+        if let Some(b) = bad.last_mut() {
+            *b ^= 1;
+        }
+        let mut out = alloc::vec![0u8; data.len()];
+        let e = decode_chunk_into(&p, 0, bad, 1, &mut out).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+        // Truncated stream.
+        let e = decode_chunk_into(&p, 0, z[..z.len() / 2].to_vec(), 1, &mut out).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+        // Masked deflate (filter 0 not applied): not handled in place.
+        assert!(decode_chunk_into(&p, 1, data.clone(), 1, &mut out)
+            .unwrap()
+            .is_some());
+    }
+
+    #[test]
+    fn borrowed_input_matches_owned() {
+        let data = sample(40_000);
+        for ids in [
+            &[DEFLATE][..],
+            &[SHUFFLE, DEFLATE],
+            &[DEFLATE, FLETCHER32],
+            &[SHUFFLE, DEFLATE, FLETCHER32],
+            &[SHUFFLE],
+        ] {
+            let p = pipeline(ids);
+            let stored = encode_chunk(&p, data.clone(), 8).unwrap();
+            for mask in [0u32, 1] {
+                // With mask 1 the first filter was not applied on write.
+                let stored = if mask == 1 {
+                    let q = FilterPipeline {
+                        filters: p.filters.iter().skip(1).cloned().collect(),
+                    };
+                    encode_chunk(&q, data.clone(), 8).unwrap()
+                } else {
+                    stored.clone()
+                };
+                let owned = decode_chunk(&p, mask, stored.clone(), data.len(), 8).unwrap();
+                assert_eq!(owned, data, "{ids:?} mask {mask}");
+                let b = decode_chunk_borrowed(&p, mask, &stored, data.len(), 8, None).unwrap();
+                assert_eq!(b.as_deref(), Some(&data[..]), "{ids:?} mask {mask}");
+                let mut out = alloc::vec![0u8; data.len()];
+                match decode_chunk_borrowed(&p, mask, &stored, data.len(), 8, Some(&mut out))
+                    .unwrap()
+                {
+                    None => assert_eq!(out, data, "{ids:?} mask {mask}"),
+                    Some(v) => assert_eq!(v, data, "{ids:?} mask {mask}"),
+                }
+            }
+        }
+        // A stream holding more than the chunk: Limit, borrowed or not.
+        let p = pipeline(&[DEFLATE]);
+        let z = encode_chunk(&p, data.clone(), 1).unwrap();
+        let e = decode_chunk_borrowed(&p, 0, &z, data.len() - 1, 1, None).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
+    }
 }

@@ -73,6 +73,12 @@ fn unshuffle_n<const ES: usize>(data: &[u8], out: &mut [u8], n: usize) {
     let (Some(planes), Some(out)) = (data.get(..n * ES), out.get_mut(..n * ES)) else {
         return;
     };
+    match ES {
+        2 => return unshuffle_2(planes, out, n),
+        4 => return unshuffle_4(planes, out, n),
+        8 => return unshuffle_8(planes, out, n),
+        _ => {}
+    }
     let mut i = 0;
     for dst in out.chunks_mut(BLOCK * ES) {
         let m = dst.len() / ES;
@@ -91,6 +97,91 @@ fn unshuffle_n<const ES: usize>(data: &[u8], out: &mut [u8], n: usize) {
             el.copy_from_slice(t);
         }
         i += m;
+    }
+}
+
+/// 2-byte elements: zip the two planes (the loop vectorizes).
+fn unshuffle_2(planes: &[u8], out: &mut [u8], n: usize) {
+    let (p0, p1) = planes.split_at(n.min(planes.len()));
+    for (d, (&a, &b)) in out.chunks_exact_mut(2).zip(p0.iter().zip(p1)) {
+        d.copy_from_slice(&[a, b]);
+    }
+}
+
+/// 4-byte elements: zip the four planes (the loop vectorizes).
+fn unshuffle_4(planes: &[u8], out: &mut [u8], n: usize) {
+    let n = n.min(planes.len() / 4);
+    let (p0, r) = planes.split_at(n);
+    let (p1, r) = r.split_at(n);
+    let (p2, r) = r.split_at(n);
+    let p3 = r.get(..n).unwrap_or(&[]);
+    for (d, ((&a, &b), (&c, &e))) in out
+        .chunks_exact_mut(4)
+        .zip(p0.iter().zip(p1).zip(p2.iter().zip(p3)))
+    {
+        d.copy_from_slice(&[a, b, c, e]);
+    }
+}
+
+/// Interleave the `s`-bit lanes selected by `m` of `a` and `b`: the first
+/// result holds the even lanes of both, the second the odd lanes.
+#[inline(always)]
+fn interleave(a: u64, b: u64, s: u32, m: u64) -> (u64, u64) {
+    ((a & m) | ((b & m) << s), ((a >> s) & m) | (b & !m))
+}
+
+/// 8-byte elements: eight elements at a time, as an 8 x 8 byte-matrix
+/// transpose in three rounds of lane interleaves on `u64`s (no lookups, no
+/// byte-wise stores; ~3x the byte-gather loop).
+fn unshuffle_8(planes: &[u8], out: &mut [u8], n: usize) {
+    const M8: u64 = 0x00FF_00FF_00FF_00FF;
+    const M16: u64 = 0x0000_FFFF_0000_FFFF;
+    const M32: u64 = 0x0000_0000_FFFF_FFFF;
+    let n = n.min(planes.len() / 8);
+    let mut p: [&[u8]; 8] = [&[]; 8];
+    let mut rest = planes;
+    for plane in &mut p {
+        let (a, r) = rest.split_at(n);
+        *plane = a;
+        rest = r;
+    }
+    let word = |plane: &[u8], k: usize| -> u64 {
+        let mut w = [0u8; 8];
+        if let Some(s) = plane.get(k * 8..k * 8 + 8) {
+            w.copy_from_slice(s);
+        }
+        u64::from_le_bytes(w)
+    };
+    let full = n / 8;
+    for (k, d) in out.chunks_exact_mut(64).take(full).enumerate() {
+        // Row i: elements 8k..8k+8 of byte plane i.
+        let r: [u64; 8] = core::array::from_fn(|i| word(p[i], k));
+        // Bytes of planes (2q, 2q+1) paired per even / odd element.
+        let (a0, b0) = interleave(r[0], r[1], 8, M8);
+        let (a1, b1) = interleave(r[2], r[3], 8, M8);
+        let (a2, b2) = interleave(r[4], r[5], 8, M8);
+        let (a3, b3) = interleave(r[6], r[7], 8, M8);
+        // Planes 0-3 (and 4-7) of elements 0 mod 4, 2 mod 4, 1 mod 4, 3 mod 4.
+        let (c0, d0) = interleave(a0, a1, 16, M16);
+        let (e0, f0) = interleave(b0, b1, 16, M16);
+        let (c1, d1) = interleave(a2, a3, 16, M16);
+        let (e1, f1) = interleave(b2, b3, 16, M16);
+        // Whole elements.
+        let (x0, x4) = interleave(c0, c1, 32, M32);
+        let (x2, x6) = interleave(d0, d1, 32, M32);
+        let (x1, x5) = interleave(e0, e1, 32, M32);
+        let (x3, x7) = interleave(f0, f1, 32, M32);
+        for (el, x) in d.chunks_exact_mut(8).zip([x0, x1, x2, x3, x4, x5, x6, x7]) {
+            el.copy_from_slice(&x.to_le_bytes());
+        }
+    }
+    let tail = full * 8;
+    for (j, el) in out.chunks_exact_mut(8).enumerate().skip(tail) {
+        for (dst, plane) in el.iter_mut().zip(&p) {
+            if let Some(&v) = plane.get(j) {
+                *dst = v;
+            }
+        }
     }
 }
 
@@ -136,7 +227,17 @@ mod tests {
     #[test]
     fn unshuffle_specialized_sizes_match_shuffle() {
         for es in [2usize, 3, 4, 8, 16] {
-            for len in [0usize, 1, 7, 64 * es, 64 * es * 3 + 5, 1000 * es + 3] {
+            for len in [
+                0usize,
+                1,
+                7,
+                64 * es,
+                64 * es * 3 + 5,
+                1000 * es + 3,
+                8 * es + 1,
+                17 * es,
+                4097 * es,
+            ] {
                 let v: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
                 assert_eq!(
                     unshuffle(shuffle(&v, es), es).unwrap(),

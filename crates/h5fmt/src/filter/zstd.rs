@@ -11,7 +11,8 @@ use ruzstd::decoding::FrameDecoder;
 
 #[cfg(feature = "std")]
 pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
-    let mut out = super::alloc_zeroed(bound)?;
+    // Overwritten by the decoder and truncated to what it wrote.
+    let mut out = crate::io::scratch_buffer(bound)?;
     let n = decode_into(data, &mut out)?;
     out.truncate(n);
     Ok(out)

@@ -769,6 +769,9 @@ pub struct Dataset {
     pipeline: FilterPipeline,
     fill: FillValue,
     external: Option<ExternalFiles>,
+    /// Decoded chunks kept between reads (shared by clones).
+    #[cfg(feature = "std")]
+    cache: Arc<crate::read::chunk_cache::ChunkCache>,
 }
 
 impl core::fmt::Debug for Dataset {
@@ -813,6 +816,15 @@ impl Dataset {
             Some(m) => Some(base.decode_msg(m, ExternalFiles::decode)?),
             None => None,
         };
+        #[cfg(feature = "std")]
+        let cache = Arc::new(crate::read::chunk_cache::ChunkCache::new(
+            base.file
+                .inner
+                .ctx
+                .limits
+                .cache_bytes
+                .min(crate::read::chunk_cache::DEFAULT_CHUNK_CACHE_BYTES),
+        ));
         Ok(Dataset {
             base,
             dtype,
@@ -821,7 +833,21 @@ impl Dataset {
             pipeline,
             fill,
             external,
+            #[cfg(feature = "std")]
+            cache,
         })
+    }
+
+    /// The dataset's chunk cache (std): decoded chunks kept between
+    /// [`Dataset::read_slice`] calls, so overlapping or repeated selections
+    /// decode each chunk once while it stays cached. Its budget starts at
+    /// [`crate::read::chunk_cache::DEFAULT_CHUNK_CACHE_BYTES`] (or
+    /// [`crate::Limits::cache_bytes`] when smaller); change it with
+    /// [`crate::read::chunk_cache::ChunkCache::set_budget`] (0 disables it).
+    /// Clones of this dataset share the cache.
+    #[cfg(feature = "std")]
+    pub fn chunk_cache(&self) -> &crate::read::chunk_cache::ChunkCache {
+        &self.cache
     }
 
     /// The path this dataset was opened by.
@@ -1144,6 +1170,16 @@ impl Dataset {
             Layout::Chunked(cl) => {
                 let fill = self.unwritten_bytes();
                 let req = self.chunked_request(cl, elem, &fill);
+                #[cfg(feature = "std")]
+                crate::read::chunks::read_selection_cached(
+                    &file.inner.st,
+                    ctx,
+                    &req,
+                    sel,
+                    &mut out,
+                    &self.cache,
+                )?;
+                #[cfg(not(feature = "std"))]
                 crate::read::chunks::read_selection(&file.inner.st, ctx, &req, sel, &mut out)?;
             }
             _ => {

@@ -17,20 +17,49 @@ use crate::{Addr, Ctx};
 use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
+/// Read a structure at `addr` whose length `need` tells from its first
+/// bytes (at least `prefix` of them), in one read when it fits in `guess`
+/// bytes (most nodes do), else in a second read of the whole.
+fn read_sized(
+    st: &Storage,
+    addr: Addr,
+    prefix: u64,
+    guess: u64,
+    need: impl Fn(&[u8]) -> Result<u64>,
+) -> Result<Vec<u8>> {
+    let mut first = st.read_upto(addr, guess.max(prefix))?;
+    if (first.len() as u64) < prefix {
+        // Fewer bytes than the prefix left in the file: the read reports it.
+        return st.read(addr, prefix);
+    }
+    let len = need(&first)?;
+    match usize::try_from(len) {
+        Ok(n) if n <= first.len() => {
+            first.truncate(n);
+            Ok(first)
+        }
+        _ => st.read(addr, len),
+    }
+}
+
 /// Read and decode the node at `addr`.
 fn read_node(st: &Storage, ctx: Ctx, addr: Addr, chunk_dims: usize) -> Result<BTreeV1Node> {
     let plen = BTreeV1Node::prefix_len(ctx.sizes) as u64;
-    let prefix = st.read(addr, plen)?;
     let abs = st.absolute(addr, plen)?;
-    let (node_type, _level, entries) = BTreeV1Node::peek(&prefix, abs)?;
-    let len = BTreeV1Node::used_len(node_type, ctx.sizes, chunk_dims, entries)
-        .map_err(|e| e.with_offset(abs))?;
-    if len > ctx.limits.max_metadata_block {
-        return Err(Error::limit(alloc::format!(
-            "v1 B-tree node at {addr} of {len} bytes"
-        )));
-    }
-    let raw = st.read(addr, len)?;
+    // Group nodes of the default K (16) take ~0.5 KiB, chunk nodes (K 32)
+    // ~1-4 KiB.
+    let guess = if chunk_dims == 0 { 1024 } else { 4096 };
+    let raw = read_sized(st, addr, plen, guess, |prefix| {
+        let (node_type, _level, entries) = BTreeV1Node::peek(prefix, abs)?;
+        let len = BTreeV1Node::used_len(node_type, ctx.sizes, chunk_dims, entries)
+            .map_err(|e| e.with_offset(abs))?;
+        if len > ctx.limits.max_metadata_block {
+            return Err(Error::limit(alloc::format!(
+                "v1 B-tree node at {addr} of {len} bytes"
+            )));
+        }
+        Ok(len)
+    })?;
     BTreeV1Node::decode(&mut Cursor::new(&raw, abs), ctx, chunk_dims)
 }
 
@@ -204,11 +233,13 @@ pub fn group_lookup(
 /// `Corrupt`, `Truncated`.
 pub fn read_snod(st: &Storage, ctx: Ctx, addr: Addr) -> Result<SymbolTableNode> {
     let plen = SymbolTableNode::PREFIX_LEN as u64;
-    let prefix = st.read(addr, plen)?;
     let abs = st.absolute(addr, plen)?;
-    let count = SymbolTableNode::peek_count(&prefix, abs)?;
-    let len = plen + u64::from(count) * SymbolTableEntry::encoded_len(ctx.sizes) as u64;
-    let raw = st.read(addr, len)?;
+    let entry = SymbolTableEntry::encoded_len(ctx.sizes) as u64;
+    // Nodes of the default leaf K (4) hold at most 8 entries.
+    let raw = read_sized(st, addr, plen, plen + 8 * entry, |prefix| {
+        let count = SymbolTableNode::peek_count(prefix, abs)?;
+        Ok(plen + u64::from(count) * entry)
+    })?;
     SymbolTableNode::decode(&mut Cursor::new(&raw, abs), ctx)
 }
 
@@ -226,16 +257,63 @@ pub fn chunk_records(st: &Storage, ctx: Ctx, root: Addr, rank: usize) -> Result<
     }
     let mut walk = Walk::new();
     let mut out = Vec::new();
-    chunk_node(st, ctx, root, None, rank, &mut walk, &mut out)?;
+    chunk_node(st, ctx, root, None, rank, None, &mut walk, &mut out)?;
     Ok(out)
 }
 
+/// As [`chunk_records`], descending only into the subtrees that may hold
+/// chunks whose offsets lie, in row-major (lexicographic) order, between
+/// `first` and `last` (the chunk offsets of a selection's first and last
+/// corners): a read of a few chunks reads one path of the tree, not all of
+/// it. Records outside that range may still be returned.
+///
+/// # Errors
+/// As [`chunk_records`].
+pub fn chunk_records_between(
+    st: &Storage,
+    ctx: Ctx,
+    root: Addr,
+    rank: usize,
+    first: &[u64],
+    last: &[u64],
+) -> Result<Vec<ChunkRecord>> {
+    if rank > ctx.limits.max_rank {
+        return Err(Error::limit(alloc::format!(
+            "rank {rank} exceeds the limit of {}",
+            ctx.limits.max_rank
+        )));
+    }
+    let mut walk = Walk::new();
+    let mut out = Vec::new();
+    chunk_node(
+        st,
+        ctx,
+        root,
+        None,
+        rank,
+        Some((first, last)),
+        &mut walk,
+        &mut out,
+    )?;
+    Ok(out)
+}
+
+/// The first `rank` offsets of a chunk key (lexicographic comparison).
+fn key_offsets(key: &Key, rank: usize) -> Option<&[u64]> {
+    match key {
+        Key::Chunk { offsets, .. } => offsets.get(..rank),
+        Key::Group { .. } => None,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn chunk_node(
     st: &Storage,
     ctx: Ctx,
     addr: Addr,
     level: Option<u8>,
     rank: usize,
+    range: Option<(&[u64], &[u64])>,
     walk: &mut Walk,
     out: &mut Vec<ChunkRecord>,
 ) -> Result<()> {
@@ -243,8 +321,18 @@ fn chunk_node(
     let node = read_node(st, ctx, addr, rank + 1)?;
     check_node(st, ctx, &node, addr, NODE_TYPE_CHUNK, level)?;
     if node.level > 0 {
-        for &child in &node.children {
-            chunk_node(st, ctx, child, Some(node.level - 1), rank, walk, out)?;
+        for (i, &child) in node.children.iter().enumerate() {
+            // Child i holds the chunks from key i up to (not including) key
+            // i + 1: skip it when that span ends before `first` or starts
+            // after `last`. Keys that cannot be read never prune.
+            if let Some((first, last)) = range {
+                let lo = node.keys.get(i).and_then(|k| key_offsets(k, rank));
+                let hi = node.keys.get(i + 1).and_then(|k| key_offsets(k, rank));
+                if hi.is_some_and(|h| h <= first) || lo.is_some_and(|l| l > last) {
+                    continue;
+                }
+            }
+            chunk_node(st, ctx, child, Some(node.level - 1), rank, range, walk, out)?;
         }
         return Ok(());
     }

@@ -630,7 +630,8 @@ pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>
         return Ok(out);
     }
     for_each_decoded(st, ctx, req, &wanted, clen, |rec, data| {
-        copy_chunk(&mut out, data, &rec.offsets, &layout.dims, req.dims, es)
+        copy_chunk(&mut out, &data, &rec.offsets, &layout.dims, req.dims, es)?;
+        Ok(Some(data))
     })?;
     Ok(out)
 }
@@ -770,6 +771,40 @@ pub fn read_selection(
     sel: &crate::data::hyperslab::Selection,
     out: &mut [u8],
 ) -> Result<()> {
+    selection_inner(st, ctx, req, sel, out, None)
+}
+
+/// As [`read_selection`], serving chunks held by `cache` from it and keeping
+/// the chunks it decodes there (within the cache's budget), so overlapping
+/// or repeated selections decode each chunk once while it stays cached.
+///
+/// # Errors
+/// As [`read_all`].
+#[cfg(feature = "std")]
+pub fn read_selection_cached(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    sel: &crate::data::hyperslab::Selection,
+    out: &mut [u8],
+    cache: &crate::read::chunk_cache::ChunkCache,
+) -> Result<()> {
+    selection_inner(st, ctx, req, sel, out, Some(cache))
+}
+
+#[cfg(feature = "std")]
+type CacheRef<'a> = Option<&'a crate::read::chunk_cache::ChunkCache>;
+#[cfg(not(feature = "std"))]
+type CacheRef<'a> = Option<&'a ()>;
+
+fn selection_inner(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    sel: &crate::data::hyperslab::Selection,
+    out: &mut [u8],
+    cache: CacheRef<'_>,
+) -> Result<()> {
     let es = req.element_size;
     let layout = req.layout;
     let rank = req.dims.len();
@@ -787,7 +822,21 @@ pub fn read_selection(
     }
     let (lo, hi) = sel.bounds(rank);
     let filtered = !req.pipeline.filters.is_empty();
-    let records = chunk_records(st, ctx, layout, req.dims, req.max_dims, es, filtered)?;
+    let records = match &layout.index {
+        // Walk only the part of the B-tree between the box's first and last
+        // chunk (row-major order).
+        ChunkIndex::BTreeV1 { addr } if !addr.is_undef() && !hi.contains(&0) => {
+            let corner = |v: &[u64], minus: u64| -> Vec<u64> {
+                v.iter()
+                    .zip(&layout.dims)
+                    .map(|(&x, &c)| x.saturating_sub(minus) / c.max(1) * c.max(1))
+                    .collect()
+            };
+            let (first, last) = (corner(&lo, 0), corner(&hi, 1));
+            crate::read::btree_v1::chunk_records_between(st, ctx, *addr, rank, &first, &last)?
+        }
+        _ => chunk_records(st, ctx, layout, req.dims, req.max_dims, es, filtered)?,
+    };
     let wanted: Vec<&ChunkRecord> = records
         .iter()
         .filter(|rec| {
@@ -801,8 +850,36 @@ pub fn read_selection(
                     .all(|((&o, &c), (&l, &h))| o < h && o.saturating_add(c) > l)
         })
         .collect();
+    #[cfg(feature = "std")]
+    if let Some(cache) = cache {
+        let mut misses = Vec::with_capacity(wanted.len());
+        for rec in wanted {
+            match cache.get(rec.addr.get()) {
+                Some(data) => sel
+                    .copy_from_region(es, &data, &rec.offsets, &layout.dims, out)
+                    .map_err(|e| {
+                        e.context(&coords(&rec.offsets))
+                            .with_offset(st.base().saturating_add(rec.addr.get()))
+                    })?,
+                None => misses.push(rec),
+            }
+        }
+        let keep = usize::try_from(clen).is_ok_and(|n| cache.admits(n));
+        return for_each_decoded(st, ctx, req, &misses, clen, |rec, data| {
+            sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out)?;
+            if keep {
+                cache.insert(rec.addr.get(), alloc::sync::Arc::new(data));
+                Ok(None)
+            } else {
+                Ok(Some(data))
+            }
+        });
+    }
+    #[cfg(not(feature = "std"))]
+    let _ = cache;
     for_each_decoded(st, ctx, req, &wanted, clen, |rec, data| {
-        sel.copy_from_region(es, data, &rec.offsets, &layout.dims, out)
+        sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out)?;
+        Ok(Some(data))
     })
 }
 
@@ -819,8 +896,9 @@ fn decode_one(
 }
 
 /// As [`decode_one`]; when `direct` (exactly `clen` bytes) is given and the
-/// chunk can be decoded straight into it (no filters, or a pipeline that
-/// ends with the shuffle), does so and returns `None`.
+/// chunk can be decoded straight into it (no filters, or a pipeline whose
+/// last filter to undo is the shuffle, deflate or zstd), does so and returns
+/// `None`.
 fn decode_one_into(
     st: &Storage,
     ctx: Ctx,
@@ -856,12 +934,51 @@ fn decode_one_into(
         )));
     }
     let direct = direct.filter(|d| d.len() == clen_us);
+    // Stored bytes already in memory only through an overlay (coalesced
+    // reads, see `for_each_decoded`): copy from there rather than read again.
+    // (Memory-mapped sources keep reading large unfiltered chunks with
+    // `pread`, which is faster than faulting the map in.)
+    if !apply_filters && st.source().as_slice().is_none() {
+        if let Some(stored) = st.slice(rec.addr, stored_len) {
+            return match direct {
+                Some(d) if d.len() == stored.len() => {
+                    d.copy_from_slice(stored);
+                    Ok(None)
+                }
+                _ => {
+                    let mut v = crate::io::scratch_buffer(stored.len())?;
+                    v.copy_from_slice(stored);
+                    Ok(Some(v))
+                }
+            };
+        }
+    }
+    if apply_filters {
+        // A memory-mapped file: decode the stored bytes where they lie.
+        if let Some(stored) = st.slice(rec.addr, stored_len) {
+            let data = filter::decode_chunk_borrowed(
+                req.pipeline,
+                rec.filter_mask,
+                stored,
+                clen_us,
+                es,
+                direct,
+            )?;
+            return match data {
+                Some(d) if d.len() < clen_us => Err(Error::corrupt(
+                    format!("decoded chunk has {} bytes, expected {clen_us}", d.len()),
+                    st.base().saturating_add(rec.addr.get()),
+                )),
+                d => Ok(d),
+            };
+        }
+    }
     let (raw, direct) = match direct {
         Some(d) if !apply_filters => {
             st.read_into(rec.addr, d)?;
             return Ok(None);
         }
-        d => (st.read(rec.addr, stored_len)?, d),
+        d => (st.read_scratch(rec.addr, stored_len)?, d),
     };
     let data = if apply_filters {
         let raw = match direct {
@@ -890,14 +1007,105 @@ fn decode_one_into(
 type ChunkSink<'a> = dyn FnMut(&ChunkRecord, Result<Vec<u8>>) -> Result<()> + Send + 'a;
 
 /// Decode `recs` (in parallel across cores with `std`) and hand each decoded
-/// chunk to `sink` (in record order when single-threaded). Errors name the chunk coordinates.
+/// chunk to `sink` (in record order when single-threaded), which may give
+/// the buffer back for reuse. Errors name the chunk coordinates.
 fn for_each_decoded(
     st: &Storage,
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     recs: &[&ChunkRecord],
     clen: u64,
-    mut sink: impl FnMut(&ChunkRecord, &[u8]) -> Result<()> + Send,
+    mut sink: impl FnMut(&ChunkRecord, Vec<u8>) -> Result<Option<Vec<u8>>> + Send,
+) -> Result<()> {
+    // Sources not in memory: chunks stored back to back are read together.
+    if st.source().as_slice().is_none() && st.overlay().is_none() && recs.len() > 1 {
+        return coalesced(st, ctx, req, recs, clen, &mut sink);
+    }
+    each_decoded(st, ctx, req, recs, clen, sink)
+}
+
+/// Stored bytes of `rec` as [`decode_one_into`] reads them.
+fn stored_len(req: &ChunkedRead<'_>, rec: &ChunkRecord, clen: u64) -> u64 {
+    let partial = rec
+        .offsets
+        .iter()
+        .zip(&req.layout.dims)
+        .zip(req.dims)
+        .any(|((o, c), d)| o.saturating_add(*c) > *d);
+    let filtered = !req.pipeline.filters.is_empty();
+    if filtered && !(req.layout.flags & 1 != 0 && partial) {
+        rec.size
+    } else {
+        clen
+    }
+}
+
+/// Chunks adjacent in the file are read with one read (groups of at most
+/// `GROUP_MAX` bytes, batches of at most `BATCH_MAX` bytes held at once) and
+/// decoded from memory, through an overlay of the storage.
+fn coalesced(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    recs: &[&ChunkRecord],
+    clen: u64,
+    sink: &mut (impl FnMut(&ChunkRecord, Vec<u8>) -> Result<Option<Vec<u8>>> + Send),
+) -> Result<()> {
+    const GROUP_MAX: u64 = 8 << 20;
+    const BATCH_MAX: u64 = 64 << 20;
+    let mut order: Vec<&ChunkRecord> = recs.to_vec();
+    order.sort_by_key(|r| r.addr.get());
+    let mut i = 0;
+    while i < order.len() {
+        let start = i;
+        let mut overlay = crate::io::Overlay::new();
+        let mut batch = 0u64;
+        while i < order.len() && batch < BATCH_MAX {
+            let Some(first) = order.get(i) else { break };
+            let g0 = i;
+            let addr = first.addr.get();
+            let mut end = addr.saturating_add(stored_len(req, first, clen));
+            i += 1;
+            while let Some(next) = order.get(i) {
+                let len = stored_len(req, next, clen);
+                if next.addr.get() != end || end.saturating_add(len) - addr > GROUP_MAX {
+                    break;
+                }
+                end = end.saturating_add(len);
+                i += 1;
+            }
+            let len = end - addr;
+            batch = batch.saturating_add(len);
+            // A group of one is read by its decoder as usual; a group that
+            // cannot be read whole (past the end of file) too, chunk by chunk,
+            // so that the error names the chunk.
+            if i - g0 > 1 {
+                if let Ok(bytes) = st.read(Addr(addr), len) {
+                    overlay.insert(addr, bytes);
+                }
+            }
+        }
+        let batch_recs = order.get(start..i).unwrap_or(&[]);
+        // Overlapping ranges (a corrupt index) are refused by the overlay:
+        // then each chunk is read on its own, as without coalescing.
+        match st.with_overlay(overlay) {
+            Ok(mem) if mem.overlay().is_some() => {
+                each_decoded(&mem, ctx, req, batch_recs, clen, &mut *sink)?
+            }
+            _ => each_decoded(st, ctx, req, batch_recs, clen, &mut *sink)?,
+        }
+    }
+    Ok(())
+}
+
+/// [`for_each_decoded`] without coalescing.
+fn each_decoded(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    recs: &[&ChunkRecord],
+    clen: u64,
+    mut sink: impl FnMut(&ChunkRecord, Vec<u8>) -> Result<Option<Vec<u8>>> + Send,
 ) -> Result<()> {
     let name = |rec: &ChunkRecord, e: Error| {
         e.context(&coords(&rec.offsets))
@@ -907,15 +1115,17 @@ fn for_each_decoded(
     if threads <= 1 {
         for rec in recs {
             let data = decode_one(st, ctx, req, rec, clen).map_err(|e| name(rec, e))?;
-            sink(rec, &data).map_err(|e| name(rec, e))?;
-            crate::io::recycle(data);
+            if let Some(d) = sink(rec, data).map_err(|e| name(rec, e))? {
+                crate::io::recycle(d);
+            }
         }
         return Ok(());
     }
     parallel_waves(st, ctx, req, recs, clen, threads, &mut |rec, res| {
         let data = res.map_err(|e| name(rec, e))?;
-        sink(rec, &data).map_err(|e| name(rec, e))?;
-        crate::io::recycle(data);
+        if let Some(d) = sink(rec, data).map_err(|e| name(rec, e))? {
+            crate::io::recycle(d);
+        }
         Ok(())
     })
 }

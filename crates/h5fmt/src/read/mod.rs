@@ -3,6 +3,8 @@
 
 pub mod btree_v1;
 pub mod btree_v2;
+#[cfg(feature = "std")]
+pub mod chunk_cache;
 pub mod chunks;
 pub mod fractal_heap;
 pub mod global_heap;

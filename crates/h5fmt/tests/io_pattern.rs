@@ -1,0 +1,238 @@
+//! I/O patterns: how many reads, and how many bytes, opening a file and
+//! reading a little of it costs. The source is a counting `ReadAt` that does
+//! not expose its bytes as one slice, so every byte the reader needs goes
+//! through `read_at` (as with `FileSource`). Files are written by h5py
+//! (`io_pattern/gen.py`); the data read is checked against the formula the
+//! generator used.
+//!
+//! Bounds, and why (each structure should cost one read, plus one for a
+//! prefix where the size is only known from it; a few reads of slack):
+//! - Opening a file and listing its 81-member root group. v1.h5: superblock
+//!   (signature probe + block: 2), root object header (2), the group's B-tree
+//!   node (1), local heap (header + data: 2) and the 20 symbol-table nodes
+//!   libhdf5 wrote (4 entries each, one read each): 27, so N = 28 (it was 46
+//!   before nodes were read in one go). latest.h5: superblock (2), root
+//!   object header (2), fractal heap header (2), v2 B-tree header and leaf
+//!   (2), heap root indirect block (1) and its 3 direct blocks (3): 12, so
+//!   N = 16 (it was 172 when every link re-read its heap blocks). Bytes: all
+//!   metadata, ≤ 64 KiB (the file holds ~10 MB of chunks).
+//! - Reading a 10 x 10 window inside one chunk of a 4096-chunk dataset with a
+//!   v1 B-tree index (three levels as libhdf5 wrote it, nodes ≤ 4 KiB) reads
+//!   the stored chunk plus one root-to-leaf path: ≤ 8 reads and ≤ the
+//!   chunk's stored size + 16 KiB. Reading the whole index instead (as before
+//!   the walk was pruned to the selection) takes 76 reads and ~300 KB.
+//! - Reading an overlapping window again is served by the dataset's chunk
+//!   cache: no chunk is decoded twice (hit/miss counters).
+
+use h5fmt::data::hyperslab::{Selection, SliceDim};
+use h5fmt::io::ReadAt;
+use h5fmt::{File, Limits};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+struct Counting {
+    data: Vec<u8>,
+    reads: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Counting {
+    fn take(&self) -> (u64, u64) {
+        (
+            self.reads.swap(0, Ordering::SeqCst),
+            self.bytes.swap(0, Ordering::SeqCst),
+        )
+    }
+}
+
+impl ReadAt for Counting {
+    fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+    fn read_at(&self, pos: u64, buf: &mut [u8]) -> h5fmt::Result<()> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.bytes.fetch_add(buf.len() as u64, Ordering::SeqCst);
+        self.data.read_at(pos, buf)
+    }
+    // No `as_slice`: nothing is read without `read_at`.
+}
+
+fn python() -> Option<PathBuf> {
+    let mut cands = Vec::new();
+    if let Some(v) = std::env::var_os("H5FMT_VENV").filter(|v| !v.is_empty()) {
+        cands.push(PathBuf::from(v).join("bin").join("python"));
+    }
+    cands.push(PathBuf::from("/work/main/.venv/bin/python"));
+    cands.into_iter().find(|p| p.exists())
+}
+
+/// Generate the files once per test binary run; `None` (skip) without h5py.
+fn files() -> Option<PathBuf> {
+    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let Some(py) = python() else {
+            println!("io_pattern: SKIPPED (no Python venv with h5py; set H5FMT_VENV)");
+            return None;
+        };
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("io_pattern");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/io_pattern/gen.py");
+        let st = Command::new(&py)
+            .arg(script)
+            .arg(&dir)
+            .status()
+            .expect("run gen.py");
+        assert!(st.success(), "gen.py failed: {st}");
+        Some(dir)
+    })
+    .clone()
+}
+
+fn open(path: &Path) -> (File, Arc<Counting>) {
+    let src = Arc::new(Counting {
+        data: std::fs::read(path).unwrap(),
+        reads: AtomicU64::new(0),
+        bytes: AtomicU64::new(0),
+    });
+    let f = File::from_source(src.clone(), Limits::default()).unwrap();
+    (f, src)
+}
+
+fn window(r0: u64, c0: u64, h: u64, w: u64) -> Selection {
+    Selection::Hyperslab(vec![
+        SliceDim {
+            start: r0,
+            stride: 1,
+            count: h,
+            block: 1,
+        },
+        SliceDim {
+            start: c0,
+            stride: 1,
+            count: w,
+            block: 1,
+        },
+    ])
+}
+
+fn expected(r0: u64, c0: u64, h: u64, w: u64) -> Vec<u8> {
+    let mut v = Vec::new();
+    for r in r0..r0 + h {
+        for c in c0..c0 + w {
+            v.extend_from_slice(&(((7 * r + c) % 65536) as u16).to_le_bytes());
+        }
+    }
+    v
+}
+
+#[test]
+fn open_and_list_root() {
+    let Some(dir) = files() else { return };
+    for name in ["v1.h5", "latest.h5"] {
+        let (f, src) = open(&dir.join(name));
+        let names = f.root().unwrap().member_names().unwrap();
+        assert_eq!(names.len(), 81, "{name}: {names:?}");
+        assert!(names.iter().any(|n| n == "big"), "{name}");
+        let (reads, bytes) = src.take();
+        println!("{name}: open + list root: {reads} reads, {bytes} bytes");
+        let n = if name == "v1.h5" { 28 } else { 16 };
+        assert!(
+            reads <= n,
+            "{name}: {reads} reads to open and list the root"
+        );
+        // Metadata only: far below the file's size (the chunks are ~10 MB).
+        assert!(bytes <= 64 << 10, "{name}: {bytes} bytes to list the root");
+    }
+}
+
+#[test]
+fn one_chunk_reads_chunk_and_index_path() {
+    let Some(dir) = files() else { return };
+    let (f, src) = open(&dir.join("v1.h5"));
+    let ds = f.dataset("big").unwrap();
+    src.take();
+    // Rows 1000..1010, columns 2000..2010: inside chunk (960, 1984).
+    let got = ds.read_slice(&window(1000, 2000, 10, 10)).unwrap();
+    assert_eq!(got, expected(1000, 2000, 10, 10));
+    let (reads, bytes) = src.take();
+    // The stored size of that chunk, from the full index.
+    let chunk = match ds.layout() {
+        h5fmt::format::message::Layout::Chunked(cl) => {
+            let recs = h5fmt::read::chunks::chunk_records(
+                f.storage(),
+                f.ctx(),
+                cl,
+                ds.shape(),
+                ds.shape(),
+                2,
+                true,
+            )
+            .unwrap();
+            assert_eq!(recs.len(), 4096);
+            recs.iter()
+                .find(|r| r.offsets == [960, 1984])
+                .expect("chunk (960, 1984)")
+                .size
+        }
+        other => panic!("not chunked: {other:?}"),
+    };
+    src.take();
+    println!("one chunk: {reads} reads, {bytes} bytes (chunk {chunk} bytes)");
+    assert!(reads <= 8, "{reads} reads for one chunk");
+    assert!(
+        bytes <= chunk + (16 << 10),
+        "{bytes} bytes read for a chunk of {chunk} bytes"
+    );
+    // Again: the chunk comes from the cache, only the index path is read.
+    let hits = ds.chunk_cache().stats().hits;
+    let again = ds.read_slice(&window(1002, 2001, 5, 5)).unwrap();
+    assert_eq!(again, expected(1002, 2001, 5, 5));
+    let (_, bytes) = src.take();
+    assert_eq!(ds.chunk_cache().stats().hits, hits + 1);
+    assert!(bytes <= 16 << 10, "{bytes} bytes read for a cached chunk");
+}
+
+#[test]
+fn windows_match_and_cache_avoids_redecoding() {
+    let Some(dir) = files() else { return };
+    for name in ["v1.h5", "latest.h5"] {
+        let (f, src) = open(&dir.join(name));
+        let ds = f.dataset("big").unwrap();
+        src.take();
+        // 4 x 4 chunks of 8 KiB = 128 KiB: well inside the default budget.
+        let w = (1000, 3000, 200, 190);
+        let got = ds.read_slice(&window(w.0, w.1, w.2, w.3)).unwrap();
+        assert_eq!(got, expected(w.0, w.1, w.2, w.3), "{name}");
+        let (reads, _) = src.take();
+        // h5py wrote the chunks row by row, so the 4 chunks of each of the
+        // window's 4 chunk rows lie back to back: 4 reads for 16 chunks, plus
+        // the index (v1: three levels, a few nodes; fixed array: header, data
+        // block and its pages).
+        println!("{name}: 4 x 4-chunk window: {reads} reads");
+        assert!(
+            reads <= 4 + 12,
+            "{name}: {reads} reads for 16 chunks in 4 runs"
+        );
+        let first = ds.chunk_cache().stats();
+        assert_eq!((first.hits, first.misses), (0, 16), "{name}: {first:?}");
+        src.take();
+        // An overlapping window, shifted by one row and column: same chunks.
+        let got = ds.read_slice(&window(w.0 + 1, w.1 + 1, w.2, w.3)).unwrap();
+        assert_eq!(got, expected(w.0 + 1, w.1 + 1, w.2, w.3), "{name}");
+        let second = ds.chunk_cache().stats();
+        assert_eq!((second.hits, second.misses), (16, 16), "{name}: {second:?}");
+        let (_, bytes) = src.take();
+        println!("{name}: cached window: {bytes} bytes read");
+        // Disabled cache: every chunk is decoded again.
+        ds.chunk_cache().set_budget(0);
+        let got = ds.read_slice(&window(w.0, w.1, w.2, w.3)).unwrap();
+        assert_eq!(got, expected(w.0, w.1, w.2, w.3), "{name}");
+        assert_eq!(ds.chunk_cache().stats().misses, 32, "{name}");
+        // Whole-dataset windows across many B-tree leaves agree too.
+        for &(r0, c0, h, w) in &[(0, 0, 70, 70), (4000, 4000, 96, 96), (63, 4031, 130, 65)] {
+            let got = ds.read_slice(&window(r0, c0, h, w)).unwrap();
+            assert_eq!(got, expected(r0, c0, h, w), "{name} {r0} {c0}");
+        }
+    }
+}
