@@ -68,3 +68,32 @@ pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
         Err(e) => Err(super::corrupt(alloc::format!("invalid zstd stream: {e}"))),
     }
 }
+
+/// Compress `data` into one zstd frame at `level` (libzstd, `std` only).
+///
+/// # Errors
+/// `Unsupported` without `std` (the pure-Rust decoder has no encoder);
+/// `Limit` when libzstd fails.
+#[cfg(feature = "std")]
+pub(super) fn encode(data: &[u8], level: i32) -> Result<Vec<u8>> {
+    let mut out = alloc::vec![0u8; zstd_safe::compress_bound(data.len())];
+    let n = zstd_safe::compress(&mut out[..], data, level).map_err(|code| {
+        Error::limit(alloc::format!(
+            "zstd compression failed: {}",
+            zstd_safe::get_error_name(code)
+        ))
+    })?;
+    out.truncate(n);
+    Ok(out)
+}
+
+/// Compress `data` into one zstd frame (needs `std`).
+///
+/// # Errors
+/// Always `Unsupported`: without `std` there is no zstd encoder.
+#[cfg(not(feature = "std"))]
+pub(super) fn encode(_data: &[u8], _level: i32) -> Result<Vec<u8>> {
+    Err(Error::unsupported(
+        "writing zstd needs the std feature (libzstd); the no_std build only decodes zstd",
+    ))
+}

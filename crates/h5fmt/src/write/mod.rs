@@ -1105,6 +1105,8 @@ impl<'a> GroupWriter<'a> {
             deflate: None,
             shuffle: false,
             fletcher32: false,
+            zstd: None,
+            lz4: false,
             fill: None,
             compact: false,
         }
@@ -1123,6 +1125,8 @@ pub struct DatasetBuilder<'a> {
     deflate: Option<u8>,
     shuffle: bool,
     fletcher32: bool,
+    zstd: Option<i32>,
+    lz4: bool,
     fill: Option<Vec<u8>>,
     compact: bool,
 }
@@ -1169,6 +1173,20 @@ impl DatasetBuilder<'_> {
     /// Fletcher-32 checksum of each chunk (needs chunks).
     pub fn fletcher32(mut self) -> Self {
         self.fletcher32 = true;
+        self
+    }
+    /// Zstandard compression (registered filter 32015, as written by
+    /// hdf5plugin's `Zstd(clevel)`) at `level` (needs chunks and, to write,
+    /// the `std` feature; readers need the zstd plugin).
+    pub fn zstd(mut self, level: i32) -> Self {
+        self.zstd = Some(level);
+        self
+    }
+    /// LZ4 compression (registered filter 32004, the HDF5 LZ4 plugin's
+    /// format with its default block size, as hdf5plugin's `LZ4()`; needs
+    /// chunks; readers need the LZ4 plugin).
+    pub fn lz4(mut self) -> Self {
+        self.lz4 = true;
         self
     }
     /// A user-defined fill value: the raw bytes of one element.
@@ -1286,7 +1304,16 @@ impl DatasetBuilder<'_> {
         let unlimited = max_dims
             .as_ref()
             .is_some_and(|m| m.contains(&Dataspace::UNLIMITED));
-        let filtered = self.deflate.is_some() || self.shuffle || self.fletcher32;
+        let filtered = self.deflate.is_some()
+            || self.shuffle
+            || self.fletcher32
+            || self.zstd.is_some()
+            || self.lz4;
+        if self.zstd.is_some() && !crate::filter::can_encode(crate::filter::ZSTD) {
+            return Err(Error::unsupported(
+                "writing zstd needs the std feature (libzstd); the no_std build only decodes zstd",
+            ));
+        }
         if self.chunks.is_none() && (unlimited || filtered) {
             return Err(Error::usage(
                 "unlimited dimensions and filters need a chunked layout: set .chunks(..)",
@@ -1367,6 +1394,23 @@ impl DatasetBuilder<'_> {
                 name: None,
                 flags: 1,
                 client_data: alloc::vec![u32::from(level)],
+            });
+        }
+        if let Some(level) = self.zstd {
+            filters.push(Filter {
+                id: crate::filter::ZSTD,
+                name: None,
+                flags: 1,
+                #[allow(clippy::cast_sign_loss)] // negative levels as the plugin reads them
+                client_data: alloc::vec![level as u32],
+            });
+        }
+        if self.lz4 {
+            filters.push(Filter {
+                id: crate::filter::LZ4,
+                name: None,
+                flags: 1,
+                client_data: alloc::vec![0],
             });
         }
         if self.fletcher32 {
