@@ -833,6 +833,99 @@ impl Builder<'_, '_> {
 mod tests {
     use super::*;
 
+    /// Walk a built tree with the decoders; return its records in order.
+    fn walk(
+        nodes: &[(Addr, alloc::vec::Vec<u8>)],
+        hdr: &BTreeV2Header,
+        geom: &Geometry,
+        addr: Addr,
+        nrec: u64,
+        depth: usize,
+        out: &mut alloc::vec::Vec<alloc::vec::Vec<u8>>,
+    ) {
+        let bytes = &nodes.iter().find(|(a, _)| *a == addr).unwrap().1;
+        assert_eq!(bytes.len(), hdr.node_size as usize);
+        assert!(nrec <= geom.level(depth).unwrap().max_records);
+        let mut cur = Cursor::new(bytes, addr.get());
+        if depth == 0 {
+            out.extend(decode_leaf(&mut cur, hdr, nrec).unwrap());
+            return;
+        }
+        let (recs, kids) =
+            decode_internal(&mut cur, hdr, geom, depth, nrec, Sizes::default()).unwrap();
+        for (i, k) in kids.iter().enumerate() {
+            let before = out.len();
+            walk(nodes, hdr, geom, k.addr, k.records, depth - 1, out);
+            assert_eq!((out.len() - before) as u64, k.total_records);
+            if let Some(r) = recs.get(i) {
+                out.push(r.clone());
+            }
+        }
+    }
+
+    #[test]
+    fn built_trees_decode_in_order() {
+        let sizes = Sizes::default();
+        // Leaves of 6 records; internal nodes of 2–4 records: depths 0–3.
+        for (node_size, n) in [
+            (58u32, 0usize),
+            (58, 1),
+            (58, 6),
+            (58, 7),
+            (58, 50),
+            (58, 400),
+            (2048, 5000),
+        ] {
+            let recs: alloc::vec::Vec<[u8; 8]> =
+                (0..n as u64).map(|i| (i * 3).to_le_bytes()).collect();
+            let refs: alloc::vec::Vec<&[u8]> = recs.iter().map(|r| &r[..]).collect();
+            let mut next = 1000u64;
+            let built = build_tree(
+                BTreeV2Params {
+                    record_type: 10,
+                    node_size,
+                    record_size: 8,
+                    split_percent: 100,
+                    merge_percent: 40,
+                },
+                &refs,
+                sizes,
+                &mut || {
+                    next += u64::from(node_size);
+                    Addr(next)
+                },
+            )
+            .unwrap();
+            let mut enc = Encoder::new();
+            built.header.encode(&mut enc, sizes);
+            let hdr =
+                BTreeV2Header::decode(&mut Cursor::new(enc.as_bytes(), 0), Ctx::default()).unwrap();
+            assert_eq!(hdr, built.header);
+            assert_eq!(hdr.total_records, n as u64);
+            if n == 0 {
+                assert!(hdr.root.is_undef());
+                continue;
+            }
+            let geom = hdr.geometry(Ctx::default()).unwrap();
+            let mut out = alloc::vec::Vec::new();
+            walk(
+                &built.nodes,
+                &hdr,
+                &geom,
+                hdr.root,
+                u64::from(hdr.root_records),
+                usize::from(hdr.depth),
+                &mut out,
+            );
+            let want: alloc::vec::Vec<alloc::vec::Vec<u8>> =
+                recs.iter().map(|r| r.to_vec()).collect();
+            assert_eq!(out, want, "node size {node_size}, {n} records");
+            if node_size == 58 && n == 400 {
+                assert!(hdr.depth >= 2, "depth {}", hdr.depth);
+            }
+        }
+    }
+
     #[test]
     fn enc_sizes() {
         assert_eq!(limit_enc_size(0), 1);

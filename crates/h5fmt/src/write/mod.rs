@@ -13,8 +13,7 @@
 //!
 //! Not yet written: dense link and attribute storage (groups stay compact at
 //! any size, which libhdf5 reads; attributes above 64 KiB are refused),
-//! extensible-array and v2 B-tree chunk indexes (`Format::Latest` falls back
-//! to the v1 B-tree for datasets with unlimited dimensions), object
+//! the implicit chunk index (chunks are allocated incrementally), object
 //! references, committed datatypes, editing existing files.
 
 mod chunked;
@@ -65,7 +64,9 @@ pub enum Format {
     #[default]
     V18,
     /// Superblock v3, object header v2, fill value message v3, filter
-    /// pipeline v2, layout v4 with single-chunk and fixed-array chunk indexes.
+    /// pipeline v2, layout v4 with the chunk index libhdf5 2.0 picks:
+    /// single chunk, fixed array, extensible array (one unlimited
+    /// dimension) or v2 B-tree (several).
     Latest,
 }
 
