@@ -43,7 +43,9 @@ environment:
   H5FMT_VENV      use this venv instead of <repo>/.venv
   H5FMT_PYTHON    the python used to create the venv (default: python3.11, else python3)
   XTASK_SKIP      comma-separated steps of `test` to skip (venv,fmt,clippy,test,nostd,wasm)
-  BENCH_REPS      timed reads per benchmark after the warm-up (default 5)";
+  BENCH_REPS      timed reads/writes per benchmark after the warm-up (default 5)
+  BENCH_WRITE_DIR where the write benchmarks write their files (default target/bench; a tmpfs
+                  such as /dev/shm keeps disk writeback out of the times)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -755,6 +757,11 @@ fn task_bench_write(names: &[String]) -> R {
         .join("examples")
         .join("bench_write");
     let input = dir.join("series.f64");
+    // Where the written files go: BENCH_WRITE_DIR (e.g. a tmpfs such as
+    // /dev/shm, so that disk writeback of other sessions does not dominate
+    // the times), else target/bench.
+    let out_dir = env::var_os("BENCH_WRITE_DIR").map_or_else(|| dir.clone(), PathBuf::from);
+    fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
     let input_mb = fs::metadata(&input).map(|m| m.len()).unwrap_or(0) as f64 / 1e6;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut rows = Vec::new();
@@ -767,8 +774,8 @@ fn task_bench_write(names: &[String]) -> R {
         } else {
             vec![input.as_path()]
         };
-        let out_ours = dir.join(format!("written-ours-{mode}.h5"));
-        let out_py = dir.join(format!("written-h5py-{mode}.h5"));
+        let out_ours = out_dir.join(format!("written-ours-{mode}.h5"));
+        let out_py = out_dir.join(format!("written-h5py-{mode}.h5"));
         let mut ours = Command::new(&ours_bin);
         ours.arg(mode)
             .arg(&out_ours)

@@ -220,6 +220,7 @@ fn latest_variants() -> Vec<Variant> {
         ("ea1_one", vec![10], Some(vec![None]), vec![64], 4),
         ("single3", vec![7, 9, 11], None, vec![7, 9, 11], 1),
         ("fixed3", vec![7, 9, 11], None, vec![3, 4, 5], 3),
+        ("fixed3_rows", vec![7, 9, 11], None, vec![2, 9, 11], 3),
         (
             "fixed3_max",
             vec![7, 9, 11],

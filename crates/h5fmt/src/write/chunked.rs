@@ -90,7 +90,6 @@ fn gather_chunk(
         .iter()
         .map(|&c| usize::try_from(c).unwrap_or(0))
         .product();
-    let mut buf = fill.repeat(clen);
     let rank = dims.len();
     let extent: Vec<u64> = (0..rank)
         .map(|k| {
@@ -98,11 +97,26 @@ fn gather_chunk(
             c.min(d.saturating_sub(o))
         })
         .collect();
+    let last = rank - 1;
+    let run = usize::try_from(extent[last]).unwrap_or(0) * es;
+    // A whole chunk whose rows are contiguous in the data (1-D, or chunks
+    // spanning the trailing dimensions): one copy, no fill.
+    if extent == chunk && (1..rank).all(|k| chunk[k] == dims[k]) {
+        let start = origin.iter().zip(dims).fold(0u64, |a, (o, d)| a * d + o);
+        let s = usize::try_from(start)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(es);
+        if let Some(src) = s
+            .checked_add(clen.saturating_mul(es))
+            .and_then(|e| data.get(s..e))
+        {
+            return src.to_vec();
+        }
+    }
+    let mut buf = fill.repeat(clen);
     if extent.contains(&0) {
         return buf;
     }
-    let last = rank - 1;
-    let run = usize::try_from(extent[last]).unwrap_or(0) * es;
     // Iterate over index tuples of the leading dimensions.
     let mut idx = alloc::vec![0u64; last];
     loop {

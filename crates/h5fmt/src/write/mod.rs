@@ -1376,8 +1376,10 @@ impl DatasetBuilder<'_> {
         let mut pe = Encoder::new();
         space.encode(&mut pe, fw.ctx, fw.format.space_version())?;
         // Now write: data first (streamed), then remember the header.
-        let bytes = match &data {
-            Some(d) => Some(fw.element_bytes(&dtype, n, d)?),
+        let bytes = match data {
+            // Raw bytes were checked above: move them (no copy of large data).
+            Some(ElementData::Raw(b)) if !dtype.is_variable_length() => Some(b),
+            Some(d) => Some(fw.element_bytes(&dtype, n, &d)?),
             None => None,
         };
         let mut filters = Vec::new();
