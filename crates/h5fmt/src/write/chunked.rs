@@ -155,6 +155,7 @@ fn gather_chunk(
 enum IndexKind {
     BTreeV1,
     Single,
+    Implicit,
     Fixed,
     Extensible,
     BTreeV2,
@@ -164,10 +165,10 @@ enum IndexKind {
 /// (`H5D__layout_set_latest_indexing`; checked against h5py files written
 /// with `libver='latest'`): one unlimited dimension → extensible array;
 /// more → v2 B-tree; none → a single chunk when the current and maximum
-/// dims both equal the chunk dims, else a fixed array (libhdf5's implicit
-/// index needs early allocation, which this writer does not do for chunks).
-/// Earlier formats use the v1 B-tree.
-fn choose_index(format: Format, space: &Dataspace, chunks: &[u64]) -> IndexKind {
+/// dims both equal the chunk dims, else the implicit index for unfiltered
+/// datasets allocated early, else a fixed array. Earlier formats use the
+/// v1 B-tree.
+fn choose_index(format: Format, space: &Dataspace, chunks: &[u64], implicit_ok: bool) -> IndexKind {
     if format != Format::Latest {
         return IndexKind::BTreeV1;
     }
@@ -175,6 +176,7 @@ fn choose_index(format: Format, space: &Dataspace, chunks: &[u64]) -> IndexKind 
     let unlimited = max.iter().filter(|&&m| m == Dataspace::UNLIMITED).count();
     match unlimited {
         0 if max == chunks && space.dims == chunks => IndexKind::Single,
+        0 if implicit_ok => IndexKind::Implicit,
         0 => IndexKind::Fixed,
         1 => IndexKind::Extensible,
         _ => IndexKind::BTreeV2,
@@ -317,12 +319,32 @@ pub(super) fn write_chunked(
     pipeline: Option<&FilterPipeline>,
     data: Option<&[u8]>,
     fill: &[u8],
+    early_alloc: bool,
 ) -> Result<Layout> {
     let es = usize::try_from(dtype.size()).map_err(|_| Error::usage("element size"))?;
     let dims = &space.dims;
+    let max_dims: Vec<u64> = space.max_dims.clone().unwrap_or_else(|| dims.clone());
+    let kind = choose_index(fw.format, space, chunks, early_alloc && pipeline.is_none());
+    // Early allocation writes every chunk: the fill value where no data.
+    let filled;
+    let data = match data {
+        None if early_alloc => {
+            let n: u64 = dims.iter().product();
+            let n = usize::try_from(n).map_err(|_| Error::usage("dataset too large"))?;
+            filled = fill.repeat(n);
+            Some(filled.as_slice())
+        }
+        d => d,
+    };
     let mut stored = Vec::new();
     if let Some(data) = data {
-        let origins = chunk_origins(dims, chunks);
+        // The implicit index addresses chunks by their number over the
+        // maximum dims: every one of those chunks is stored, in that order.
+        let origins = if kind == IndexKind::Implicit {
+            chunk_origins(&max_dims, chunks)
+        } else {
+            chunk_origins(dims, chunks)
+        };
         let job = ChunkJob {
             data,
             dims,
@@ -350,8 +372,7 @@ pub(super) fn write_chunked(
     }
     let filtered = pipeline.is_some();
     let chunk_bytes = chunks.iter().product::<u64>().saturating_mul(es as u64);
-    let max_dims: Vec<u64> = space.max_dims.clone().unwrap_or_else(|| dims.clone());
-    let index = match choose_index(fw.format, space, chunks) {
+    let index = match kind {
         IndexKind::BTreeV1 => ChunkIndex::BTreeV1 {
             addr: write_btree(fw, chunks, &stored)?,
         },
@@ -362,6 +383,9 @@ pub(super) fn write_chunked(
                 filtered: filtered.then(|| (c.map_or(0, |c| c.size), 0)),
             }
         }
+        IndexKind::Implicit => ChunkIndex::Implicit {
+            addr: stored.first().map_or(Addr::UNDEF, |c| c.addr),
+        },
         IndexKind::Fixed => {
             let addr = if stored.is_empty() {
                 Addr::UNDEF

@@ -40,6 +40,7 @@ use crate::format::object_header::ObjectHeader;
 use crate::format::superblock::Superblock;
 use crate::format::symbol_table_node::{EntryCache, SymbolTableEntry, SymbolTableNode};
 use crate::{Addr, Ctx, Sizes};
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -1108,6 +1109,7 @@ impl<'a> GroupWriter<'a> {
             fletcher32: false,
             zstd: None,
             lz4: false,
+            early_alloc: false,
             fill: None,
             compact: false,
         }
@@ -1128,6 +1130,7 @@ pub struct DatasetBuilder<'a> {
     fletcher32: bool,
     zstd: Option<i32>,
     lz4: bool,
+    early_alloc: bool,
     fill: Option<Vec<u8>>,
     compact: bool,
 }
@@ -1190,6 +1193,15 @@ impl DatasetBuilder<'_> {
         self.lz4 = true;
         self
     }
+    /// Allocate (and write) every chunk when the dataset is created, as
+    /// libhdf5's `H5D_ALLOC_TIME_EARLY` (chunked datasets only; chunks never
+    /// written hold the fill value). With [`Format::Latest`], an unfiltered
+    /// dataset without unlimited dimensions then gets libhdf5's implicit
+    /// chunk index (the chunks stored back to back, no index structure).
+    pub fn early_alloc(mut self) -> Self {
+        self.early_alloc = true;
+        self
+    }
     /// A user-defined fill value: the raw bytes of one element.
     pub fn fill_value(mut self, element: &[u8]) -> Self {
         self.fill = Some(element.to_vec());
@@ -1215,7 +1227,10 @@ impl DatasetBuilder<'_> {
             self.dtype = Some(T::dtype());
         }
         let n = values.len() as u64;
-        self.finish(n, Some(ElementData::Raw(value::to_bytes(values))))
+        match T::file_bytes(values) {
+            Some(b) => self.finish_inner(n, None, Some(b)),
+            None => self.finish(n, Some(ElementData::Raw(value::to_bytes(values)))),
+        }
     }
 
     /// Write variable-length UTF-8 strings (h5py's `str` dataset).
@@ -1249,7 +1264,7 @@ impl DatasetBuilder<'_> {
     pub fn write_raw(self, bytes: &[u8]) -> Result<ObjectId> {
         let es = self.dtype.as_ref().map_or(1, Datatype::size).max(1);
         let n = bytes.len() as u64 / es;
-        self.finish(n, Some(ElementData::Raw(bytes.to_vec())))
+        self.finish_inner(n, None, Some(bytes))
     }
 
     /// Create the dataset without data (read back as the fill value).
@@ -1264,6 +1279,17 @@ impl DatasetBuilder<'_> {
     }
 
     fn finish(self, n_given: u64, data: Option<ElementData>) -> Result<ObjectId> {
+        self.finish_inner(n_given, data, None)
+    }
+
+    /// As `finish`, with raw element bytes borrowed from the caller (`raw`,
+    /// used when `data` is `None`) so that large data is not copied.
+    fn finish_inner(
+        self,
+        n_given: u64,
+        data: Option<ElementData>,
+        raw: Option<&[u8]>,
+    ) -> Result<ObjectId> {
         let fw = self.fw;
         let dtype = self
             .dtype
@@ -1277,7 +1303,7 @@ impl DatasetBuilder<'_> {
             .iter()
             .try_fold(1u64, |a, &d| a.checked_mul(d))
             .ok_or_else(|| Error::usage("shape overflows"))?;
-        if data.is_some() && n != n_given {
+        if (data.is_some() || raw.is_some()) && n != n_given {
             return Err(Error::usage(alloc::format!(
                 "{n_given} elements given for shape {shape:?} ({n} elements)"
             )));
@@ -1351,11 +1377,15 @@ impl DatasetBuilder<'_> {
                 return Err(Error::unsupported("fill values of variable-length types"));
             }
         }
-        if let Some(ElementData::Raw(b)) = &data {
-            if Some(b.len() as u64) != n.checked_mul(es) {
+        let raw_len = match (&data, raw) {
+            (Some(ElementData::Raw(b)), _) => Some(b.len()),
+            (None, Some(r)) => Some(r.len()),
+            _ => None,
+        };
+        if let Some(len) = raw_len {
+            if Some(len as u64) != n.checked_mul(es) {
                 return Err(Error::usage(alloc::format!(
-                    "{} data bytes for {n} elements of {es} bytes",
-                    b.len()
+                    "{len} data bytes for {n} elements of {es} bytes"
                 )));
             }
         }
@@ -1376,11 +1406,17 @@ impl DatasetBuilder<'_> {
         let mut pe = Encoder::new();
         space.encode(&mut pe, fw.ctx, fw.format.space_version())?;
         // Now write: data first (streamed), then remember the header.
-        let bytes = match data {
-            // Raw bytes were checked above: move them (no copy of large data).
-            Some(ElementData::Raw(b)) if !dtype.is_variable_length() => Some(b),
-            Some(d) => Some(fw.element_bytes(&dtype, n, &d)?),
-            None => None,
+        // Raw bytes were checked above: borrow or move them (no copy of large data).
+        let bytes: Option<Cow<'_, [u8]>> = match (data, raw) {
+            (Some(ElementData::Raw(b)), _) if !dtype.is_variable_length() => Some(Cow::Owned(b)),
+            (Some(d), _) => Some(Cow::Owned(fw.element_bytes(&dtype, n, &d)?)),
+            (None, Some(r)) if !dtype.is_variable_length() => Some(Cow::Borrowed(r)),
+            (None, Some(r)) => Some(Cow::Owned(fw.element_bytes(
+                &dtype,
+                n,
+                &ElementData::Raw(r.to_vec()),
+            )?)),
+            (None, None) => None,
         };
         let mut filters = Vec::new();
         if self.shuffle {
@@ -1430,7 +1466,10 @@ impl DatasetBuilder<'_> {
             .clone()
             .unwrap_or_else(|| alloc::vec![0; usize::try_from(es).unwrap_or(0)]);
         let (layout, alloc_time) = if self.compact {
-            let data = bytes.unwrap_or_else(|| fill_elem.repeat(usize::try_from(n).unwrap_or(0)));
+            let data = bytes.map_or_else(
+                || fill_elem.repeat(usize::try_from(n).unwrap_or(0)),
+                Cow::into_owned,
+            );
             (Layout::Compact { data }, 1)
         } else if let Some(chunks) = &self.chunks {
             let l = chunked::write_chunked(
@@ -1441,8 +1480,9 @@ impl DatasetBuilder<'_> {
                 pipeline.as_ref(),
                 bytes.as_deref(),
                 &fill_elem,
+                self.early_alloc,
             )?;
-            (l, 3)
+            (l, if self.early_alloc { 1 } else { 3 })
         } else {
             let size = n.saturating_mul(es);
             let addr = match &bytes {
