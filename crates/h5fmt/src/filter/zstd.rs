@@ -76,8 +76,18 @@ pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
 /// `Limit` when libzstd fails.
 #[cfg(feature = "std")]
 pub(super) fn encode(data: &[u8], level: i32) -> Result<Vec<u8>> {
+    std::thread_local! {
+        // One compression context per thread, reused across chunks (creating
+        // one allocates and clears its tables every time).
+        static CCTX: core::cell::RefCell<zstd_safe::CCtx<'static>> =
+            core::cell::RefCell::new(zstd_safe::CCtx::create());
+    }
     let mut out = alloc::vec![0u8; zstd_safe::compress_bound(data.len())];
-    let n = zstd_safe::compress(&mut out[..], data, level).map_err(|code| {
+    let r = CCTX.with(|c| match c.try_borrow_mut() {
+        Ok(mut cctx) => cctx.compress(&mut out[..], data, level),
+        Err(_) => zstd_safe::compress(&mut out[..], data, level),
+    });
+    let n = r.map_err(|code| {
         Error::limit(alloc::format!(
             "zstd compression failed: {}",
             zstd_safe::get_error_name(code)
