@@ -418,3 +418,82 @@ fn created_without_data_read_as_fill() {
         std::fs::remove_file(&path).ok();
     }
 }
+
+/// libhdf5 extends our indexes in place: resizing and writing more chunks
+/// into extensible arrays (with super blocks and paged data blocks) and v2
+/// B-trees of depth ≥ 1 (node splits), then reading everything back.
+#[test]
+fn libhdf5_appends_to_our_indexes() {
+    let Some(py) = python() else {
+        eprintln!("skipping: no python venv (set H5FMT_VENV)");
+        return;
+    };
+    let path = tmp("append.h5");
+    let mut fw = FileWriter::create_with(&path, Format::Latest).unwrap();
+    let mut root = fw.root();
+    let d: Vec<i32> = (0..140_000).collect();
+    root.create_dataset("ea_paged")
+        .shape(&[140_000])
+        .maxshape(&[None])
+        .chunks(&[1])
+        .write(&d)
+        .unwrap();
+    root.create_dataset("ea_f")
+        .shape(&[140_000])
+        .maxshape(&[None])
+        .chunks(&[20])
+        .deflate(1)
+        .write(&d)
+        .unwrap();
+    root.create_dataset("bt2")
+        .shape(&[400, 350])
+        .maxshape(&[None, None])
+        .chunks(&[3, 3])
+        .write(&d)
+        .unwrap();
+    root.create_dataset("bt2f")
+        .shape(&[400, 350])
+        .maxshape(&[None, None])
+        .chunks(&[3, 3])
+        .zstd(1)
+        .fletcher32()
+        .write(&d)
+        .unwrap();
+    fw.close().unwrap();
+    let script = r#"
+import sys, h5py, hdf5plugin, numpy as np
+p = sys.argv[1]
+with h5py.File(p, 'a') as f:
+    for n in ['ea_paged', 'ea_f']:
+        d = f[n]; d.resize((200000,)); d[140000:] = np.arange(140000, 200000)
+    for n in ['bt2', 'bt2f']:
+        d = f[n]; d.resize((500, 400)); d[400:, :] = 7; d[:, 350:] = 9
+with h5py.File(p, 'r') as f:
+    for n in ['ea_paged', 'ea_f']:
+        assert (f[n][...] == np.arange(200000)).all(), n
+    for n in ['bt2', 'bt2f']:
+        a = f[n][...]
+        assert (a[:400, :350] == np.arange(140000).reshape(400, 350)).all(), n
+        assert (a[400:, :350] == 7).all() and (a[:, 350:] == 9).all(), n
+print('ok')
+"#;
+    let out = Command::new(&py)
+        .arg("-c")
+        .arg(script)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Our reader reads libhdf5's extended indexes too.
+    let f = h5fmt::File::open(&path).unwrap();
+    let v: Vec<i32> = f.dataset("/ea_paged").unwrap().read::<i32>().unwrap();
+    assert!(v.iter().enumerate().all(|(i, &x)| x == i as i32));
+    let v: Vec<i32> = f.dataset("/bt2f").unwrap().read::<i32>().unwrap();
+    assert_eq!(v.len(), 500 * 400);
+    assert_eq!((v[0], v[349], v[350], v[400 * 400]), (0, 349, 9, 7));
+    std::fs::remove_file(&path).ok();
+}
