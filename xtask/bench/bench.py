@@ -1,8 +1,15 @@
 """`cargo xtask bench` helper: generate the benchmark files, and time h5py reads.
 
-  python bench.py gen DIR          write DIR/*.h5 (skips files already present) and DIR/windows.txt
+  python bench.py gen DIR [write]  write DIR/*.h5 (skips files already present), DIR/windows.txt and
+                                   DIR/series.f64 (with `write`: only what the write benchmarks need)
   python bench.py time FILE DATASET MODE REPS [WINDOWS]
                                    warm-up read, then REPS timed reads: one `seconds bytes cpu_seconds` line each
+  python bench.py write MODE OUT REPS [INPUT]
+                                   warm-up write, then REPS timed writes of OUT (MODE contiguous, gzip,
+                                   zstd: the f64 values of the raw file INPUT; meta: 10,000 groups x 10
+                                   attributes): one `seconds bytes cpu_seconds` line each
+  python bench.py check OUT MODE [INPUT]
+                                   verify a written file (ours) holds what was written
 """
 
 import os
@@ -17,7 +24,7 @@ N = 2**26
 CHUNK = 131072
 
 
-def gen(out):
+def gen(out, only_write=False):
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(3)
 
@@ -41,13 +48,22 @@ def gen(out):
         ("contiguous.h5", {}),
         ("gzip.h5", dict(chunks=(CHUNK,), compression="gzip", compression_opts=4, shuffle=True)),
         ("zstd.h5", dict(chunks=(CHUNK,), shuffle=True, **hdf5plugin.Zstd(clevel=3))),
-    ]:
+    ][: 1 if only_write else 3]:
         if os.path.exists(os.path.join(out, name)):
             continue
         if data is None:
             data = series()
         make(name, lambda f: f.create_dataset("data", data=data, **kw))
     data = None
+
+    # The write benchmarks' input: the series as raw little-endian f64.
+    rpath = os.path.join(out, "series.f64")
+    if not os.path.exists(rpath):
+        with h5py.File(os.path.join(out, "contiguous.h5"), "r") as f:
+            f["data"][...].astype("<f8").tofile(rpath + ".tmp")
+        os.replace(rpath + ".tmp", rpath)
+    if only_write:
+        return
 
     def image(f):
         y, x = np.mgrid[0:8192, 0:8192].astype(np.float32)
@@ -98,8 +114,59 @@ def time_reads(path, dset, mode, reps, windows=None):
         print(f"{time.perf_counter() - t:.6f} {n} {time.process_time() - c:.3f}", flush=True)
 
 
+WRITE_KW = {
+    "contiguous": {},
+    "gzip": dict(chunks=(CHUNK,), compression="gzip", compression_opts=4, shuffle=True),
+    "zstd": dict(chunks=(CHUNK,), shuffle=True, **hdf5plugin.Zstd(clevel=3)),
+}
+
+
+def time_writes(mode, out, reps, inp=None):
+    data = np.fromfile(inp, dtype="<f8") if inp else None
+
+    def once():
+        with h5py.File(out, "w") as f:
+            if mode == "meta":
+                for i in range(10_000):
+                    g = f.create_group(f"g{i}")
+                    for j in range(10):
+                        g.attrs[f"a{j}"] = np.int64(i * 10 + j)
+            else:
+                f.create_dataset("data", data=data, **WRITE_KW[mode])
+        return os.path.getsize(out)
+
+    once()
+    for _ in range(reps):
+        t, c = time.perf_counter(), time.process_time()
+        n = once()
+        print(f"{time.perf_counter() - t:.6f} {n} {time.process_time() - c:.6f}", flush=True)
+
+
+def check(out, mode, inp=None):
+    with h5py.File(out, "r") as f:
+        if mode == "meta":
+            assert len(f) == 10_000, len(f)
+            for i in (0, 4321, 9999):
+                g = f[f"g{i}"]
+                assert {k: int(g.attrs[k]) for k in g.attrs} == {f"a{j}": i * 10 + j for j in range(10)}
+        else:
+            d = f["data"]
+            assert np.array_equal(d[...], np.fromfile(inp, dtype="<f8")), "values differ"
+            if mode != "contiguous":
+                assert d.chunks == (CHUNK,) and d.shuffle, (d.chunks, d.shuffle)
+                want = 1 if mode == "gzip" else 32015
+                plist = d.id.get_create_plist()
+                ids = [plist.get_filter(i)[0] for i in range(plist.get_nfilters())]
+                assert want in ids, ids
+    print("ok")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "gen":
-        gen(sys.argv[2])
+        gen(sys.argv[2], only_write=sys.argv[3:4] == ["write"])
+    elif sys.argv[1] == "write":
+        time_writes(sys.argv[2], sys.argv[3], int(sys.argv[4]), *sys.argv[5:6])
+    elif sys.argv[1] == "check":
+        check(sys.argv[2], sys.argv[3], *sys.argv[4:5])
     else:
         time_reads(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), *sys.argv[6:7])

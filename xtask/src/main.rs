@@ -34,14 +34,18 @@ tasks:
   wasm            build h5fmt for wasm32-unknown-unknown (installs Debian rustc-web if missing),
                   then run the wasm smoke module under node if node is present
   crosscheck F..  diff h5canon.py's dump and ours (`h5 dump --canonical`) for each file
-  bench [NAME..]  read benchmarks, ours vs h5py on the same files (generated into target/bench;
-                  NAME: contiguous, gzip, zstd, windows, strings; default all). Slow: minutes.
+  bench [read|write] [NAME..]
+                  read and write benchmarks, ours vs h5py on the same data (generated into
+                  target/bench; read NAME: contiguous, gzip, zstd, windows, strings; write NAME:
+                  contiguous, gzip, zstd, meta; default all of both). Slow: minutes.
 
 environment:
   H5FMT_VENV      use this venv instead of <repo>/.venv
   H5FMT_PYTHON    the python used to create the venv (default: python3.11, else python3)
   XTASK_SKIP      comma-separated steps of `test` to skip (venv,fmt,clippy,test,nostd,wasm)
-  BENCH_REPS      timed reads per benchmark after the warm-up (default 5)";
+  BENCH_REPS      timed reads/writes per benchmark after the warm-up (default 5)
+  BENCH_WRITE_DIR where the write benchmarks write their files (default target/bench; a tmpfs
+                  such as /dev/shm keeps disk writeback out of the times)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -714,7 +718,149 @@ fn median(v: &[f64]) -> f64 {
     }
 }
 
-fn task_bench(names: &[String]) -> R {
+fn task_bench(args: &[String]) -> R {
+    let (read, write, names) = match args.first().map(String::as_str) {
+        Some("read") => (true, false, &args[1..]),
+        Some("write") => (false, true, &args[1..]),
+        _ => (true, true, args),
+    };
+    if read {
+        task_bench_read(names)?;
+    }
+    if write {
+        task_bench_write(names)?;
+    }
+    Ok(())
+}
+
+/// Write benchmarks: (name, mode of `bench_write` / `bench.py write`).
+const WRITE_BENCHES: &[&str] = &["contiguous", "gzip", "zstd", "meta"];
+
+fn task_bench_write(names: &[String]) -> R {
+    let root = repo_root();
+    let v = ensure_venv()?;
+    let dir = root.join("target").join("bench");
+    let script = root.join("xtask").join("bench").join("bench.py");
+    let reps: usize = env::var("BENCH_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    run(Command::new(&v.python)
+        .arg(&script)
+        .arg("gen")
+        .arg(&dir)
+        .arg("write"))?;
+    run(Command::new(cargo()).current_dir(&root).args([
+        "build",
+        "--release",
+        "-p",
+        "h5fmt",
+        "--example",
+        "bench_write",
+    ]))?;
+    let ours_bin = root
+        .join("target")
+        .join("release")
+        .join("examples")
+        .join("bench_write");
+    let input = dir.join("series.f64");
+    // Where the written files go: BENCH_WRITE_DIR (e.g. a tmpfs such as
+    // /dev/shm, so that disk writeback of other sessions does not dominate
+    // the times), else target/bench.
+    let out_dir = env::var_os("BENCH_WRITE_DIR").map_or_else(|| dir.clone(), PathBuf::from);
+    fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let input_mb = fs::metadata(&input).map(|m| m.len()).unwrap_or(0) as f64 / 1e6;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut rows = Vec::new();
+    for &mode in WRITE_BENCHES {
+        if !names.is_empty() && !names.iter().any(|n| n == mode) {
+            continue;
+        }
+        let extra: Vec<&Path> = if mode == "meta" {
+            vec![]
+        } else {
+            vec![input.as_path()]
+        };
+        let out_ours = out_dir.join(format!("written-ours-{mode}.h5"));
+        let out_py = out_dir.join(format!("written-h5py-{mode}.h5"));
+        let mut ours = Command::new(&ours_bin);
+        ours.arg(mode)
+            .arg(&out_ours)
+            .arg(reps.to_string())
+            .args(&extra);
+        eprintln!("+ {}", show(&ours));
+        let t_ours = parse_write_times(&output(&mut ours)?)?;
+        let mut py = Command::new(&v.python);
+        py.arg(&script)
+            .arg("write")
+            .arg(mode)
+            .arg(&out_py)
+            .arg(reps.to_string())
+            .args(&extra);
+        eprintln!("+ {}", show(&py));
+        let t_py = parse_write_times(&output(&mut py)?)?;
+        // Our file must hold what was written (read back by h5py).
+        run(Command::new(&v.python)
+            .arg(&script)
+            .arg("check")
+            .arg(&out_ours)
+            .arg(mode)
+            .args(&extra))?;
+        let col = |t: &[(f64, u64, f64)], k: usize| -> Vec<f64> {
+            t.iter().map(|r| if k == 0 { r.0 } else { r.2 }).collect()
+        };
+        let (wo, wp) = (median(&col(&t_ours, 0)), median(&col(&t_py, 0)));
+        let (co, cp) = (median(&col(&t_ours, 1)), median(&col(&t_py, 1)));
+        let size = |t: &[(f64, u64, f64)]| t.last().map_or(0, |r| r.1) as f64 / 1e6;
+        eprintln!("  {mode}: ours {t_ours:?}, h5py {t_py:?}");
+        rows.push(format!(
+            "| {mode:<10} | {:>8.1} | {:>8.1} | {:>8.1} | {:>9.3} | {:>9.3} | {:>8.2}x | {:>8.3} | {:>8.3} | {:>8.2}x |",
+            if mode == "meta" { 0.0 } else { input_mb },
+            size(&t_ours),
+            size(&t_py),
+            wo,
+            wp,
+            wp / wo,
+            co,
+            cp,
+            cp / co,
+        ));
+    }
+    println!(
+        "\nwrite benchmarks: {cpus} CPUs; median of {reps} writes after a warm-up (create, write, close; no fsync on either side)\n"
+    );
+    println!(
+        "| benchmark  | data MB  | ours MB  | h5py MB  | ours (s)  | h5py (s)  | speedup  | ours CPU | h5py CPU | CPU ratio |"
+    );
+    println!(
+        "|------------|---------:|---------:|---------:|----------:|----------:|---------:|---------:|---------:|----------:|"
+    );
+    for r in rows {
+        println!("{r}");
+    }
+    Ok(())
+}
+
+/// `seconds bytes cpu_seconds` lines of a write timing run.
+fn parse_write_times(out: &str) -> R<Vec<(f64, u64, f64)>> {
+    let mut v = Vec::new();
+    for l in out.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let [t, b, c] = f.as_slice() else { continue };
+        let e = |x: String| format!("`{l}`: {x}");
+        v.push((
+            t.parse::<f64>().map_err(|x| e(x.to_string()))?,
+            b.parse::<u64>().map_err(|x| e(x.to_string()))?,
+            c.parse::<f64>().map_err(|x| e(x.to_string()))?,
+        ));
+    }
+    if v.is_empty() {
+        return Err(format!("no timings in output:\n{out}"));
+    }
+    Ok(v)
+}
+
+fn task_bench_read(names: &[String]) -> R {
     let root = repo_root();
     let v = ensure_venv()?;
     let dir = root.join("target").join("bench");

@@ -1,5 +1,6 @@
 //! Deflate filter (id 1): a zlib stream (RFC 1950). With the `std` feature the
-//! inflater is `zlib-rs` (faster); without it, `miniz_oxide`.
+//! inflater is `zlib-rs` (faster) and the deflater libdeflate; without it,
+//! `miniz_oxide` for both.
 
 use crate::error::{Error, Result};
 use alloc::vec::Vec;
@@ -103,7 +104,74 @@ fn imp(data: &[u8], bound: usize) -> Result<Vec<u8>> {
     }
 }
 
-/// Deflate `data` into a zlib stream at `level` (0–9) with `miniz_oxide`.
+/// Deflate `data` into a zlib stream at `level` (0–9): libdeflate with
+/// `std` (about twice zlib's speed at the same level, same or smaller
+/// output; level 0 stores), `miniz_oxide` without.
 pub(super) fn encode(data: &[u8], level: u8) -> Vec<u8> {
-    miniz_oxide::deflate::compress_to_vec_zlib(data, level.min(10))
+    encode_imp(data, level.min(9))
+}
+
+#[cfg(feature = "std")]
+fn encode_imp(data: &[u8], level: u8) -> Vec<u8> {
+    use libdeflater::{CompressionLvl, Compressor};
+    std::thread_local! {
+        // One compressor per thread and level, reused across chunks.
+        static COMPRESSOR: core::cell::RefCell<Option<(u8, Compressor)>> =
+            const { core::cell::RefCell::new(None) };
+    }
+    let run = |c: &mut Compressor| -> Option<Vec<u8>> {
+        let mut out = alloc::vec![0u8; c.zlib_compress_bound(data.len())];
+        let n = c.zlib_compress(data, &mut out).ok()?;
+        out.truncate(n);
+        Some(out)
+    };
+    let fresh = || {
+        CompressionLvl::new(i32::from(level))
+            .ok()
+            .map(Compressor::new)
+    };
+    let out = COMPRESSOR.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => {
+            if slot.as_ref().map(|(l, _)| *l) != Some(level) {
+                *slot = fresh().map(|c| (level, c));
+            }
+            slot.as_mut().and_then(|(_, c)| run(c))
+        }
+        Err(_) => fresh().and_then(|mut c| run(&mut c)),
+    });
+    // Not reachable (bound-sized buffer, valid level); stay correct anyway.
+    out.unwrap_or_else(|| miniz_oxide::deflate::compress_to_vec_zlib(data, level))
+}
+
+#[cfg(not(feature = "std"))]
+fn encode_imp(data: &[u8], level: u8) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec_zlib(data, level)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_level_round_trips() {
+        let data: alloc::vec::Vec<u8> = (0..300_000u32)
+            .map(|i| ((i / 7) ^ (i.wrapping_mul(2_654_435_761) >> 27)) as u8)
+            .collect();
+        for level in 0..=9 {
+            let z = super::encode(&data, level);
+            // A zlib header (CM 8, check bits) and our inflater gives the data back.
+            assert_eq!(z[0] & 0x0f, 8, "level {level}");
+            assert_eq!((u16::from(z[0]) << 8 | u16::from(z[1])) % 31, 0);
+            assert_eq!(
+                super::decode(&z, data.len()).unwrap(),
+                data,
+                "level {level}"
+            );
+            // miniz_oxide, an independent inflater, agrees.
+            assert_eq!(
+                miniz_oxide::inflate::decompress_to_vec_zlib(&z).unwrap(),
+                data,
+                "level {level}"
+            );
+        }
+        assert!(super::encode(&[], 4).len() >= 6);
+    }
 }

@@ -413,11 +413,14 @@ pub(crate) fn alloc_zeroed(len: usize) -> Result<Vec<u8>> {
 }
 
 /// Run a chunk through `pipeline` in the write direction (first filter
-/// first). Writes deflate (1), shuffle (2) and fletcher32 (3);
-/// `element_size` is the shuffle's element size.
+/// first). Writes deflate (1), shuffle (2), fletcher32 (3), LZ4 (32004,
+/// client data: block size in bytes, 0 for the plugin's default) and zstd
+/// (32015, client data: level; needs `std`); `element_size` is the
+/// shuffle's element size.
 ///
 /// # Errors
-/// `Unsupported` for a filter this library cannot encode.
+/// `Unsupported` for a filter this library cannot encode (zstd without
+/// `std`); `Limit` when the compressor fails.
 pub fn encode_chunk(
     pipeline: &FilterPipeline,
     data: Vec<u8>,
@@ -426,12 +429,12 @@ pub fn encode_chunk(
     let mut data = data;
     for f in &pipeline.filters {
         data = match f.id {
-            1 => {
+            DEFLATE => {
                 #[allow(clippy::cast_possible_truncation)] // level clamped to 0..=9
                 let level = f.client_data.first().copied().unwrap_or(6).min(9) as u8;
                 deflate::encode(&data, level)
             }
-            2 => {
+            SHUFFLE => {
                 let es = f
                     .client_data
                     .first()
@@ -439,7 +442,20 @@ pub fn encode_chunk(
                     .unwrap_or(element_size);
                 shuffle::shuffle(&data, es)
             }
-            3 => fletcher32::append(data),
+            FLETCHER32 => fletcher32::append(data),
+            LZ4 => {
+                let block = f
+                    .client_data
+                    .first()
+                    .and_then(|&v| usize::try_from(v).ok())
+                    .unwrap_or(0);
+                lz4::encode(&data, block)
+            }
+            ZSTD => {
+                #[allow(clippy::cast_possible_wrap)] // levels are small; negative ones wrap back
+                let level = f.client_data.first().map_or(3, |&v| v as i32);
+                zstd::encode(&data, level)?
+            }
             id => {
                 return Err(Error::unsupported(format!(
                     "writing with filter {id} ({})",
@@ -449,6 +465,11 @@ pub fn encode_chunk(
         };
     }
     Ok(data)
+}
+
+/// Whether this build can encode filter `id` (see [`encode_chunk`]).
+pub fn can_encode(id: u16) -> bool {
+    matches!(id, DEFLATE | SHUFFLE | FLETCHER32 | LZ4) || (id == ZSTD && cfg!(feature = "std"))
 }
 
 #[cfg(test)]

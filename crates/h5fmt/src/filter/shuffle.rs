@@ -192,12 +192,52 @@ pub(super) fn shuffle(data: &[u8], es: usize) -> Vec<u8> {
     if es <= 1 || n <= 1 {
         return data.to_vec();
     }
-    let mut out = Vec::with_capacity(data.len());
-    for b in 0..es {
-        out.extend(data.iter().skip(b).step_by(es).take(n));
+    let mut out = alloc::vec![0u8; data.len()];
+    match es {
+        2 => shuffle_n::<2>(data, &mut out, n),
+        4 => shuffle_n::<4>(data, &mut out, n),
+        8 => shuffle_n::<8>(data, &mut out, n),
+        16 => shuffle_n::<16>(data, &mut out, n),
+        _ => {
+            for (b, plane) in out.chunks_exact_mut(n).take(es).enumerate() {
+                for (dst, &src) in plane.iter_mut().zip(data.iter().skip(b).step_by(es)) {
+                    *dst = src;
+                }
+            }
+        }
     }
-    out.extend_from_slice(data.get(n * es..).unwrap_or(&[]));
+    let body = n * es;
+    if let (Some(dst), Some(src)) = (out.get_mut(body..), data.get(body..)) {
+        dst.copy_from_slice(src);
+    }
     out
+}
+
+/// Shuffle `n` elements of `ES` bytes (the common sizes, unrolled): read the
+/// input in blocks of whole elements into a fixed-size tile, then write each
+/// byte plane's part of the block sequentially.
+fn shuffle_n<const ES: usize>(data: &[u8], out: &mut [u8], n: usize) {
+    const BLOCK: usize = 256;
+    let (Some(src), Some(planes)) = (data.get(..n * ES), out.get_mut(..n * ES)) else {
+        return;
+    };
+    let mut i = 0;
+    for block in src.chunks(BLOCK * ES) {
+        let m = block.len() / ES;
+        let mut tile = [[0u8; ES]; BLOCK];
+        for (t, el) in tile.iter_mut().zip(block.chunks_exact(ES)) {
+            t.copy_from_slice(el);
+        }
+        for b in 0..ES {
+            let at = b * n + i;
+            if let Some(dst) = planes.get_mut(at..at + m) {
+                for (d, t) in dst.iter_mut().zip(&tile) {
+                    *d = t[b];
+                }
+            }
+        }
+        i += m;
+    }
 }
 
 #[cfg(test)]
@@ -210,6 +250,30 @@ mod tests {
         let v = unshuffle(alloc::vec![1, 4, 2, 5, 3, 6, 9], 3).unwrap();
         assert_eq!(v, [1, 2, 3, 4, 5, 6, 9]);
         assert_eq!(unshuffle(alloc::vec![7, 8], 4).unwrap(), [7, 8]);
+    }
+
+    #[test]
+    fn shuffle_matches_definition() {
+        for es in [1usize, 2, 3, 4, 8, 16] {
+            for n in [0usize, 1, 2, 5, 255, 256, 257, 1000] {
+                let v: Vec<u8> = (0..(n * es + 3)).map(|i| (i * 31 + i / 7) as u8).collect();
+                let sh = shuffle(&v, es);
+                let m = v.len() / es;
+                let mut want = Vec::new();
+                if es <= 1 || m <= 1 {
+                    want = v.clone();
+                } else {
+                    for b in 0..es {
+                        for i in 0..m {
+                            want.push(v[i * es + b]);
+                        }
+                    }
+                    want.extend_from_slice(&v[m * es..]);
+                }
+                assert_eq!(sh, want, "es {es} n {n}");
+                assert_eq!(unshuffle(sh, es).unwrap(), v);
+            }
+        }
     }
 
     #[test]

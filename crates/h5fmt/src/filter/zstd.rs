@@ -69,3 +69,42 @@ pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
         Err(e) => Err(super::corrupt(alloc::format!("invalid zstd stream: {e}"))),
     }
 }
+
+/// Compress `data` into one zstd frame at `level` (libzstd, `std` only).
+///
+/// # Errors
+/// `Unsupported` without `std` (the pure-Rust decoder has no encoder);
+/// `Limit` when libzstd fails.
+#[cfg(feature = "std")]
+pub(super) fn encode(data: &[u8], level: i32) -> Result<Vec<u8>> {
+    std::thread_local! {
+        // One compression context per thread, reused across chunks (creating
+        // one allocates and clears its tables every time).
+        static CCTX: core::cell::RefCell<zstd_safe::CCtx<'static>> =
+            core::cell::RefCell::new(zstd_safe::CCtx::create());
+    }
+    let mut out = alloc::vec![0u8; zstd_safe::compress_bound(data.len())];
+    let r = CCTX.with(|c| match c.try_borrow_mut() {
+        Ok(mut cctx) => cctx.compress(&mut out[..], data, level),
+        Err(_) => zstd_safe::compress(&mut out[..], data, level),
+    });
+    let n = r.map_err(|code| {
+        Error::limit(alloc::format!(
+            "zstd compression failed: {}",
+            zstd_safe::get_error_name(code)
+        ))
+    })?;
+    out.truncate(n);
+    Ok(out)
+}
+
+/// Compress `data` into one zstd frame (needs `std`).
+///
+/// # Errors
+/// Always `Unsupported`: without `std` there is no zstd encoder.
+#[cfg(not(feature = "std"))]
+pub(super) fn encode(_data: &[u8], _level: i32) -> Result<Vec<u8>> {
+    Err(Error::unsupported(
+        "writing zstd needs the std feature (libzstd); the no_std build only decodes zstd",
+    ))
+}

@@ -14,7 +14,7 @@
 //! with its own checksum) follow the data block's prefix.
 
 use super::fixed_array::{decode_entries, verify_checksum, ChunkEntry, CLIENT_FILTERED_CHUNK};
-use crate::codec::Cursor;
+use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 use alloc::vec::Vec;
@@ -315,7 +315,8 @@ impl IndexBlock {
 pub struct SuperBlock {
     /// Array offset of its first element.
     pub block_offset: u64,
-    /// Page-initialized bitmaps, one per data block (empty when not paged).
+    /// Page-initialized bitmaps, one per data block (empty when not paged;
+    /// bit `i`, most significant bit first, set when page `i` was written).
     pub page_bitmaps: Vec<Vec<u8>>,
     /// Data block addresses.
     pub data_blocks: Vec<Addr>,
@@ -337,11 +338,24 @@ impl SuperBlock {
         let pages = hdr.data_block_pages(info.dblk_nelmts);
         let mut page_bitmaps = Vec::new();
         if pages > 0 {
+            // The stored bitmap is one bit array over all data blocks (bit
+            // `dblk * pages + page`, as libhdf5 indexes it) padded to
+            // `ndblks * ceil(pages / 8)` bytes; split it per data block.
             let len = usize::try_from(pages.div_ceil(8))
                 .map_err(|_| cur.corrupt("page bitmap too large"))?;
             let n = cur.ensure_count(info.ndblks, len)?;
-            for _ in 0..n {
-                page_bitmaps.push(cur.read_bytes(len)?.to_vec());
+            let all = cur.read_bytes(n * len)?;
+            for d in 0..n as u64 {
+                let mut bm = alloc::vec![0u8; len];
+                for p in 0..pages {
+                    if super::fixed_array::bit_set(all, d.saturating_mul(pages).saturating_add(p)) {
+                        let p = usize::try_from(p).unwrap_or(0);
+                        if let Some(b) = bm.get_mut(p / 8) {
+                            *b |= 0x80 >> (p % 8);
+                        }
+                    }
+                }
+                page_bitmaps.push(bm);
             }
         }
         let data_blocks = read_addrs(cur, ctx, info.ndblks)?;
@@ -386,4 +400,234 @@ impl DataBlock {
             elements,
         })
     }
+}
+
+// ---------------------------------------------------------------------------
+// Encoding.
+
+impl ExtensibleArrayHeader {
+    /// Encode the header with its checksum ([`Self::encoded_size`] bytes).
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) {
+        let start = enc.len();
+        enc.put_bytes(b"EAHD");
+        enc.put_u8(0);
+        enc.put_u8(self.client_id);
+        enc.put_u8(self.element_size);
+        enc.put_u8(self.max_nelmts_bits);
+        enc.put_u8(self.index_block_elements);
+        enc.put_u8(self.data_block_min_elements);
+        enc.put_u8(self.super_block_min_pointers);
+        enc.put_u8(self.page_bits);
+        for v in [
+            self.num_super_blocks,
+            self.super_blocks_size,
+            self.num_data_blocks,
+            self.data_blocks_size,
+            self.max_index_set,
+            self.num_elements,
+        ] {
+            enc.put_len(v, ctx.sizes);
+        }
+        enc.put_addr(self.index_block, ctx.sizes);
+        enc.put_checksum_from(start);
+    }
+}
+
+fn block_prefix(enc: &mut Encoder, sig: &[u8; 4], client_id: u8, header: Addr, ctx: Ctx) {
+    enc.put_bytes(sig);
+    enc.put_u8(0);
+    enc.put_u8(client_id);
+    enc.put_addr(header, ctx.sizes);
+}
+
+/// A built extensible array: the header (statistics and index block address
+/// filled in; encode it at the header address given to [`build_array`]) and
+/// every block with its address.
+#[derive(Debug, Clone)]
+pub struct BuiltArray {
+    /// The header.
+    pub header: ExtensibleArrayHeader,
+    /// `(address, bytes)` of the index, super and data blocks.
+    pub blocks: Vec<(Addr, Vec<u8>)>,
+}
+
+/// Build the blocks of an extensible array holding `entries` (encoded
+/// elements of `template.element_size` bytes each, element `i` at index `i`)
+/// as libhdf5 would after setting the elements for which `present(i)` holds:
+/// the index block, and only the super and data blocks that contain a set
+/// element (data blocks whole, paged data blocks with all their pages and
+/// the page-initialized bits of the pages that hold a set element). Unset
+/// elements are written as `fill` (one encoded element). `template` gives
+/// the creation parameters; its statistics and index block address are
+/// ignored. `alloc(size)` returns the address of a new block of `size` bytes.
+///
+/// # Errors
+/// `Usage` for entries that are not whole elements, a fill of the wrong size
+/// or more elements than `max_nelmts_bits` allows; `Limit` on overflow.
+pub fn build_array(
+    template: &ExtensibleArrayHeader,
+    header_addr: Addr,
+    entries: &[u8],
+    fill: &[u8],
+    present: &dyn Fn(u64) -> bool,
+    ctx: Ctx,
+    alloc: &mut dyn FnMut(u64) -> Addr,
+) -> Result<BuiltArray> {
+    let mut hdr = ExtensibleArrayHeader {
+        num_super_blocks: 0,
+        super_blocks_size: 0,
+        num_data_blocks: 0,
+        data_blocks_size: 0,
+        max_index_set: 0,
+        num_elements: 0,
+        index_block: Addr::UNDEF,
+        ..template.clone()
+    };
+    let es = usize::from(hdr.element_size);
+    if es == 0 || !entries.len().is_multiple_of(es) || fill.len() != es {
+        return Err(Error::usage(
+            "extensible array entries are not whole elements",
+        ));
+    }
+    if !hdr.data_block_min_elements.is_power_of_two()
+        || !hdr.super_block_min_pointers.is_power_of_two()
+        || hdr.max_nelmts_bits == 0
+        || hdr.max_nelmts_bits > 64
+        || hdr.page_bits >= 64
+    {
+        return Err(Error::usage("extensible array parameters out of range"));
+    }
+    let n = (entries.len() / es) as u64;
+    if hdr.max_nelmts_bits < 64 && n > (1u64 << hdr.max_nelmts_bits) {
+        return Err(Error::usage(
+            "more elements than the extensible array holds",
+        ));
+    }
+    let Some(last) = (0..n).rev().find(|&i| present(i)) else {
+        return Ok(BuiltArray {
+            header: hdr,
+            blocks: Vec::new(),
+        });
+    };
+    hdr.max_index_set = last + 1;
+    let element = |i: u64| -> &[u8] {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| entries.get(i * es..(i + 1) * es))
+            .filter(|_| present(i))
+            .unwrap_or(fill)
+    };
+    // Whether any element in `start..start + len` is set.
+    let any_set = |start: u64, len: u64| (start..start.saturating_add(len).min(n)).any(present);
+    let mut blocks = Vec::new();
+    let ib_size = hdr.index_block_size(ctx)?;
+    let ib_addr = alloc(ib_size);
+    hdr.index_block = ib_addr;
+    let ib_elems = u64::from(hdr.index_block_elements);
+    hdr.num_elements = ib_elems;
+    let in_ib = hdr.index_block_super_blocks() as usize;
+    let mut ib_dblks =
+        alloc::vec![Addr::UNDEF; usize::try_from(hdr.index_block_data_blocks()).unwrap_or(0)];
+    let mut ib_sblks =
+        alloc::vec![Addr::UNDEF; usize::try_from(hdr.index_block_super_block_addrs()).unwrap_or(0)];
+    let aos = hdr.array_offset_size();
+    let pe = hdr.page_elements();
+    for (u, info) in hdr.clone().super_block_info().iter().enumerate() {
+        let first = ib_elems.saturating_add(info.start_idx);
+        if first >= n {
+            break;
+        }
+        let sb_len = info.ndblks.saturating_mul(info.dblk_nelmts);
+        if !any_set(first, sb_len) {
+            continue;
+        }
+        let pages = hdr.data_block_pages(info.dblk_nelmts);
+        let mut dblk_addrs = alloc::vec![Addr::UNDEF; usize::try_from(info.ndblks).unwrap_or(0)];
+        let bitmap_len = usize::try_from(pages.div_ceil(8)).unwrap_or(0);
+        let mut bitmaps = alloc::vec![0u8; bitmap_len * dblk_addrs.len()];
+        for d in 0..info.ndblks {
+            let dfirst = first.saturating_add(d.saturating_mul(info.dblk_nelmts));
+            if dfirst >= n || !any_set(dfirst, info.dblk_nelmts) {
+                continue;
+            }
+            let prefix_len = hdr.data_block_size(ctx, info.dblk_nelmts)?;
+            let page_size = pe.saturating_mul(u64::from(hdr.element_size)) + 4;
+            let total = prefix_len.saturating_add(pages.saturating_mul(page_size));
+            let mut enc = Encoder::with_capacity(usize::try_from(total).unwrap_or(0));
+            block_prefix(&mut enc, b"EADB", hdr.client_id, header_addr, ctx);
+            enc.put_uint(info.start_idx + d * info.dblk_nelmts, aos);
+            if pages == 0 {
+                for i in 0..info.dblk_nelmts {
+                    enc.put_bytes(element(dfirst + i));
+                }
+                enc.put_checksum_from(0);
+            } else {
+                enc.put_checksum_from(0);
+                for p in 0..pages {
+                    let pstart = enc.len();
+                    let pfirst = dfirst + p * pe;
+                    for i in 0..pe {
+                        enc.put_bytes(element(pfirst + i));
+                    }
+                    enc.put_checksum_from(pstart);
+                    if any_set(pfirst, pe) {
+                        // One bit array over the super block's data blocks
+                        // (libhdf5: bit `dblk * npages + page`, MSB first).
+                        let bit = usize::try_from(d * pages + p).unwrap_or(usize::MAX);
+                        if let Some(b) = bitmaps.get_mut(bit / 8) {
+                            *b |= 0x80 >> (bit % 8);
+                        }
+                    }
+                }
+            }
+            let bytes = enc.into_vec();
+            let a = alloc(bytes.len() as u64);
+            hdr.num_data_blocks += 1;
+            hdr.data_blocks_size = hdr.data_blocks_size.saturating_add(bytes.len() as u64);
+            hdr.num_elements = hdr.num_elements.saturating_add(info.dblk_nelmts);
+            if let Some(slot) = dblk_addrs.get_mut(usize::try_from(d).unwrap_or(usize::MAX)) {
+                *slot = a;
+            }
+            blocks.push((a, bytes));
+        }
+        if u < in_ib {
+            for (d, a) in dblk_addrs.iter().enumerate() {
+                let slot = usize::try_from(info.start_dblk).unwrap_or(usize::MAX) + d;
+                if let Some(s) = ib_dblks.get_mut(slot) {
+                    *s = *a;
+                }
+            }
+        } else {
+            let mut enc = Encoder::new();
+            block_prefix(&mut enc, b"EASB", hdr.client_id, header_addr, ctx);
+            enc.put_uint(info.start_idx, aos);
+            enc.put_bytes(&bitmaps);
+            for a in &dblk_addrs {
+                enc.put_addr(*a, ctx.sizes);
+            }
+            enc.put_checksum_from(0);
+            let bytes = enc.into_vec();
+            let a = alloc(bytes.len() as u64);
+            hdr.num_super_blocks += 1;
+            hdr.super_blocks_size = hdr.super_blocks_size.saturating_add(bytes.len() as u64);
+            if let Some(s) = ib_sblks.get_mut(u - in_ib) {
+                *s = a;
+            }
+            blocks.push((a, bytes));
+        }
+    }
+    let mut enc = Encoder::with_capacity(usize::try_from(ib_size).unwrap_or(0));
+    block_prefix(&mut enc, b"EAIB", hdr.client_id, header_addr, ctx);
+    for i in 0..ib_elems {
+        enc.put_bytes(element(i));
+    }
+    for a in ib_dblks.iter().chain(&ib_sblks) {
+        enc.put_addr(*a, ctx.sizes);
+    }
+    enc.put_checksum_from(0);
+    blocks.push((ib_addr, enc.into_vec()));
+    Ok(BuiltArray {
+        header: hdr,
+        blocks,
+    })
 }

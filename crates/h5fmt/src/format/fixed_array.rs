@@ -234,6 +234,57 @@ pub fn encode_data_block(enc: &mut Encoder, ctx: Ctx, client_id: u8, header: Add
     enc.put_checksum_from(start);
 }
 
+/// Encode the data block of `hdr` holding the encoded `entries`
+/// (`hdr.max_entries` elements of `hdr.entry_size` bytes): unpaged, or —
+/// when `hdr.max_entries` exceeds a page — the prefix with the
+/// page-initialized bitmap (every page set) followed by every page with its
+/// checksum, as libhdf5 lays them out.
+///
+/// # Errors
+/// `Usage` when `entries` is not `max_entries` whole elements.
+pub fn encode_data_block_paged(
+    enc: &mut Encoder,
+    ctx: Ctx,
+    hdr: &FixedArrayHeader,
+    header: Addr,
+    entries: &[u8],
+) -> Result<()> {
+    let es = usize::from(hdr.entry_size);
+    if Some(entries.len() as u64) != hdr.max_entries.checked_mul(es as u64) {
+        return Err(Error::usage(
+            "fixed array entries are not max_entries elements",
+        ));
+    }
+    let npages = hdr.npages();
+    if npages == 0 {
+        encode_data_block(enc, ctx, hdr.client_id, header, entries);
+        return Ok(());
+    }
+    let start = enc.len();
+    enc.put_bytes(b"FADB");
+    enc.put_u8(0);
+    enc.put_u8(hdr.client_id);
+    enc.put_addr(header, ctx.sizes);
+    let bitmap_len = usize::try_from(hdr.bitmap_len()).unwrap_or(0);
+    let mut bitmap = alloc::vec![0u8; bitmap_len];
+    for p in 0..usize::try_from(npages).unwrap_or(0) {
+        if let Some(b) = bitmap.get_mut(p / 8) {
+            *b |= 0x80 >> (p % 8);
+        }
+    }
+    enc.put_bytes(&bitmap);
+    enc.put_checksum_from(start);
+    let page_bytes = usize::try_from(hdr.page_entries())
+        .unwrap_or(usize::MAX)
+        .saturating_mul(es);
+    for page in entries.chunks(page_bytes.max(1)) {
+        let ps = enc.len();
+        enc.put_bytes(page);
+        enc.put_checksum_from(ps);
+    }
+    Ok(())
+}
+
 /// A decoded fixed array data block (`FADB`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FixedArrayDataBlock {

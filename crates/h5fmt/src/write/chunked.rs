@@ -6,7 +6,9 @@ use super::{FileWriter, Format, ISTORE_K};
 use crate::codec::Encoder;
 use crate::error::{Error, Result};
 use crate::format::btree_v1::{BTreeV1Node, Key, NODE_TYPE_CHUNK};
+use crate::format::btree_v2::{self, BTreeV2Params};
 use crate::format::datatype::Datatype;
+use crate::format::extensible_array::{self, ExtensibleArrayHeader};
 use crate::format::fixed_array;
 use crate::format::message::{ChunkIndex, ChunkedLayout, Dataspace, FilterPipeline, Layout};
 use crate::Addr;
@@ -68,6 +70,7 @@ pub(super) fn build_btree(
 
 /// One stored chunk.
 struct StoredChunk {
+    /// Element coordinates of its first element.
     offsets: Vec<u64>,
     addr: Addr,
     size: u64,
@@ -87,7 +90,6 @@ fn gather_chunk(
         .iter()
         .map(|&c| usize::try_from(c).unwrap_or(0))
         .product();
-    let mut buf = fill.repeat(clen);
     let rank = dims.len();
     let extent: Vec<u64> = (0..rank)
         .map(|k| {
@@ -95,11 +97,26 @@ fn gather_chunk(
             c.min(d.saturating_sub(o))
         })
         .collect();
+    let last = rank - 1;
+    let run = usize::try_from(extent[last]).unwrap_or(0) * es;
+    // A whole chunk whose rows are contiguous in the data (1-D, or chunks
+    // spanning the trailing dimensions): one copy, no fill.
+    if extent == chunk && (1..rank).all(|k| chunk[k] == dims[k]) {
+        let start = origin.iter().zip(dims).fold(0u64, |a, (o, d)| a * d + o);
+        let s = usize::try_from(start)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(es);
+        if let Some(src) = s
+            .checked_add(clen.saturating_mul(es))
+            .and_then(|e| data.get(s..e))
+        {
+            return src.to_vec();
+        }
+    }
+    let mut buf = fill.repeat(clen);
     if extent.contains(&0) {
         return buf;
     }
-    let last = rank - 1;
-    let run = usize::try_from(extent[last]).unwrap_or(0) * es;
     // Iterate over index tuples of the leading dimensions.
     let mut idx = alloc::vec![0u64; last];
     loop {
@@ -133,25 +150,161 @@ fn gather_chunk(
     }
 }
 
-/// Which chunk index libhdf5 (with `libver='latest'`) would pick.
+/// Which chunk index to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum IndexKind {
     BTreeV1,
     Single,
+    Implicit,
     Fixed,
+    Extensible,
+    BTreeV2,
 }
 
-fn choose_index(format: Format, space: &Dataspace, chunks: &[u64]) -> IndexKind {
+/// The chunk index libhdf5 2.0 picks for a layout-4 dataset
+/// (`H5D__layout_set_latest_indexing`; checked against h5py files written
+/// with `libver='latest'`): one unlimited dimension → extensible array;
+/// more → v2 B-tree; none → a single chunk when the current and maximum
+/// dims both equal the chunk dims, else the implicit index for unfiltered
+/// datasets allocated early, else a fixed array. Earlier formats use the
+/// v1 B-tree.
+fn choose_index(format: Format, space: &Dataspace, chunks: &[u64], implicit_ok: bool) -> IndexKind {
     if format != Format::Latest {
         return IndexKind::BTreeV1;
     }
     let max = space.max_dims.as_deref().unwrap_or(&space.dims);
     let unlimited = max.iter().filter(|&&m| m == Dataspace::UNLIMITED).count();
     match unlimited {
-        0 if max == chunks => IndexKind::Single,
+        0 if max == chunks && space.dims == chunks => IndexKind::Single,
+        0 if implicit_ok => IndexKind::Implicit,
         0 => IndexKind::Fixed,
-        // Extensible array (one unlimited dimension) and v2 B-tree (more)
-        // are not written yet: the v1 B-tree, which every reader knows.
-        _ => IndexKind::BTreeV1,
+        1 => IndexKind::Extensible,
+        _ => IndexKind::BTreeV2,
+    }
+}
+
+/// libhdf5's extensible array parameters for chunk indexes (`H5Dpkg.h`:
+/// `H5D_EARRAY_*`), as written in the layout message and the array header.
+const EA_MAX_NELMTS_BITS: u8 = 32;
+const EA_IDX_BLK_ELMTS: u8 = 4;
+const EA_SUP_BLK_MIN_DATA_PTRS: u8 = 4;
+const EA_DATA_BLK_MIN_ELMTS: u8 = 16;
+const EA_MAX_DBLK_PAGE_NELMTS_BITS: u8 = 10;
+/// libhdf5's fixed array data block page size (`H5D_FARRAY_MAX_DBLK_PAGE_NELMTS_BITS`).
+const FA_PAGE_BITS: u8 = 10;
+/// libhdf5's v2 B-tree parameters for chunk indexes (`H5Dbtree2.c`).
+const BT2_NODE_SIZE: u32 = 2048;
+const BT2_SPLIT_PERCENT: u8 = 100;
+const BT2_MERGE_PERCENT: u8 = 40;
+
+/// Chunks of the dataset in row-major order of the chunk grid (the file
+/// order of the chunks), as element offsets.
+fn chunk_origins(dims: &[u64], chunks: &[u64]) -> Vec<Vec<u64>> {
+    let grid: Vec<u64> = dims
+        .iter()
+        .zip(chunks)
+        .map(|(d, c)| d.div_ceil(*c))
+        .collect();
+    let total: u64 = grid.iter().product();
+    let mut out = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
+    let mut scaled = alloc::vec![0u64; grid.len()];
+    for _ in 0..total {
+        out.push(scaled.iter().zip(chunks).map(|(s, c)| s * c).collect());
+        for k in (0..grid.len()).rev() {
+            scaled[k] += 1;
+            if scaled[k] < grid[k] {
+                break;
+            }
+            scaled[k] = 0;
+        }
+    }
+    out
+}
+
+/// Chunks in flight at once per worker thread when compressing in parallel.
+#[cfg(feature = "std")]
+const CHUNKS_PER_WORKER: usize = 4;
+
+/// Gather and filter the chunks at `origins`, in order.
+fn encode_chunks(job: &ChunkJob<'_>, origins: &[Vec<u64>], threads: usize) -> Result<Vec<Vec<u8>>> {
+    #[cfg(feature = "std")]
+    if threads > 1 && job.pipeline.is_some() && origins.len() > 1 {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let next = AtomicUsize::new(0);
+        let mut slots: Vec<Option<Result<Vec<u8>>>> = origins.iter().map(|_| None).collect();
+        let results = std::thread::scope(|s| {
+            let work = || {
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(o) = origins.get(i) else { break };
+                    mine.push((i, job.encode(o)));
+                }
+                mine
+            };
+            let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+            let mut all = work();
+            for h in handles {
+                match h.join() {
+                    Ok(v) => all.extend(v),
+                    Err(_) => {
+                        all.push((usize::MAX, Err(Error::usage("compression thread panicked"))))
+                    }
+                }
+            }
+            all
+        });
+        for (i, r) in results {
+            match slots.get_mut(i) {
+                Some(slot) => *slot = Some(r),
+                None => r.map(|_| ())?,
+            }
+        }
+        return slots
+            .into_iter()
+            .map(|s| s.unwrap_or_else(|| Err(Error::usage("chunk not compressed"))))
+            .collect();
+    }
+    let _ = threads;
+    origins.iter().map(|o| job.encode(o)).collect()
+}
+
+/// What every chunk of one dataset needs.
+struct ChunkJob<'a> {
+    data: &'a [u8],
+    dims: &'a [u64],
+    chunks: &'a [u64],
+    es: usize,
+    fill: &'a [u8],
+    pipeline: Option<&'a FilterPipeline>,
+}
+
+impl ChunkJob<'_> {
+    fn encode(&self, origin: &[u64]) -> Result<Vec<u8>> {
+        let raw = gather_chunk(
+            self.data,
+            self.dims,
+            self.chunks,
+            origin,
+            self.es,
+            self.fill,
+        );
+        match self.pipeline {
+            Some(p) => crate::filter::encode_chunk(p, raw, self.es),
+            None => Ok(raw),
+        }
+    }
+}
+
+/// Worker threads for chunk compression: the available cores (std), else 1.
+fn worker_threads() -> usize {
+    #[cfg(feature = "std")]
+    {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        1
     }
 }
 
@@ -166,44 +319,60 @@ pub(super) fn write_chunked(
     pipeline: Option<&FilterPipeline>,
     data: Option<&[u8]>,
     fill: &[u8],
+    early_alloc: bool,
 ) -> Result<Layout> {
     let es = usize::try_from(dtype.size()).map_err(|_| Error::usage("element size"))?;
     let dims = &space.dims;
+    let max_dims: Vec<u64> = space.max_dims.clone().unwrap_or_else(|| dims.clone());
+    let kind = choose_index(fw.format, space, chunks, early_alloc && pipeline.is_none());
+    // Early allocation writes every chunk: the fill value where no data.
+    let filled;
+    let data = match data {
+        None if early_alloc => {
+            let n: u64 = dims.iter().product();
+            let n = usize::try_from(n).map_err(|_| Error::usage("dataset too large"))?;
+            filled = fill.repeat(n);
+            Some(filled.as_slice())
+        }
+        d => d,
+    };
     let mut stored = Vec::new();
     if let Some(data) = data {
-        let grid: Vec<u64> = dims
-            .iter()
-            .zip(chunks)
-            .map(|(d, c)| d.div_ceil(*c))
-            .collect();
-        let total: u64 = grid.iter().product();
-        let mut scaled = alloc::vec![0u64; grid.len()];
-        for _ in 0..total {
-            let origin: Vec<u64> = scaled.iter().zip(chunks).map(|(s, c)| s * c).collect();
-            let raw = gather_chunk(data, dims, chunks, &origin, es, fill);
-            let bytes = match pipeline {
-                Some(p) => crate::filter::encode_chunk(p, raw, es)?,
-                None => raw,
-            };
-            let addr = fw.write_new(&bytes)?;
-            stored.push(StoredChunk {
-                offsets: origin,
-                addr,
-                size: bytes.len() as u64,
-            });
-            // Row-major increment.
-            for k in (0..grid.len()).rev() {
-                scaled[k] += 1;
-                if scaled[k] < grid[k] {
-                    break;
-                }
-                scaled[k] = 0;
+        // The implicit index addresses chunks by their number over the
+        // maximum dims: every one of those chunks is stored, in that order.
+        let origins = if kind == IndexKind::Implicit {
+            chunk_origins(&max_dims, chunks)
+        } else {
+            chunk_origins(dims, chunks)
+        };
+        let job = ChunkJob {
+            data,
+            dims,
+            chunks,
+            es,
+            fill,
+            pipeline,
+        };
+        let threads = worker_threads();
+        #[cfg(feature = "std")]
+        let window = (threads * CHUNKS_PER_WORKER).max(1);
+        #[cfg(not(feature = "std"))]
+        let window = 1;
+        for group in origins.chunks(window) {
+            let encoded = encode_chunks(&job, group, threads)?;
+            for (origin, bytes) in group.iter().zip(encoded) {
+                let addr = fw.write_new(&bytes)?;
+                stored.push(StoredChunk {
+                    offsets: origin.clone(),
+                    addr,
+                    size: bytes.len() as u64,
+                });
             }
         }
     }
     let filtered = pipeline.is_some();
     let chunk_bytes = chunks.iter().product::<u64>().saturating_mul(es as u64);
-    let index = match choose_index(fw.format, space, chunks) {
+    let index = match kind {
         IndexKind::BTreeV1 => ChunkIndex::BTreeV1 {
             addr: write_btree(fw, chunks, &stored)?,
         },
@@ -214,20 +383,45 @@ pub(super) fn write_chunked(
                 filtered: filtered.then(|| (c.map_or(0, |c| c.size), 0)),
             }
         }
+        IndexKind::Implicit => ChunkIndex::Implicit {
+            addr: stored.first().map_or(Addr::UNDEF, |c| c.addr),
+        },
         IndexKind::Fixed => {
-            let grid: u64 = dims
-                .iter()
-                .zip(chunks)
-                .map(|(d, c)| d.div_ceil(*c))
-                .product();
-            let page_bits = page_bits_for(grid);
             let addr = if stored.is_empty() {
                 Addr::UNDEF
             } else {
-                write_fixed_array(fw, &stored, filtered, chunk_bytes, page_bits)?
+                write_fixed_array(fw, &stored, filtered, chunk_bytes, chunks, &max_dims)?
             };
-            ChunkIndex::FixedArray { addr, page_bits }
+            ChunkIndex::FixedArray {
+                addr,
+                page_bits: FA_PAGE_BITS,
+            }
         }
+        IndexKind::Extensible => {
+            let addr = if stored.is_empty() {
+                Addr::UNDEF
+            } else {
+                write_extensible_array(fw, &stored, filtered, chunk_bytes, chunks, &max_dims)?
+            };
+            ChunkIndex::ExtensibleArray {
+                addr,
+                max_bits: EA_MAX_NELMTS_BITS,
+                index_elements: EA_IDX_BLK_ELMTS,
+                min_pointers: EA_SUP_BLK_MIN_DATA_PTRS,
+                min_elements: EA_DATA_BLK_MIN_ELMTS,
+                page_bits: EA_MAX_DBLK_PAGE_NELMTS_BITS,
+            }
+        }
+        IndexKind::BTreeV2 => ChunkIndex::BTreeV2 {
+            addr: if stored.is_empty() {
+                Addr::UNDEF
+            } else {
+                write_btree_v2(fw, &stored, filtered, chunk_bytes, chunks)?
+            },
+            node_size: BT2_NODE_SIZE,
+            split_percent: BT2_SPLIT_PERCENT,
+            merge_percent: BT2_MERGE_PERCENT,
+        },
     };
     let single_filtered = matches!(
         index,
@@ -247,16 +441,6 @@ pub(super) fn write_chunked(
         index,
         layout_version: 4,
     }))
-}
-
-/// The fixed array's data block page size (log2 of entries): libhdf5's
-/// default of 10, raised so that the whole array is one unpaged block.
-fn page_bits_for(n: u64) -> u8 {
-    let mut bits = 10u8;
-    while bits < 31 && (1u64 << bits) < n {
-        bits += 1;
-    }
-    bits
 }
 
 fn write_btree(fw: &mut FileWriter, chunks: &[u64], stored: &[StoredChunk]) -> Result<Addr> {
@@ -306,39 +490,104 @@ fn write_btree(fw: &mut FileWriter, chunks: &[u64], stored: &[StoredChunk]) -> R
     Ok(root)
 }
 
+/// Width of the stored-size field of filtered chunk entries (layout 4).
+fn size_field(filtered: bool, chunk_bytes: u64) -> usize {
+    if filtered {
+        fixed_array::chunk_size_len(chunk_bytes)
+    } else {
+        0
+    }
+}
+
+/// Encode one fixed/extensible array element for `c` (`None`: not allocated).
+fn put_entry(enc: &mut Encoder, fw: &FileWriter, c: Option<&StoredChunk>, size_len: usize) {
+    let sizes = fw.ctx.sizes;
+    enc.put_addr(c.map_or(Addr::UNDEF, |c| c.addr), sizes);
+    if size_len > 0 {
+        enc.put_uint(c.map_or(0, |c| c.size), size_len);
+        enc.put_u32(0);
+    }
+}
+
+/// Linear element number of the chunk at element `offsets` over the chunk
+/// grid of the maximum dims, with dimension `first` (the unlimited one of
+/// an extensible array) moved to the front (libhdf5's "swizzled" order).
+fn linear_index(offsets: &[u64], chunks: &[u64], max_dims: &[u64], first: Option<usize>) -> u64 {
+    let rank = offsets.len();
+    let order: Vec<usize> = match first {
+        Some(f) => core::iter::once(f)
+            .chain((0..rank).filter(|&d| d != f))
+            .collect(),
+        None => (0..rank).collect(),
+    };
+    let mut idx = 0u64;
+    for (k, &d) in order.iter().enumerate() {
+        let c = chunks[d].max(1);
+        let count = if k == 0 { 1 } else { max_dims[d].div_ceil(c) };
+        idx = idx.saturating_mul(count).saturating_add(offsets[d] / c);
+    }
+    idx
+}
+
+/// Chunk entries of an array index ordered by linear index, with gaps.
+fn array_entries(
+    fw: &FileWriter,
+    stored: &[StoredChunk],
+    size_len: usize,
+    n: u64,
+    chunks: &[u64],
+    max_dims: &[u64],
+    first: Option<usize>,
+) -> Result<(Vec<u8>, Vec<bool>)> {
+    let n = usize::try_from(n).map_err(|_| Error::usage("too many chunks"))?;
+    let mut slot: Vec<Option<usize>> = alloc::vec![None; n];
+    for (i, c) in stored.iter().enumerate() {
+        let at = usize::try_from(linear_index(&c.offsets, chunks, max_dims, first))
+            .ok()
+            .and_then(|k| slot.get_mut(k))
+            .ok_or_else(|| Error::usage("chunk outside the maximum dims"))?;
+        *at = Some(i);
+    }
+    let mut enc = Encoder::with_capacity(n * (8 + size_len + 4));
+    for s in &slot {
+        put_entry(&mut enc, fw, s.and_then(|i| stored.get(i)), size_len);
+    }
+    Ok((enc.into_vec(), slot.iter().map(Option::is_some).collect()))
+}
+
+fn entry_size(fw: &FileWriter, size_len: usize) -> Result<u8> {
+    let o = usize::from(fw.ctx.sizes.offsets);
+    u8::try_from(if size_len > 0 { o + size_len + 4 } else { o })
+        .map_err(|_| Error::usage("entry size"))
+}
+
 fn write_fixed_array(
     fw: &mut FileWriter,
     stored: &[StoredChunk],
     filtered: bool,
     chunk_bytes: u64,
-    page_bits: u8,
+    chunks: &[u64],
+    max_dims: &[u64],
 ) -> Result<Addr> {
     let ctx = fw.ctx;
-    let size_len = fixed_array::chunk_size_len(chunk_bytes);
-    let entry_len = if filtered {
-        usize::from(ctx.sizes.offsets) + size_len + 4
-    } else {
-        usize::from(ctx.sizes.offsets)
-    };
+    let size_len = size_field(filtered, chunk_bytes);
+    let n: u64 = max_dims
+        .iter()
+        .zip(chunks)
+        .map(|(m, c)| m.div_ceil(*c))
+        .product();
+    let (entries, _) = array_entries(fw, stored, size_len, n, chunks, max_dims, None)?;
     let hdr = fixed_array::FixedArrayHeader {
         client_id: u8::from(filtered),
-        entry_size: u8::try_from(entry_len).map_err(|_| Error::usage("entry size"))?,
-        page_bits,
-        max_entries: stored.len() as u64,
+        entry_size: entry_size(fw, size_len)?,
+        page_bits: FA_PAGE_BITS,
+        max_entries: n,
         data_block: Addr::UNDEF,
     };
     let hdr_len = fixed_array::FixedArrayHeader::encoded_size(ctx) as u64;
     let hdr_addr = fw.alloc(hdr_len);
-    let mut entries = Encoder::new();
-    for c in stored {
-        entries.put_addr(c.addr, ctx.sizes);
-        if filtered {
-            entries.put_uint(c.size, size_len);
-            entries.put_u32(0);
-        }
-    }
     let mut db = Encoder::new();
-    fixed_array::encode_data_block(&mut db, ctx, hdr.client_id, hdr_addr, entries.as_bytes());
+    fixed_array::encode_data_block_paged(&mut db, ctx, &hdr, hdr_addr, &entries)?;
     let db_addr = fw.write_new(db.as_bytes())?;
     let mut enc = Encoder::new();
     fixed_array::FixedArrayHeader {
@@ -346,6 +595,124 @@ fn write_fixed_array(
         ..hdr
     }
     .encode(&mut enc, ctx);
+    fw.sink.write_at(hdr_addr.get(), enc.as_bytes())?;
+    Ok(hdr_addr)
+}
+
+fn write_extensible_array(
+    fw: &mut FileWriter,
+    stored: &[StoredChunk],
+    filtered: bool,
+    chunk_bytes: u64,
+    chunks: &[u64],
+    max_dims: &[u64],
+) -> Result<Addr> {
+    let ctx = fw.ctx;
+    let size_len = size_field(filtered, chunk_bytes);
+    let unlim = max_dims
+        .iter()
+        .position(|&m| m == Dataspace::UNLIMITED)
+        .unwrap_or(0);
+    let n = stored
+        .iter()
+        .map(|c| linear_index(&c.offsets, chunks, max_dims, Some(unlim)) + 1)
+        .max()
+        .unwrap_or(0);
+    let (entries, present) = array_entries(fw, stored, size_len, n, chunks, max_dims, Some(unlim))?;
+    let es = entry_size(fw, size_len)?;
+    let template = ExtensibleArrayHeader {
+        client_id: u8::from(filtered),
+        element_size: es,
+        max_nelmts_bits: EA_MAX_NELMTS_BITS,
+        index_block_elements: EA_IDX_BLK_ELMTS,
+        data_block_min_elements: EA_DATA_BLK_MIN_ELMTS,
+        super_block_min_pointers: EA_SUP_BLK_MIN_DATA_PTRS,
+        page_bits: EA_MAX_DBLK_PAGE_NELMTS_BITS,
+        num_super_blocks: 0,
+        super_blocks_size: 0,
+        num_data_blocks: 0,
+        data_blocks_size: 0,
+        max_index_set: 0,
+        num_elements: 0,
+        index_block: Addr::UNDEF,
+    };
+    let mut fill = Encoder::new();
+    put_entry(&mut fill, fw, None, size_len);
+    let hdr_addr = fw.alloc(ExtensibleArrayHeader::encoded_size(ctx) as u64);
+    let mut next = fw.eof;
+    let built = extensible_array::build_array(
+        &template,
+        hdr_addr,
+        &entries,
+        fill.as_bytes(),
+        &|i| {
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| present.get(i))
+                .copied()
+                .unwrap_or(false)
+        },
+        ctx,
+        &mut |len| {
+            let a = Addr(next);
+            next += len;
+            a
+        },
+    )?;
+    fw.eof = next;
+    for (a, bytes) in &built.blocks {
+        fw.sink.write_at(a.get(), bytes)?;
+    }
+    let mut enc = Encoder::new();
+    built.header.encode(&mut enc, ctx);
+    fw.sink.write_at(hdr_addr.get(), enc.as_bytes())?;
+    Ok(hdr_addr)
+}
+
+fn write_btree_v2(
+    fw: &mut FileWriter,
+    stored: &[StoredChunk],
+    filtered: bool,
+    chunk_bytes: u64,
+    chunks: &[u64],
+) -> Result<Addr> {
+    let ctx = fw.ctx;
+    let size_len = size_field(filtered, chunk_bytes);
+    let rank = chunks.len();
+    let record_size =
+        usize::from(ctx.sizes.offsets) + if filtered { size_len + 4 } else { 0 } + 8 * rank;
+    // Records in key order: scaled offsets compared dimension by dimension,
+    // which is the row-major order the chunks were written in.
+    let mut recs = Encoder::with_capacity(record_size * stored.len());
+    for c in stored {
+        put_entry(&mut recs, fw, Some(c), size_len);
+        for (o, ch) in c.offsets.iter().zip(chunks) {
+            recs.put_u64(o / ch);
+        }
+    }
+    let raw = recs.into_vec();
+    let records: Vec<&[u8]> = raw.chunks(record_size).collect();
+    let params = BTreeV2Params {
+        record_type: if filtered { 11 } else { 10 },
+        node_size: BT2_NODE_SIZE,
+        record_size: u16::try_from(record_size).map_err(|_| Error::usage("record size"))?,
+        split_percent: BT2_SPLIT_PERCENT,
+        merge_percent: BT2_MERGE_PERCENT,
+    };
+    let hdr_addr = fw.alloc(btree_v2::BTreeV2Header::encoded_len(ctx.sizes) as u64);
+    let mut next = fw.eof;
+    let node = u64::from(BT2_NODE_SIZE);
+    let built = btree_v2::build_tree(params, &records, ctx.sizes, &mut || {
+        let a = Addr(next);
+        next += node;
+        a
+    })?;
+    fw.eof = next;
+    for (a, bytes) in &built.nodes {
+        fw.sink.write_at(a.get(), bytes)?;
+    }
+    let mut enc = Encoder::new();
+    built.header.encode(&mut enc, ctx.sizes);
     fw.sink.write_at(hdr_addr.get(), enc.as_bytes())?;
     Ok(hdr_addr)
 }

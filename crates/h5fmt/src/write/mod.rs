@@ -13,8 +13,7 @@
 //!
 //! Not yet written: dense link and attribute storage (groups stay compact at
 //! any size, which libhdf5 reads; attributes above 64 KiB are refused),
-//! extensible-array and v2 B-tree chunk indexes (`Format::Latest` falls back
-//! to the v1 B-tree for datasets with unlimited dimensions), object
+//! the implicit chunk index (chunks are allocated incrementally), object
 //! references, committed datatypes, editing existing files.
 
 mod chunked;
@@ -41,6 +40,7 @@ use crate::format::object_header::ObjectHeader;
 use crate::format::superblock::Superblock;
 use crate::format::symbol_table_node::{EntryCache, SymbolTableEntry, SymbolTableNode};
 use crate::{Addr, Ctx, Sizes};
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -65,7 +65,9 @@ pub enum Format {
     #[default]
     V18,
     /// Superblock v3, object header v2, fill value message v3, filter
-    /// pipeline v2, layout v4 with single-chunk and fixed-array chunk indexes.
+    /// pipeline v2, layout v4 with the chunk index libhdf5 2.0 picks:
+    /// single chunk, fixed array, extensible array (one unlimited
+    /// dimension) or v2 B-tree (several).
     Latest,
 }
 
@@ -1105,6 +1107,9 @@ impl<'a> GroupWriter<'a> {
             deflate: None,
             shuffle: false,
             fletcher32: false,
+            zstd: None,
+            lz4: false,
+            early_alloc: false,
             fill: None,
             compact: false,
         }
@@ -1123,6 +1128,9 @@ pub struct DatasetBuilder<'a> {
     deflate: Option<u8>,
     shuffle: bool,
     fletcher32: bool,
+    zstd: Option<i32>,
+    lz4: bool,
+    early_alloc: bool,
     fill: Option<Vec<u8>>,
     compact: bool,
 }
@@ -1171,6 +1179,29 @@ impl DatasetBuilder<'_> {
         self.fletcher32 = true;
         self
     }
+    /// Zstandard compression (registered filter 32015, as written by
+    /// hdf5plugin's `Zstd(clevel)`) at `level` (needs chunks and, to write,
+    /// the `std` feature; readers need the zstd plugin).
+    pub fn zstd(mut self, level: i32) -> Self {
+        self.zstd = Some(level);
+        self
+    }
+    /// LZ4 compression (registered filter 32004, the HDF5 LZ4 plugin's
+    /// format with its default block size, as hdf5plugin's `LZ4()`; needs
+    /// chunks; readers need the LZ4 plugin).
+    pub fn lz4(mut self) -> Self {
+        self.lz4 = true;
+        self
+    }
+    /// Allocate (and write) every chunk when the dataset is created, as
+    /// libhdf5's `H5D_ALLOC_TIME_EARLY` (chunked datasets only; chunks never
+    /// written hold the fill value). With [`Format::Latest`], an unfiltered
+    /// dataset without unlimited dimensions then gets libhdf5's implicit
+    /// chunk index (the chunks stored back to back, no index structure).
+    pub fn early_alloc(mut self) -> Self {
+        self.early_alloc = true;
+        self
+    }
     /// A user-defined fill value: the raw bytes of one element.
     pub fn fill_value(mut self, element: &[u8]) -> Self {
         self.fill = Some(element.to_vec());
@@ -1196,7 +1227,10 @@ impl DatasetBuilder<'_> {
             self.dtype = Some(T::dtype());
         }
         let n = values.len() as u64;
-        self.finish(n, Some(ElementData::Raw(value::to_bytes(values))))
+        match T::file_bytes(values) {
+            Some(b) => self.finish_inner(n, None, Some(b)),
+            None => self.finish(n, Some(ElementData::Raw(value::to_bytes(values)))),
+        }
     }
 
     /// Write variable-length UTF-8 strings (h5py's `str` dataset).
@@ -1230,7 +1264,7 @@ impl DatasetBuilder<'_> {
     pub fn write_raw(self, bytes: &[u8]) -> Result<ObjectId> {
         let es = self.dtype.as_ref().map_or(1, Datatype::size).max(1);
         let n = bytes.len() as u64 / es;
-        self.finish(n, Some(ElementData::Raw(bytes.to_vec())))
+        self.finish_inner(n, None, Some(bytes))
     }
 
     /// Create the dataset without data (read back as the fill value).
@@ -1245,6 +1279,17 @@ impl DatasetBuilder<'_> {
     }
 
     fn finish(self, n_given: u64, data: Option<ElementData>) -> Result<ObjectId> {
+        self.finish_inner(n_given, data, None)
+    }
+
+    /// As `finish`, with raw element bytes borrowed from the caller (`raw`,
+    /// used when `data` is `None`) so that large data is not copied.
+    fn finish_inner(
+        self,
+        n_given: u64,
+        data: Option<ElementData>,
+        raw: Option<&[u8]>,
+    ) -> Result<ObjectId> {
         let fw = self.fw;
         let dtype = self
             .dtype
@@ -1258,7 +1303,7 @@ impl DatasetBuilder<'_> {
             .iter()
             .try_fold(1u64, |a, &d| a.checked_mul(d))
             .ok_or_else(|| Error::usage("shape overflows"))?;
-        if data.is_some() && n != n_given {
+        if (data.is_some() || raw.is_some()) && n != n_given {
             return Err(Error::usage(alloc::format!(
                 "{n_given} elements given for shape {shape:?} ({n} elements)"
             )));
@@ -1286,7 +1331,16 @@ impl DatasetBuilder<'_> {
         let unlimited = max_dims
             .as_ref()
             .is_some_and(|m| m.contains(&Dataspace::UNLIMITED));
-        let filtered = self.deflate.is_some() || self.shuffle || self.fletcher32;
+        let filtered = self.deflate.is_some()
+            || self.shuffle
+            || self.fletcher32
+            || self.zstd.is_some()
+            || self.lz4;
+        if self.zstd.is_some() && !crate::filter::can_encode(crate::filter::ZSTD) {
+            return Err(Error::unsupported(
+                "writing zstd needs the std feature (libzstd); the no_std build only decodes zstd",
+            ));
+        }
         if self.chunks.is_none() && (unlimited || filtered) {
             return Err(Error::usage(
                 "unlimited dimensions and filters need a chunked layout: set .chunks(..)",
@@ -1323,11 +1377,15 @@ impl DatasetBuilder<'_> {
                 return Err(Error::unsupported("fill values of variable-length types"));
             }
         }
-        if let Some(ElementData::Raw(b)) = &data {
-            if Some(b.len() as u64) != n.checked_mul(es) {
+        let raw_len = match (&data, raw) {
+            (Some(ElementData::Raw(b)), _) => Some(b.len()),
+            (None, Some(r)) => Some(r.len()),
+            _ => None,
+        };
+        if let Some(len) = raw_len {
+            if Some(len as u64) != n.checked_mul(es) {
                 return Err(Error::usage(alloc::format!(
-                    "{} data bytes for {n} elements of {es} bytes",
-                    b.len()
+                    "{len} data bytes for {n} elements of {es} bytes"
                 )));
             }
         }
@@ -1348,9 +1406,17 @@ impl DatasetBuilder<'_> {
         let mut pe = Encoder::new();
         space.encode(&mut pe, fw.ctx, fw.format.space_version())?;
         // Now write: data first (streamed), then remember the header.
-        let bytes = match &data {
-            Some(d) => Some(fw.element_bytes(&dtype, n, d)?),
-            None => None,
+        // Raw bytes were checked above: borrow or move them (no copy of large data).
+        let bytes: Option<Cow<'_, [u8]>> = match (data, raw) {
+            (Some(ElementData::Raw(b)), _) if !dtype.is_variable_length() => Some(Cow::Owned(b)),
+            (Some(d), _) => Some(Cow::Owned(fw.element_bytes(&dtype, n, &d)?)),
+            (None, Some(r)) if !dtype.is_variable_length() => Some(Cow::Borrowed(r)),
+            (None, Some(r)) => Some(Cow::Owned(fw.element_bytes(
+                &dtype,
+                n,
+                &ElementData::Raw(r.to_vec()),
+            )?)),
+            (None, None) => None,
         };
         let mut filters = Vec::new();
         if self.shuffle {
@@ -1369,6 +1435,23 @@ impl DatasetBuilder<'_> {
                 client_data: alloc::vec![u32::from(level)],
             });
         }
+        if let Some(level) = self.zstd {
+            filters.push(Filter {
+                id: crate::filter::ZSTD,
+                name: None,
+                flags: 1,
+                #[allow(clippy::cast_sign_loss)] // negative levels as the plugin reads them
+                client_data: alloc::vec![level as u32],
+            });
+        }
+        if self.lz4 {
+            filters.push(Filter {
+                id: crate::filter::LZ4,
+                name: None,
+                flags: 1,
+                client_data: alloc::vec![0],
+            });
+        }
         if self.fletcher32 {
             filters.push(Filter {
                 id: 3,
@@ -1383,7 +1466,10 @@ impl DatasetBuilder<'_> {
             .clone()
             .unwrap_or_else(|| alloc::vec![0; usize::try_from(es).unwrap_or(0)]);
         let (layout, alloc_time) = if self.compact {
-            let data = bytes.unwrap_or_else(|| fill_elem.repeat(usize::try_from(n).unwrap_or(0)));
+            let data = bytes.map_or_else(
+                || fill_elem.repeat(usize::try_from(n).unwrap_or(0)),
+                Cow::into_owned,
+            );
             (Layout::Compact { data }, 1)
         } else if let Some(chunks) = &self.chunks {
             let l = chunked::write_chunked(
@@ -1394,8 +1480,9 @@ impl DatasetBuilder<'_> {
                 pipeline.as_ref(),
                 bytes.as_deref(),
                 &fill_elem,
+                self.early_alloc,
             )?;
-            (l, 3)
+            (l, if self.early_alloc { 1 } else { 3 })
         } else {
             let size = n.saturating_mul(es);
             let addr = match &bytes {

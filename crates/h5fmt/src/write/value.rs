@@ -12,6 +12,37 @@ pub trait H5Type: Copy {
     fn dtype() -> Datatype;
     /// Append the element's bytes.
     fn put(&self, out: &mut Vec<u8>);
+    /// The file bytes of `values` without a copy, when their memory layout
+    /// is the file's (primitive numbers on little-endian machines); `None`
+    /// (the default) when they must be encoded with [`H5Type::put`].
+    fn file_bytes(values: &[Self]) -> Option<&[u8]>
+    where
+        Self: Sized,
+    {
+        let _ = values;
+        None
+    }
+}
+
+/// The bytes of a slice of primitive numbers, on little-endian machines.
+macro_rules! le_bytes_fn {
+    () => {
+        fn file_bytes(values: &[Self]) -> Option<&[u8]> {
+            if cfg!(target_endian = "little") {
+                // SAFETY: primitive numbers have no padding bytes and no
+                // invalid bit patterns; u8 has alignment 1; the length is
+                // the slice's size in bytes and the borrow keeps it alive.
+                Some(unsafe {
+                    core::slice::from_raw_parts(
+                        values.as_ptr().cast::<u8>(),
+                        core::mem::size_of_val(values),
+                    )
+                })
+            } else {
+                None
+            }
+        }
+    };
 }
 
 macro_rules! int_type {
@@ -23,6 +54,7 @@ macro_rules! int_type {
             fn put(&self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
             }
+            le_bytes_fn!();
         }
     )*};
 }
@@ -39,6 +71,7 @@ impl H5Type for f32 {
     fn put(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.to_le_bytes());
     }
+    le_bytes_fn!();
 }
 
 impl H5Type for f64 {
@@ -48,6 +81,7 @@ impl H5Type for f64 {
     fn put(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.to_le_bytes());
     }
+    le_bytes_fn!();
 }
 
 /// `bool` is h5py's (and HEP001's) enum: base `H5T_STD_I8LE`, FALSE=0, TRUE=1.

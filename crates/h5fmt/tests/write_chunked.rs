@@ -1,0 +1,499 @@
+//! Chunked datasets written by `FileWriter`: every chunk index × filter
+//! pipeline × shape (1-D and 3-D with partial edge chunks), read back by
+//! libhdf5 through h5py (values and the chunk index type it reports through
+//! `H5Dget_chunk_index_type`) and by our reader.
+
+use h5fmt::format::message::{ChunkIndex, Layout};
+use h5fmt::write::Format;
+use h5fmt::FileWriter;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn python() -> Option<PathBuf> {
+    let venv = std::env::var("H5FMT_VENV").unwrap_or_else(|_| "/work/main/.venv".into());
+    let p = Path::new(&venv).join("bin/python");
+    p.exists().then_some(p)
+}
+
+/// For every dataset: libhdf5's chunk index type (0 v1 B-tree, 1 single,
+/// 2 implicit, 3 fixed array, 4 extensible array, 5 v2 B-tree), the
+/// filters, and the values flattened in row-major order.
+const READ: &str = r#"
+import sys, json, ctypes, glob, os, h5py, hdf5plugin, numpy as np
+lib = ctypes.CDLL(glob.glob(os.path.join(os.path.dirname(h5py.__file__), '..', 'h5py.libs', 'libhdf5-*'))[0])
+lib.H5Dget_chunk_index_type.argtypes = [ctypes.c_int64, ctypes.POINTER(ctypes.c_int)]
+out = {}
+with h5py.File(sys.argv[1], 'r') as f:
+    for name, ds in f.items():
+        t = ctypes.c_int(-1)
+        rc = lib.H5Dget_chunk_index_type(ds.id.id, ctypes.byref(t))
+        p = ds.id.get_create_plist()
+        filters = [p.get_filter(i)[0] for i in range(p.get_nfilters())]
+        out[name] = {'index': t.value if rc >= 0 else -1, 'filters': filters,
+                     'shape': list(ds.shape), 'values': ds[()].ravel().tolist()}
+print(json.dumps(out))
+"#;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Filters {
+    None,
+    GzipShuffle,
+    Fletcher32,
+    Zstd,
+    Lz4,
+}
+
+const FILTERS: [Filters; 5] = [
+    Filters::None,
+    Filters::GzipShuffle,
+    Filters::Fletcher32,
+    Filters::Zstd,
+    Filters::Lz4,
+];
+
+impl Filters {
+    fn ids(self) -> Vec<u64> {
+        match self {
+            Filters::None => vec![],
+            Filters::GzipShuffle => vec![2, 1],
+            Filters::Fletcher32 => vec![3],
+            Filters::Zstd => vec![32015],
+            Filters::Lz4 => vec![32004],
+        }
+    }
+}
+
+/// One dataset of the matrix.
+struct Case {
+    name: String,
+    shape: Vec<u64>,
+    maxshape: Option<Vec<Option<u64>>>,
+    chunks: Vec<u64>,
+    filters: Filters,
+    /// libhdf5's index type number expected.
+    index: i64,
+    /// Early allocation.
+    early: bool,
+}
+
+fn value(i: usize) -> f64 {
+    (i as f64) * 0.5 - 1000.0 + ((i * 7919) % 13) as f64
+}
+
+fn write_case(fw: &mut FileWriter, c: &Case) {
+    let n: u64 = c.shape.iter().product();
+    let data: Vec<f64> = (0..n as usize).map(value).collect();
+    let mut root = fw.root();
+    let mut b = root
+        .create_dataset(&c.name)
+        .shape(&c.shape)
+        .chunks(&c.chunks);
+    if let Some(m) = &c.maxshape {
+        b = b.maxshape(m);
+    }
+    if c.early {
+        b = b.early_alloc();
+    }
+    b = match c.filters {
+        Filters::None => b,
+        Filters::GzipShuffle => b.shuffle().deflate(4),
+        Filters::Fletcher32 => b.fletcher32(),
+        Filters::Zstd => b.zstd(3),
+        Filters::Lz4 => b.lz4(),
+    };
+    b.write(&data).unwrap();
+}
+
+fn index_of(layout: &Layout) -> i64 {
+    match layout {
+        Layout::Chunked(c) => match c.index {
+            ChunkIndex::BTreeV1 { .. } => 0,
+            ChunkIndex::SingleChunk { .. } => 1,
+            ChunkIndex::Implicit { .. } => 2,
+            ChunkIndex::FixedArray { .. } => 3,
+            ChunkIndex::ExtensibleArray { .. } => 4,
+            ChunkIndex::BTreeV2 { .. } => 5,
+        },
+        _ => -1,
+    }
+}
+
+fn check_file(path: &Path, cases: &[Case]) {
+    // Our reader.
+    let f = h5fmt::File::open(path).unwrap();
+    for c in cases {
+        let ds = f.dataset(&format!("/{}", c.name)).unwrap();
+        assert_eq!(index_of(ds.layout()), c.index, "{}: our index type", c.name);
+        let v: Vec<f64> = ds.read::<f64>().unwrap();
+        assert_eq!(
+            v.len() as u64,
+            c.shape.iter().product::<u64>(),
+            "{}",
+            c.name
+        );
+        for (i, x) in v.iter().enumerate() {
+            assert_eq!(*x, value(i), "{}: our value {i}", c.name);
+        }
+    }
+    // libhdf5.
+    let Some(py) = python() else {
+        eprintln!("skipping h5py check: no python venv (set H5FMT_VENV)");
+        return;
+    };
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(READ)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "h5py failed on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: BTreeMap<String, serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got.len(), cases.len());
+    for c in cases {
+        let g = &got[&c.name];
+        assert_eq!(
+            g["index"].as_i64(),
+            Some(c.index),
+            "{}: libhdf5's index type",
+            c.name
+        );
+        let filters: Vec<u64> = g["filters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        assert_eq!(filters, c.filters.ids(), "{}: filters", c.name);
+        let shape: Vec<u64> = g["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        assert_eq!(shape, c.shape, "{}", c.name);
+        let vals = g["values"].as_array().unwrap();
+        assert_eq!(
+            vals.len() as u64,
+            c.shape.iter().product::<u64>(),
+            "{}",
+            c.name
+        );
+        for (i, x) in vals.iter().enumerate() {
+            assert_eq!(x.as_f64(), Some(value(i)), "{}: libhdf5 value {i}", c.name);
+        }
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("h5fmt-wchunk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn run(format: Format, cases: &[Case], file: &str) {
+    let path = tmp(file);
+    let mut fw = FileWriter::create_with(&path, format).unwrap();
+    for c in cases {
+        write_case(&mut fw, c);
+    }
+    fw.close().unwrap();
+    check_file(&path, cases);
+    std::fs::remove_file(&path).ok();
+}
+
+/// Shape variants per index kind: (label, shape, maxshape, chunks, libhdf5 index).
+type Variant = (
+    &'static str,
+    Vec<u64>,
+    Option<Vec<Option<u64>>>,
+    Vec<u64>,
+    i64,
+);
+
+fn latest_variants() -> Vec<Variant> {
+    vec![
+        ("single1", vec![100], None, vec![100], 1),
+        ("fixed1", vec![1000], None, vec![64], 3),
+        ("fixed1_max", vec![100], Some(vec![Some(300)]), vec![100], 3),
+        ("ea1", vec![1000], Some(vec![None]), vec![64], 4),
+        ("ea1_one", vec![10], Some(vec![None]), vec![64], 4),
+        ("single3", vec![7, 9, 11], None, vec![7, 9, 11], 1),
+        ("fixed3", vec![7, 9, 11], None, vec![3, 4, 5], 3),
+        ("fixed3_rows", vec![7, 9, 11], None, vec![2, 9, 11], 3),
+        (
+            "fixed3_max",
+            vec![7, 9, 11],
+            Some(vec![Some(8), Some(9), Some(20)]),
+            vec![3, 4, 5],
+            3,
+        ),
+        (
+            "ea3_mid",
+            vec![7, 9, 11],
+            Some(vec![Some(7), None, Some(11)]),
+            vec![3, 4, 5],
+            4,
+        ),
+        (
+            "ea3_first",
+            vec![7, 9, 11],
+            Some(vec![None, Some(9), Some(12)]),
+            vec![3, 4, 5],
+            4,
+        ),
+        (
+            "bt2_3",
+            vec![7, 9, 11],
+            Some(vec![None, Some(9), None]),
+            vec![3, 4, 5],
+            5,
+        ),
+        (
+            "bt2_3all",
+            vec![7, 9, 11],
+            Some(vec![None, None, None]),
+            vec![3, 4, 5],
+            5,
+        ),
+    ]
+}
+
+fn cases(variants: Vec<Variant>, filters: &[Filters]) -> Vec<Case> {
+    let mut out = Vec::new();
+    for (label, shape, maxshape, chunks, index) in variants {
+        let early = label.starts_with("implicit");
+        for &f in filters {
+            out.push(Case {
+                name: format!("{label}_{f:?}"),
+                shape: shape.clone(),
+                maxshape: maxshape.clone(),
+                chunks: chunks.clone(),
+                filters: f,
+                // Filtered early-allocated datasets get a fixed array.
+                index: if early && f != Filters::None {
+                    3
+                } else {
+                    index
+                },
+                early,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn latest_indexes_times_filters() {
+    run(
+        Format::Latest,
+        &cases(latest_variants(), &FILTERS),
+        "latest.h5",
+    );
+}
+
+#[test]
+fn v1_btree_times_filters() {
+    let variants: Vec<Variant> = vec![
+        ("v1_1", vec![1000], Some(vec![None]), vec![64], 0),
+        ("v1_3", vec![7, 9, 11], None, vec![3, 4, 5], 0),
+        (
+            "v1_3u",
+            vec![7, 9, 11],
+            Some(vec![None, None, None]),
+            vec![3, 4, 5],
+            0,
+        ),
+    ];
+    run(Format::V18, &cases(variants, &FILTERS), "v18.h5");
+}
+
+/// Indexes of many chunks: extensible arrays with super blocks (5000
+/// chunks) and with paged data blocks (140,000 chunks), paged fixed arrays
+/// (5000 chunks), v2 B-trees of depth 1 and 2.
+#[test]
+fn large_indexes() {
+    let variants: Vec<Variant> = vec![
+        ("ea_5000", vec![20000], Some(vec![None]), vec![4], 4),
+        ("fa_5000", vec![20000], None, vec![4], 3),
+        ("fa_5000_3", vec![50, 20, 20], None, vec![1, 2, 2], 3),
+        (
+            "bt2_d1",
+            vec![10, 10, 12],
+            Some(vec![None, None, None]),
+            vec![1, 2, 3],
+            5,
+        ),
+        (
+            "bt2_d2",
+            vec![40, 40, 10],
+            Some(vec![None, None, Some(10)]),
+            vec![1, 1, 2],
+            5,
+        ),
+    ];
+    run(
+        Format::Latest,
+        &cases(variants, &[Filters::None, Filters::GzipShuffle]),
+        "large.h5",
+    );
+    let paged: Vec<Variant> = vec![("ea_paged", vec![140_000], Some(vec![None]), vec![1], 4)];
+    run(Format::Latest, &cases(paged, &[Filters::None]), "paged.h5");
+}
+
+/// Datasets created without data: incremental allocation leaves the index
+/// empty; early allocation writes fill-value chunks (implicit index for
+/// `Format::Latest`). libhdf5 reads the fill value everywhere.
+#[test]
+fn created_without_data_read_as_fill() {
+    let Some(py) = python() else {
+        eprintln!("skipping: no python venv (set H5FMT_VENV)");
+        return;
+    };
+    for format in [Format::V18, Format::Latest] {
+        let path = tmp(&format!("empty-{format:?}.h5"));
+        let mut fw = FileWriter::create_with(&path, format).unwrap();
+        let mut root = fw.root();
+        type Shape = (&'static str, bool, Option<Vec<Option<u64>>>);
+        let shapes: [Shape; 4] = [
+            ("lazy", false, None),
+            ("early", true, None),
+            ("lazy_unlim", false, Some(vec![None, Some(9)])),
+            ("early_max", true, Some(vec![Some(10), Some(12)])),
+        ];
+        for (name, early, max) in &shapes {
+            let mut b = root
+                .create_dataset(name)
+                .dtype(h5fmt::Datatype::float_le(8))
+                .shape(&[7, 9])
+                .chunks(&[3, 4])
+                .fill(-2.5f64);
+            if let Some(m) = max {
+                b = b.maxshape(m);
+            }
+            if *early {
+                b = b.early_alloc();
+            }
+            b.create().unwrap();
+        }
+        fw.close().unwrap();
+        let out = Command::new(&py)
+            .arg("-c")
+            .arg(READ)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: BTreeMap<String, serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        for (name, early, _) in &shapes {
+            let g = &got[*name];
+            let vals = g["values"].as_array().unwrap();
+            assert_eq!(vals.len(), 63, "{name}");
+            assert!(
+                vals.iter().all(|v| v.as_f64() == Some(-2.5)),
+                "{format:?} {name}"
+            );
+            let want = match (format, *early, *name) {
+                (Format::V18, ..) => 0,
+                (_, true, _) => 2,
+                (_, false, "lazy") => 3,
+                _ => 4,
+            };
+            assert_eq!(g["index"].as_i64(), Some(want), "{format:?} {name}");
+        }
+        let f = h5fmt::File::open(&path).unwrap();
+        for (name, ..) in &shapes {
+            let v: Vec<f64> = f.dataset(name).unwrap().read::<f64>().unwrap();
+            assert!(v.iter().all(|&x| x == -2.5), "{format:?} {name}: ours");
+        }
+        std::fs::remove_file(&path).ok();
+    }
+}
+
+/// libhdf5 extends our indexes in place: resizing and writing more chunks
+/// into extensible arrays (with super blocks and paged data blocks) and v2
+/// B-trees of depth ≥ 1 (node splits), then reading everything back.
+#[test]
+fn libhdf5_appends_to_our_indexes() {
+    let Some(py) = python() else {
+        eprintln!("skipping: no python venv (set H5FMT_VENV)");
+        return;
+    };
+    let path = tmp("append.h5");
+    let mut fw = FileWriter::create_with(&path, Format::Latest).unwrap();
+    let mut root = fw.root();
+    let d: Vec<i32> = (0..140_000).collect();
+    root.create_dataset("ea_paged")
+        .shape(&[140_000])
+        .maxshape(&[None])
+        .chunks(&[1])
+        .write(&d)
+        .unwrap();
+    root.create_dataset("ea_f")
+        .shape(&[140_000])
+        .maxshape(&[None])
+        .chunks(&[20])
+        .deflate(1)
+        .write(&d)
+        .unwrap();
+    root.create_dataset("bt2")
+        .shape(&[400, 350])
+        .maxshape(&[None, None])
+        .chunks(&[3, 3])
+        .write(&d)
+        .unwrap();
+    root.create_dataset("bt2f")
+        .shape(&[400, 350])
+        .maxshape(&[None, None])
+        .chunks(&[3, 3])
+        .zstd(1)
+        .fletcher32()
+        .write(&d)
+        .unwrap();
+    fw.close().unwrap();
+    let script = r#"
+import sys, h5py, hdf5plugin, numpy as np
+p = sys.argv[1]
+with h5py.File(p, 'a') as f:
+    for n in ['ea_paged', 'ea_f']:
+        d = f[n]; d.resize((200000,)); d[140000:] = np.arange(140000, 200000)
+    for n in ['bt2', 'bt2f']:
+        d = f[n]; d.resize((500, 400)); d[400:, :] = 7; d[:, 350:] = 9
+with h5py.File(p, 'r') as f:
+    for n in ['ea_paged', 'ea_f']:
+        assert (f[n][...] == np.arange(200000)).all(), n
+    for n in ['bt2', 'bt2f']:
+        a = f[n][...]
+        assert (a[:400, :350] == np.arange(140000).reshape(400, 350)).all(), n
+        assert (a[400:, :350] == 7).all() and (a[:, 350:] == 9).all(), n
+print('ok')
+"#;
+    let out = Command::new(&py)
+        .arg("-c")
+        .arg(script)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Our reader reads libhdf5's extended indexes too.
+    let f = h5fmt::File::open(&path).unwrap();
+    let v: Vec<i32> = f.dataset("/ea_paged").unwrap().read::<i32>().unwrap();
+    assert!(v.iter().enumerate().all(|(i, &x)| x == i as i32));
+    let v: Vec<i32> = f.dataset("/bt2f").unwrap().read::<i32>().unwrap();
+    assert_eq!(v.len(), 500 * 400);
+    assert_eq!((v[0], v[349], v[350], v[400 * 400]), (0, 349, 9, 7));
+    std::fs::remove_file(&path).ok();
+}
