@@ -33,6 +33,7 @@ use crate::format::datatype::Datatype;
 use crate::format::global_heap;
 use crate::format::local_heap::{build_data_segment, LocalHeapHeader};
 use crate::format::message::attribute::MaybeShared;
+use crate::format::message::shared::SharedMessage;
 use crate::format::message::{
     kind, AttributeInfo, AttributeMessage, Dataspace, FillState, FillValue, Filter, FilterPipeline,
     GroupInfo, Layout, Link, LinkInfo, LinkTarget, Message, SpaceKind, SymbolTableMessage,
@@ -153,6 +154,8 @@ struct GroupNode {
 #[derive(Debug)]
 struct DatasetNode {
     dtype: Datatype,
+    /// The committed datatype object the datatype message points at.
+    committed: Option<ObjectId>,
     space: Dataspace,
     layout: Layout,
     pipeline: Option<FilterPipeline>,
@@ -163,6 +166,8 @@ struct DatasetNode {
 enum NodeKind {
     Group(GroupNode),
     Dataset(DatasetNode),
+    /// A committed (named) datatype.
+    Datatype(Datatype),
 }
 
 #[derive(Debug)]
@@ -196,6 +201,8 @@ pub struct FileWriter {
     eof: u64,
     nodes: Vec<Node>,
     heap: Option<OpenCollection>,
+    /// Header addresses fixed before close (see [`FileWriter::object_addr`]).
+    pins: Vec<Option<Addr>>,
     closed: bool,
 }
 
@@ -206,6 +213,16 @@ impl core::fmt::Debug for FileWriter {
             .field("eof", &self.eof)
             .field("objects", &self.nodes.len())
             .finish()
+    }
+}
+
+/// The dataspace message version: the preset's, but 2 for a null dataspace
+/// (version 1 cannot describe one; libhdf5 upgrades it the same way).
+fn space_version(format: Format, space: &Dataspace) -> u8 {
+    if space.kind == SpaceKind::Null {
+        2
+    } else {
+        format.space_version()
     }
 }
 
@@ -240,6 +257,7 @@ impl FileWriter {
                 attrs: Vec::new(),
             }],
             heap: None,
+            pins: Vec::new(),
             closed: false,
         }
     }
@@ -300,6 +318,59 @@ impl FileWriter {
                 ..
             }) => Ok(GroupWriter { fw: self, id }),
             _ => Err(Error::usage("not a group of this file")),
+        }
+    }
+
+    /// The address the object header of `id` will have in the file, fixed
+    /// now (for object references written before [`FileWriter::close`]).
+    ///
+    /// Headers are otherwise placed at close, once their size is known; a
+    /// pinned object gets a small first header chunk here that holds only a
+    /// continuation message, and its messages go to a continuation block at
+    /// close. libhdf5 reads such headers like any other.
+    ///
+    /// # Errors
+    /// `Usage` for an unknown object or a closed file.
+    pub fn object_addr(&mut self, id: ObjectId) -> Result<Addr> {
+        if self.closed {
+            return Err(Error::usage("file already closed"));
+        }
+        if id.0 >= self.nodes.len() {
+            return Err(Error::usage("not an object of this file"));
+        }
+        if self.pins.len() < self.nodes.len() {
+            self.pins.resize(self.nodes.len(), None);
+        }
+        if let Some(Some(a)) = self.pins.get(id.0) {
+            return Ok(*a);
+        }
+        let len = ObjectHeader::split_stub_len(self.format.header_version(), self.ctx.sizes);
+        let a = self.alloc(len as u64);
+        if let Some(slot) = self.pins.get_mut(id.0) {
+            *slot = Some(a);
+        }
+        Ok(a)
+    }
+
+    /// Store `data` as one object of the global heap and return its heap id
+    /// (collection address, object index): what variable-length descriptors
+    /// (with a leading element count) and region references point at.
+    ///
+    /// # Errors
+    /// `Usage` on a closed file; `Io`.
+    pub fn put_global_heap_object(&mut self, data: &[u8]) -> Result<(Addr, u32)> {
+        if self.closed {
+            return Err(Error::usage("file already closed"));
+        }
+        let (a, i) = self.heap_put(data)?;
+        Ok((a, u32::from(i)))
+    }
+
+    /// The datatype of a committed datatype object.
+    fn committed_dtype(&self, id: ObjectId) -> Result<Datatype> {
+        match self.nodes.get(id.0).map(|n| &n.kind) {
+            Some(NodeKind::Datatype(t)) => Ok(t.clone()),
+            _ => Err(Error::usage("not a committed datatype of this file")),
         }
     }
 
@@ -470,6 +541,16 @@ impl FileWriter {
                 }
                 self.place_varlen(dtype, v)
             }
+            ElementData::File(b) => {
+                if b.len() as u64 != expect {
+                    return Err(Error::usage(alloc::format!(
+                        "{} data bytes given, {n} elements of {} bytes expected",
+                        b.len(),
+                        dtype.size()
+                    )));
+                }
+                Ok(b.clone())
+            }
         }
     }
 
@@ -485,7 +566,26 @@ impl FileWriter {
         name: &str,
         value: impl Into<AttrValue>,
     ) -> Result<()> {
-        let value = value.into();
+        self.set_attr_in(id, name, value.into(), false)
+    }
+
+    /// Set (create or replace) attribute `name` of object `id` with a null
+    /// dataspace (`H5S_NULL`: a datatype and no value).
+    ///
+    /// # Errors
+    /// As [`FileWriter::set_attr`].
+    pub fn set_attr_null(&mut self, id: ObjectId, name: &str, dtype: Datatype) -> Result<()> {
+        let value = AttrValue::raw(dtype, Some(Vec::new()), Vec::new());
+        self.set_attr_in(id, name, value, true)
+    }
+
+    fn set_attr_in(
+        &mut self,
+        id: ObjectId,
+        name: &str,
+        value: AttrValue,
+        null: bool,
+    ) -> Result<()> {
         check_name(name, "attribute")?;
         if self.closed {
             return Err(Error::usage("file already closed"));
@@ -493,10 +593,19 @@ impl FileWriter {
         if self.nodes.get(id.0).is_none() {
             return Err(Error::usage("not an object of this file"));
         }
-        let n = value
-            .num_elements()
-            .ok_or_else(|| Error::usage("attribute shape overflows"))?;
+        let n = if null {
+            0
+        } else {
+            value
+                .num_elements()
+                .ok_or_else(|| Error::usage("attribute shape overflows"))?
+        };
         let space = match &value.shape {
+            _ if null => Dataspace {
+                kind: SpaceKind::Null,
+                dims: Vec::new(),
+                max_dims: None,
+            },
             None => Dataspace {
                 kind: SpaceKind::Scalar,
                 dims: Vec::new(),
@@ -579,6 +688,16 @@ impl FileWriter {
                     }
                 }
             }
+            // libhdf5 counts each dataset using a committed datatype as a
+            // link to it.
+            if let NodeKind::Dataset(DatasetNode {
+                committed: Some(t), ..
+            }) = &n.kind
+            {
+                if let Some(c) = rc.get_mut(t.0) {
+                    *c = c.saturating_add(1);
+                }
+            }
         }
         rc
     }
@@ -653,18 +772,29 @@ impl FileWriter {
             }
         }
         for i in 0..self.nodes.len() {
-            let len = self.header(i, &plans, &rc)?.encoded_len() as u64;
-            let a = self.alloc(len);
+            let h = self.header(i, &plans, &rc)?;
+            let (a, block) = match self.pins.get(i).copied().flatten() {
+                Some(pin) => (pin, Some(self.alloc(h.split_block_len() as u64))),
+                None => (self.alloc(h.encoded_len() as u64), None),
+            };
             if let Some(p) = plans.get_mut(i) {
                 p.header = a;
+                p.block = block;
             }
         }
         // Pass 2: encode and write.
         for i in 0..self.nodes.len() {
             let p = plans.get(i).ok_or_else(|| Error::usage("plan"))?;
-            let mut enc = Encoder::new();
-            self.header(i, &plans, &rc)?.encode(&mut enc)?;
-            self.sink.write_at(p.header.get(), enc.as_bytes())?;
+            let h = self.header(i, &plans, &rc)?;
+            if let Some(block) = p.block {
+                let (stub, blk) = h.encode_split(block, self.ctx.sizes)?;
+                self.sink.write_at(p.header.get(), &stub)?;
+                self.sink.write_at(block.get(), &blk)?;
+            } else {
+                let mut enc = Encoder::new();
+                h.encode(&mut enc)?;
+                self.sink.write_at(p.header.get(), enc.as_bytes())?;
+            }
             if let Some(sym) = &p.sym {
                 let ctx = self.ctx;
                 let mut enc = Encoder::new();
@@ -893,13 +1023,27 @@ impl FileWriter {
                     }
                 }
             }
+            NodeKind::Datatype(t) => {
+                let mut e = Encoder::new();
+                t.encode(&mut e, ctx, f.dtype_version())?;
+                push(kind::DATATYPE, 1, e);
+            }
             NodeKind::Dataset(d) => {
                 let mut e = Encoder::new();
-                d.space.encode(&mut e, ctx, f.space_version())?;
+                d.space.encode(&mut e, ctx, space_version(f, &d.space))?;
                 push(kind::DATASPACE, 0, e);
                 let mut e = Encoder::new();
-                d.dtype.encode(&mut e, ctx, f.dtype_version())?;
-                push(kind::DATATYPE, 1, e);
+                match d.committed {
+                    Some(t) => {
+                        let a = plans.get(t.0).map_or(Addr(0), |p| p.header);
+                        SharedMessage::encode_committed(&mut e, ctx, f.dtype_version(), a);
+                        push(kind::DATATYPE, 1 | 2, e);
+                    }
+                    None => {
+                        d.dtype.encode(&mut e, ctx, f.dtype_version())?;
+                        push(kind::DATATYPE, 1, e);
+                    }
+                }
                 let mut e = Encoder::new();
                 d.fill.encode(&mut e, ctx)?;
                 push(kind::FILL_VALUE, 1, e);
@@ -973,6 +1117,8 @@ struct SymLayout {
 #[derive(Debug)]
 struct Plan {
     header: Addr,
+    /// The continuation block of a pinned header.
+    block: Option<Addr>,
     heap_addr: Addr,
     heap_data_addr: Addr,
     btree: Addr,
@@ -985,6 +1131,7 @@ impl Default for Plan {
     fn default() -> Self {
         Plan {
             header: Addr(0),
+            block: None,
             heap_addr: Addr::UNDEF,
             heap_data_addr: Addr::UNDEF,
             btree: Addr::UNDEF,
@@ -1084,6 +1231,33 @@ impl<'a> GroupWriter<'a> {
         )
     }
 
+    /// Track (or not) the creation order of this group's links (link info
+    /// message with a maximum creation index; link messages carry their
+    /// order).
+    ///
+    /// # Errors
+    /// `Unsupported` in [`Format::Earliest`].
+    pub fn set_track_order(&mut self, on: bool) -> Result<()> {
+        if on && self.fw.format == Format::Earliest {
+            return Err(Error::unsupported(
+                "link creation order needs link messages (Format::V18 or later)",
+            ));
+        }
+        self.fw.group_node(self.id)?.track_order = on;
+        Ok(())
+    }
+
+    /// Commit `dtype` as a named datatype object `name` in this group;
+    /// datasets can then use it ([`DatasetBuilder::committed_dtype`]).
+    ///
+    /// # Errors
+    /// `Usage` for an invalid or existing name; datatype encoding errors.
+    pub fn commit_datatype(&mut self, name: &str, dtype: Datatype) -> Result<ObjectId> {
+        let mut probe = Encoder::new();
+        dtype.encode(&mut probe, self.fw.ctx, self.fw.format.dtype_version())?;
+        self.fw.add_node(self.id, name, NodeKind::Datatype(dtype))
+    }
+
     /// Set an attribute of this group (see [`FileWriter::set_attr`]).
     ///
     /// # Errors
@@ -1106,7 +1280,11 @@ impl<'a> GroupWriter<'a> {
             shuffle: false,
             fletcher32: false,
             fill: None,
+            fill_undefined: false,
             compact: false,
+            committed: None,
+            pipeline: None,
+            null_space: false,
         }
     }
 }
@@ -1124,7 +1302,11 @@ pub struct DatasetBuilder<'a> {
     shuffle: bool,
     fletcher32: bool,
     fill: Option<Vec<u8>>,
+    fill_undefined: bool,
     compact: bool,
+    committed: Option<ObjectId>,
+    pipeline: Option<FilterPipeline>,
+    null_space: bool,
 }
 
 impl core::fmt::Debug for DatasetBuilder<'_> {
@@ -1181,6 +1363,31 @@ impl DatasetBuilder<'_> {
         let b = value::to_bytes(&[v]);
         self.fill_value(&b)
     }
+    /// No fill value defined (`H5Pset_fill_value` with a null value):
+    /// unwritten elements read as zeros; the fill value message says
+    /// "undefined".
+    pub fn fill_undefined(mut self) -> Self {
+        self.fill_undefined = true;
+        self
+    }
+    /// Use the committed datatype `dtype` (from [`GroupWriter::commit_datatype`]):
+    /// the dataset's datatype message points at it.
+    pub fn committed_dtype(mut self, dtype: ObjectId) -> Self {
+        self.committed = Some(dtype);
+        self
+    }
+    /// A filter pipeline given whole (in place of `deflate`/`shuffle`/
+    /// `fletcher32`; needs chunks). Creating the dataset fails with
+    /// `Unsupported` when a filter cannot be encoded.
+    pub fn filters(mut self, pipeline: FilterPipeline) -> Self {
+        self.pipeline = Some(pipeline);
+        self
+    }
+    /// A null dataspace (`H5S_NULL`: no elements, no data).
+    pub fn null_space(mut self) -> Self {
+        self.null_space = true;
+        self
+    }
     /// Store the data in the object header (compact layout, < 64 KiB).
     pub fn compact(mut self) -> Self {
         self.compact = true;
@@ -1233,12 +1440,25 @@ impl DatasetBuilder<'_> {
         self.finish(n, Some(ElementData::Raw(bytes.to_vec())))
     }
 
+    /// Write element bytes exactly as stored in this file (see
+    /// [`ElementData::File`]; the datatype is required): for copying data
+    /// whose variable-length descriptors and references were already
+    /// placed in this file.
+    ///
+    /// # Errors
+    /// As [`DatasetBuilder::write_raw`].
+    pub fn write_file_bytes(self, bytes: Vec<u8>) -> Result<ObjectId> {
+        let es = self.dtype.as_ref().map_or(1, Datatype::size).max(1);
+        let n = bytes.len() as u64 / es;
+        self.finish(n, Some(ElementData::File(bytes)))
+    }
+
     /// Create the dataset without data (read back as the fill value).
     ///
     /// # Errors
     /// As [`DatasetBuilder::write_raw`]; the shape is required.
     pub fn create(self) -> Result<ObjectId> {
-        if self.shape.is_none() {
+        if self.shape.is_none() && !self.null_space {
             return Err(Error::usage("a dataset without data needs a shape"));
         }
         self.finish(0, None)
@@ -1246,18 +1466,50 @@ impl DatasetBuilder<'_> {
 
     fn finish(self, n_given: u64, data: Option<ElementData>) -> Result<ObjectId> {
         let fw = self.fw;
-        let dtype = self
-            .dtype
-            .ok_or_else(|| Error::usage("dataset datatype not set"))?;
+        let dtype = match self.committed {
+            Some(t) => {
+                let c = fw.committed_dtype(t)?;
+                if self.dtype.as_ref().is_some_and(|d| *d != c) {
+                    return Err(Error::usage(
+                        "dataset datatype differs from its committed datatype",
+                    ));
+                }
+                c
+            }
+            None => self
+                .dtype
+                .ok_or_else(|| Error::usage("dataset datatype not set"))?,
+        };
+        if self.null_space
+            && (self.shape.is_some() || self.chunks.is_some() || self.maxshape.is_some())
+        {
+            return Err(Error::usage(
+                "a null dataspace has no shape, maxshape or chunks",
+            ));
+        }
+        if self.null_space && n_given != 0 {
+            return Err(Error::usage("a null dataspace holds no data"));
+        }
+        if self.fill_undefined && self.fill.is_some() {
+            return Err(Error::usage("fill value both set and undefined"));
+        }
         // Validate the name and everything else before writing anything.
         fw.check_new_link(self.parent, &self.name)?;
         let mut probe = Encoder::new();
         dtype.encode(&mut probe, fw.ctx, fw.format.dtype_version())?;
-        let shape = self.shape.unwrap_or_else(|| alloc::vec![n_given]);
-        let n = shape
-            .iter()
-            .try_fold(1u64, |a, &d| a.checked_mul(d))
-            .ok_or_else(|| Error::usage("shape overflows"))?;
+        let shape = if self.null_space {
+            Vec::new()
+        } else {
+            self.shape.unwrap_or_else(|| alloc::vec![n_given])
+        };
+        let n = if self.null_space {
+            0
+        } else {
+            shape
+                .iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .ok_or_else(|| Error::usage("shape overflows"))?
+        };
         if data.is_some() && n != n_given {
             return Err(Error::usage(alloc::format!(
                 "{n_given} elements given for shape {shape:?} ({n} elements)"
@@ -1286,7 +1538,18 @@ impl DatasetBuilder<'_> {
         let unlimited = max_dims
             .as_ref()
             .is_some_and(|m| m.contains(&Dataspace::UNLIMITED));
-        let filtered = self.deflate.is_some() || self.shuffle || self.fletcher32;
+        if self.pipeline.is_some() && (self.deflate.is_some() || self.shuffle || self.fletcher32) {
+            return Err(Error::usage(
+                "give the filter pipeline whole or through deflate/shuffle/fletcher32, not both",
+            ));
+        }
+        let filtered = self.deflate.is_some()
+            || self.shuffle
+            || self.fletcher32
+            || self
+                .pipeline
+                .as_ref()
+                .is_some_and(|p| !p.filters.is_empty());
         if self.chunks.is_none() && (unlimited || filtered) {
             return Err(Error::usage(
                 "unlimited dimensions and filters need a chunked layout: set .chunks(..)",
@@ -1337,7 +1600,9 @@ impl DatasetBuilder<'_> {
             ));
         }
         let space = Dataspace {
-            kind: if shape.is_empty() {
+            kind: if self.null_space {
+                SpaceKind::Null
+            } else if shape.is_empty() {
                 SpaceKind::Scalar
             } else {
                 SpaceKind::Simple
@@ -1346,7 +1611,7 @@ impl DatasetBuilder<'_> {
             max_dims,
         };
         let mut pe = Encoder::new();
-        space.encode(&mut pe, fw.ctx, fw.format.space_version())?;
+        space.encode(&mut pe, fw.ctx, space_version(fw.format, &space))?;
         // Now write: data first (streamed), then remember the header.
         let bytes = match &data {
             Some(d) => Some(fw.element_bytes(&dtype, n, d)?),
@@ -1377,7 +1642,10 @@ impl DatasetBuilder<'_> {
                 client_data: Vec::new(),
             });
         }
-        let pipeline = (!filters.is_empty()).then_some(FilterPipeline { filters });
+        let pipeline = match self.pipeline {
+            Some(p) => (!p.filters.is_empty()).then_some(p),
+            None => (!filters.is_empty()).then_some(FilterPipeline { filters }),
+        };
         let fill_elem = self
             .fill
             .clone()
@@ -1410,6 +1678,8 @@ impl DatasetBuilder<'_> {
             fill_time: 2,
             state: if self.fill.is_some() {
                 FillState::User
+            } else if self.fill_undefined {
+                FillState::Undefined
             } else {
                 FillState::Default
             },
@@ -1420,6 +1690,7 @@ impl DatasetBuilder<'_> {
             &self.name,
             NodeKind::Dataset(DatasetNode {
                 dtype,
+                committed: self.committed,
                 space,
                 layout,
                 pipeline,
