@@ -171,7 +171,7 @@ pub struct Stats {
 /// A message naming the object that could not be read or written; `dst` is
 /// then left untouched.
 pub fn repack(src: &Path, dst: &Path, opts: &Options) -> Result<Stats, String> {
-    let file = File::open(src).map_err(|e| format!("{}: {e}", src.display()))?;
+    let file = open_src(src)?;
     let name = dst
         .file_name()
         .ok_or_else(|| format!("{}: not a file name", dst.display()))?;
@@ -196,6 +196,26 @@ pub fn repack(src: &Path, dst: &Path, opts: &Options) -> Result<Stats, String> {
             Err(e)
         }
     }
+}
+
+/// Repack `src` into the bytes of a new file built in memory.
+///
+/// # Errors
+/// As [`repack`].
+pub fn repack_to_bytes(src: &Path, opts: &Options) -> Result<Vec<u8>, String> {
+    let file = open_src(src)?;
+    let fw = FileWriter::in_memory_with(opts.format);
+    let (fw, _) = repack_into(&file, fw, opts)?;
+    fw.finish().map_err(|e| format!("writing: {e}"))
+}
+
+fn open_src(src: &Path) -> Result<File, String> {
+    // Datasets are copied whole: bound what one read may materialize.
+    let limits = h5fmt::Limits {
+        max_read_bytes: 4 << 30,
+        ..h5fmt::Limits::default()
+    };
+    File::open_with_limits(src, limits).map_err(|e| format!("{}: {e}", src.display()))
 }
 
 /// Repack the file `file` into the writer `fw` (which is not closed).
@@ -465,7 +485,26 @@ impl<'a> Repacker<'a> {
         let ddt = self.dst_dtype(&sdt).map_err(e)?;
         let space = d.space();
         let null = space.kind == SpaceKind::Null;
-        let bytes = if null {
+        // Storage never allocated reads as the fill value: create the dataset
+        // without data (cheap even for 2^31 elements).
+        if matches!(d.layout(), Layout::Virtual { .. }) {
+            return Err(err(
+                &path,
+                "virtual datasets are not written (no virtual layout in the writer)",
+            ));
+        }
+        // With fill time "never", unwritten elements read as zeros, not as the
+        // fill value: such data is written out.
+        let empty = null
+            || (unallocated(d.layout())
+                && d.header().find(kind::EXTERNAL_FILES).is_none()
+                && d.fill_value().fill_time != 1);
+        let raw = if empty {
+            None
+        } else {
+            self.raw_chunks(d).map_err(|x| err(&path, x))?
+        };
+        let bytes = if empty || raw.is_some() {
             Vec::new()
         } else {
             let raw = d.read_raw().map_err(e)?;
@@ -481,6 +520,16 @@ impl<'a> Repacker<'a> {
                 SharedTarget::ObjectHeader(a) => self.map.get(&a.0).copied(),
                 SharedTarget::SohmHeap(_) => None,
             });
+        // Heap data and references of a user fill element are copied too.
+        let user_fill = match (&d.fill_value().state, &d.fill_value().value) {
+            (FillState::User, Some(v)) => {
+                let v = v
+                    .get(..usize::try_from(sdt.size()).unwrap_or(usize::MAX))
+                    .unwrap_or(v);
+                Some(self.remap(&sdt, &ddt, v).map_err(|x| err(&path, x))?)
+            }
+            _ => None,
+        };
         let mut w = self.fw.group(parent).map_err(e)?;
         let mut b = w.create_dataset(name).dtype(ddt.clone());
         if let Some(t) = committed {
@@ -543,22 +592,64 @@ impl<'a> Repacker<'a> {
             b = b.compact();
         }
         let fill = d.fill_value();
-        match fill.state {
-            FillState::Undefined => b = b.fill_undefined(),
-            FillState::User if !ddt.is_variable_length() && !ddt.has_references() => {
-                if let Some(v) = &fill.value {
-                    b = b.fill_value(v);
-                }
-            }
+        match (fill.state, user_fill) {
+            (FillState::Undefined, _) => b = b.fill_undefined(),
+            (FillState::User, Some(v)) => b = b.fill_value_in_file(&v),
             _ => {}
         }
-        let id = if null {
+        let id = if let Some(raw) = raw {
+            b.write_raw_chunks(raw).map_err(e)?
+        } else if empty {
             b.create().map_err(e)?
         } else {
             b.write_file_bytes(bytes).map_err(e)?
         };
         self.stats.datasets += 1;
         Ok(id)
+    }
+
+    /// The stored chunks of a filtered dataset, when they can be copied as
+    /// they are: filters kept and the chunk shape unchanged, elements
+    /// without heap data or references, every filter applied to every chunk.
+    fn raw_chunks(&self, d: &Dataset) -> h5fmt::Result<Option<Vec<h5fmt::write::RawChunk>>> {
+        let Layout::Chunked(c) = d.layout() else {
+            return Ok(None);
+        };
+        let dt = d.dtype();
+        if self.opts.filter != FilterChoice::Keep
+            || d.filters().filters.is_empty()
+            || self
+                .opts
+                .chunk
+                .as_ref()
+                .is_some_and(|k| k.len() == c.dims.len())
+            || dt.is_variable_length()
+            || dt.has_references()
+            || c.flags & h5fmt::format::message::layout::FLAG_DONT_FILTER_PARTIAL_EDGE_CHUNKS != 0
+        {
+            return Ok(None);
+        }
+        let es = usize::try_from(dt.size()).map_err(|_| h5fmt::Error::usage("element size"))?;
+        let recs = h5fmt::read::chunks::chunk_records(
+            self.file.storage(),
+            self.file.ctx(),
+            c,
+            &d.space().dims,
+            d.space().max_dims_or_dims(),
+            es,
+            true,
+        )?;
+        if recs.iter().any(|r| r.filter_mask != 0) {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(recs.len());
+        for r in recs {
+            out.push(h5fmt::write::RawChunk {
+                bytes: self.file.storage().read(r.addr, r.size)?,
+                offsets: r.offsets,
+            });
+        }
+        Ok(Some(out))
     }
 
     fn copy_attrs(&mut self, obj: &Object, id: ObjectId) -> Result<(), String> {
@@ -837,6 +928,23 @@ fn put(o: &mut [u8], b: &[u8]) -> h5fmt::Result<()> {
         .ok_or_else(|| h5fmt::Error::usage("encoded element longer than its datatype"))?
         .copy_from_slice(b);
     Ok(())
+}
+
+/// Whether the dataset's storage was never allocated.
+fn unallocated(layout: &Layout) -> bool {
+    use h5fmt::format::message::ChunkIndex as C;
+    match layout {
+        Layout::Contiguous { addr, .. } => addr.is_undef(),
+        Layout::Chunked(c) => match &c.index {
+            C::BTreeV1 { addr }
+            | C::SingleChunk { addr, .. }
+            | C::Implicit { addr, .. }
+            | C::FixedArray { addr, .. }
+            | C::ExtensibleArray { addr, .. }
+            | C::BTreeV2 { addr, .. } => addr.is_undef(),
+        },
+        _ => false,
+    }
 }
 
 /// Whether a group tracks link creation order (link info message with a

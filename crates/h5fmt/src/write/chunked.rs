@@ -67,10 +67,10 @@ pub(super) fn build_btree(
 }
 
 /// One stored chunk.
-struct StoredChunk {
-    offsets: Vec<u64>,
-    addr: Addr,
-    size: u64,
+pub(super) struct StoredChunk {
+    pub(super) offsets: Vec<u64>,
+    pub(super) addr: Addr,
+    pub(super) size: u64,
 }
 
 /// Copy the part of chunk `origin` (element coordinates) that lies inside
@@ -148,7 +148,10 @@ fn choose_index(format: Format, space: &Dataspace, chunks: &[u64]) -> IndexKind 
     let unlimited = max.iter().filter(|&&m| m == Dataspace::UNLIMITED).count();
     match unlimited {
         0 if max == chunks => IndexKind::Single,
-        0 => IndexKind::Fixed,
+        // The fixed array is written over the current grid: only right when
+        // the dataset cannot grow (libhdf5 sizes it by the maximum dims).
+        0 if max == space.dims.as_slice() => IndexKind::Fixed,
+        0 => IndexKind::BTreeV1,
         // Extensible array (one unlimited dimension) and v2 B-tree (more)
         // are not written yet: the v1 B-tree, which every reader knows.
         _ => IndexKind::BTreeV1,
@@ -259,7 +262,11 @@ fn page_bits_for(n: u64) -> u8 {
     bits
 }
 
-fn write_btree(fw: &mut FileWriter, chunks: &[u64], stored: &[StoredChunk]) -> Result<Addr> {
+pub(super) fn write_btree(
+    fw: &mut FileWriter,
+    chunks: &[u64],
+    stored: &[StoredChunk],
+) -> Result<Addr> {
     let Some(last) = stored.last() else {
         return Ok(Addr::UNDEF);
     };

@@ -406,11 +406,6 @@ impl FileWriter {
     }
 
     fn add_link(&mut self, parent: ObjectId, name: &str, link: LinkSpec) -> Result<()> {
-        if self.format == Format::Earliest && matches!(link, LinkSpec::External { .. }) {
-            return Err(Error::unsupported(
-                "external links need link messages (Format::V18 or later)",
-            ));
-        }
         self.check_new_link(parent, name)?;
         self.group_node(parent)?
             .links
@@ -575,7 +570,11 @@ impl FileWriter {
     /// # Errors
     /// As [`FileWriter::set_attr`].
     pub fn set_attr_null(&mut self, id: ObjectId, name: &str, dtype: Datatype) -> Result<()> {
-        let value = AttrValue::raw(dtype, Some(Vec::new()), Vec::new());
+        let value = AttrValue {
+            dtype,
+            shape: Some(Vec::new()),
+            data: ElementData::File(Vec::new()),
+        };
         self.set_attr_in(id, name, value, true)
     }
 
@@ -586,7 +585,12 @@ impl FileWriter {
         value: AttrValue,
         null: bool,
     ) -> Result<()> {
-        check_name(name, "attribute")?;
+        // Attribute names are not paths: libhdf5 accepts '/' and '.' in them.
+        if name.is_empty() || name.contains('\0') {
+            return Err(Error::usage(alloc::format!(
+                "invalid attribute name {name:?}: empty or containing NUL"
+            )));
+        }
         if self.closed {
             return Err(Error::usage("file already closed"));
         }
@@ -843,9 +847,13 @@ impl FileWriter {
             root_entry: (version < 2).then_some(SymbolTableEntry {
                 name_offset: 0,
                 header: root.header,
-                cache: EntryCache::Group {
-                    btree: root.btree,
-                    heap: root.heap_addr,
+                cache: if root.sym.is_some() {
+                    EntryCache::Group {
+                        btree: root.btree,
+                        heap: root.heap_addr,
+                    }
+                } else {
+                    EntryCache::None
                 },
             }),
         };
@@ -890,9 +898,6 @@ impl FileWriter {
     /// For an old-style group: the local heap segment and the symbol table
     /// nodes (entries sorted by name, 2K per node).
     fn symbol_table_layout(&self, i: usize) -> Result<Option<SymLayout>> {
-        if self.format != Format::Earliest {
-            return Ok(None);
-        }
         let Some(Node {
             kind: NodeKind::Group(g),
             ..
@@ -900,6 +905,9 @@ impl FileWriter {
         else {
             return Ok(None);
         };
+        if !self.uses_symbol_table(g) {
+            return Ok(None);
+        }
         let mut links: Vec<&(String, LinkSpec)> = g.links.iter().collect();
         links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let mut strings: Vec<&str> = Vec::new();
@@ -960,6 +968,17 @@ impl FileWriter {
         }))
     }
 
+    /// Whether group `g` is an old-style (symbol table) group: in
+    /// [`Format::Earliest`], unless it holds an external link, which only a
+    /// link message can store (libhdf5 converts such a group the same way).
+    fn uses_symbol_table(&self, g: &GroupNode) -> bool {
+        self.format == Format::Earliest
+            && !g
+                .links
+                .iter()
+                .any(|(_, l)| matches!(l, LinkSpec::External { .. }))
+    }
+
     fn header(&self, i: usize, plans: &[Plan], rc: &[u32]) -> Result<ObjectHeader> {
         let node = self.nodes.get(i).ok_or_else(|| Error::usage("node"))?;
         let plan = plans.get(i).ok_or_else(|| Error::usage("plan"))?;
@@ -978,7 +997,7 @@ impl FileWriter {
         let refcount = rc.get(i).copied().unwrap_or(1).max(1);
         match &node.kind {
             NodeKind::Group(g) => {
-                if f == Format::Earliest {
+                if self.uses_symbol_table(g) {
                     let mut e = Encoder::new();
                     SymbolTableMessage {
                         btree: plan.btree,
@@ -1213,10 +1232,12 @@ impl<'a> GroupWriter<'a> {
             .add_link(self.id, name, LinkSpec::Soft(path.to_string()))
     }
 
-    /// Add an external link `name` → `path` in `file`.
+    /// Add an external link `name` → `path` in `file`. In
+    /// [`Format::Earliest`] the group then stores its links as link messages
+    /// (as libhdf5 does), which needs a reader of HDF5 1.8 or later.
     ///
     /// # Errors
-    /// `Usage` for an invalid or existing name; `Unsupported` in [`Format::Earliest`].
+    /// `Usage` for an invalid or existing name or an empty file or path.
     pub fn link_external(&mut self, name: &str, file: &str, path: &str) -> Result<()> {
         if file.is_empty() || path.is_empty() {
             return Err(Error::usage("empty external link file or path"));
@@ -1280,6 +1301,8 @@ impl<'a> GroupWriter<'a> {
             shuffle: false,
             fletcher32: false,
             fill: None,
+            fill_in_file: false,
+            raw_chunks: None,
             fill_undefined: false,
             compact: false,
             committed: None,
@@ -1287,6 +1310,17 @@ impl<'a> GroupWriter<'a> {
             null_space: false,
         }
     }
+}
+
+/// A chunk already run through the dataset's filter pipeline (for copying
+/// chunks between files without decoding them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawChunk {
+    /// Element coordinates of the chunk's first element (multiples of the
+    /// chunk dimensions).
+    pub offsets: Vec<u64>,
+    /// The filtered bytes, as stored.
+    pub bytes: Vec<u8>,
 }
 
 /// Builds a dataset; finished by one of the `write*` methods or [`DatasetBuilder::create`].
@@ -1302,6 +1336,8 @@ pub struct DatasetBuilder<'a> {
     shuffle: bool,
     fletcher32: bool,
     fill: Option<Vec<u8>>,
+    fill_in_file: bool,
+    raw_chunks: Option<Vec<RawChunk>>,
     fill_undefined: bool,
     compact: bool,
     committed: Option<ObjectId>,
@@ -1356,6 +1392,14 @@ impl DatasetBuilder<'_> {
     /// A user-defined fill value: the raw bytes of one element.
     pub fn fill_value(mut self, element: &[u8]) -> Self {
         self.fill = Some(element.to_vec());
+        self
+    }
+    /// A user-defined fill value as stored in this file: one element whose
+    /// variable-length descriptors and references already point into the
+    /// file being written (see [`ElementData::File`]).
+    pub fn fill_value_in_file(mut self, element: &[u8]) -> Self {
+        self.fill = Some(element.to_vec());
+        self.fill_in_file = true;
         self
     }
     /// A user-defined fill value of a [`H5Type`].
@@ -1451,6 +1495,25 @@ impl DatasetBuilder<'_> {
         let es = self.dtype.as_ref().map_or(1, Datatype::size).max(1);
         let n = bytes.len() as u64 / es;
         self.finish(n, Some(ElementData::File(bytes)))
+    }
+
+    /// Write chunks already filtered by the pipeline given with
+    /// [`DatasetBuilder::filters`] (all filters applied: filter mask 0),
+    /// indexed by a v1 B-tree whatever the format. Chunks not given read
+    /// as the fill value.
+    ///
+    /// # Errors
+    /// As [`DatasetBuilder::write_raw`]; `Usage` without chunks, for chunk
+    /// offsets that are not multiples of the chunk shape or outside the
+    /// dataset's extent, or repeated.
+    pub fn write_raw_chunks(mut self, chunks: Vec<RawChunk>) -> Result<ObjectId> {
+        if self.shape.is_none() || self.chunks.is_none() {
+            return Err(Error::usage(
+                "a dataset written by chunks needs a shape and chunks",
+            ));
+        }
+        self.raw_chunks = Some(chunks);
+        self.finish(0, None)
     }
 
     /// Create the dataset without data (read back as the fill value).
@@ -1582,8 +1645,10 @@ impl DatasetBuilder<'_> {
             if f.len() as u64 != es {
                 return Err(Error::usage("fill value is not one element"));
             }
-            if dtype.is_variable_length() {
-                return Err(Error::unsupported("fill values of variable-length types"));
+            if dtype.is_variable_length() && !self.fill_in_file {
+                return Err(Error::unsupported(
+                    "fill values of variable-length types (give one with fill_value_in_file)",
+                ));
             }
         }
         if let Some(ElementData::Raw(b)) = &data {
@@ -1653,6 +1718,47 @@ impl DatasetBuilder<'_> {
         let (layout, alloc_time) = if self.compact {
             let data = bytes.unwrap_or_else(|| fill_elem.repeat(usize::try_from(n).unwrap_or(0)));
             (Layout::Compact { data }, 1)
+        } else if let (Some(chunks), Some(raw)) = (&self.chunks, &self.raw_chunks) {
+            let mut sorted: Vec<&RawChunk> = raw.iter().collect();
+            sorted.sort_by(|a, b| a.offsets.cmp(&b.offsets));
+            for (i, c) in sorted.iter().enumerate() {
+                let aligned = c.offsets.len() == chunks.len()
+                    && c.offsets.iter().zip(chunks).all(|(o, c)| o % c == 0);
+                let inside = c
+                    .offsets
+                    .iter()
+                    .zip(space.max_dims.as_ref().unwrap_or(&space.dims))
+                    .all(|(o, m)| o < m);
+                if !aligned || !inside {
+                    return Err(Error::usage(alloc::format!(
+                        "raw chunk at {:?}: not a chunk of this dataset",
+                        c.offsets
+                    )));
+                }
+                if i > 0 && sorted.get(i - 1).is_some_and(|p| p.offsets == c.offsets) {
+                    return Err(Error::usage("the same chunk given twice"));
+                }
+            }
+            let mut stored = Vec::with_capacity(sorted.len());
+            for c in sorted {
+                let addr = fw.write_new(&c.bytes)?;
+                stored.push(chunked::StoredChunk {
+                    offsets: c.offsets.clone(),
+                    addr,
+                    size: c.bytes.len() as u64,
+                });
+            }
+            let addr = chunked::write_btree(fw, chunks, &stored)?;
+            (
+                Layout::Chunked(crate::format::message::ChunkedLayout {
+                    dims: chunks.clone(),
+                    element_size: es,
+                    flags: 0,
+                    index: crate::format::message::ChunkIndex::BTreeV1 { addr },
+                    layout_version: 3,
+                }),
+                3,
+            )
         } else if let Some(chunks) = &self.chunks {
             let l = chunked::write_chunked(
                 fw,
