@@ -493,3 +493,213 @@ fn pytables_and_netcdf4_read_repacked_files() {
     );
     assert!(text.contains("compared 6"), "{text}");
 }
+
+/// The writer's bad-argument errors: each is a `Usage` error, and nothing of the failed call
+/// reaches the file (the bytes equal those of a file where the call was never made).
+#[test]
+fn bad_arguments_are_usage_errors_and_write_nothing() {
+    use h5fmt::{AttrValue, Datatype, ErrorKind, FileWriter};
+    fn good(fw: &mut FileWriter) {
+        let mut root = fw.root();
+        root.create_dataset("d").write(&[1i32, 2, 3, 4]).unwrap();
+        root.create_group("g").unwrap();
+        root.set_attr("a", 7i32).unwrap();
+    }
+    type Bad = (&'static str, fn(&mut FileWriter) -> h5fmt::Result<()>);
+    let bads: Vec<Bad> = vec![
+        ("name collision (dataset)", |fw| {
+            fw.root().create_dataset("d").write(&[1i32]).map(|_| ())
+        }),
+        ("name collision (group)", |fw| {
+            fw.root().create_group("g").map(|_| ())
+        }),
+        ("name collision (soft link)", |fw| {
+            fw.root().link_soft("g", "/d")
+        }),
+        ("empty link name", |fw| {
+            fw.root().create_dataset("").write(&[1i32]).map(|_| ())
+        }),
+        ("link name with /", |fw| {
+            fw.root().create_group("a/b").map(|_| ())
+        }),
+        ("link name .", |fw| fw.root().create_group(".").map(|_| ())),
+        ("empty attribute name", |fw| fw.root().set_attr("", 1i32)),
+        ("rank mismatch: maxshape", |fw| {
+            fw.root()
+                .create_dataset("x")
+                .shape(&[2, 2])
+                .maxshape(&[Some(2)])
+                .chunks(&[1, 1])
+                .write(&[1i32, 2, 3, 4])
+                .map(|_| ())
+        }),
+        ("rank mismatch: chunks", |fw| {
+            fw.root()
+                .create_dataset("x")
+                .shape(&[2, 2])
+                .chunks(&[1])
+                .write(&[1i32, 2, 3, 4])
+                .map(|_| ())
+        }),
+        ("element count differs from the shape", |fw| {
+            fw.root()
+                .create_dataset("x")
+                .shape(&[3])
+                .write(&[1i32, 2, 3, 4])
+                .map(|_| ())
+        }),
+        ("wrong element type: raw bytes not whole elements", |fw| {
+            fw.root()
+                .create_dataset("x")
+                .dtype(Datatype::float_le(8))
+                .shape(&[2])
+                .write_raw(&[0u8; 12])
+                .map(|_| ())
+        }),
+        ("wrong element type: raw bytes for a vlen string", |fw| {
+            fw.root()
+                .create_dataset("x")
+                .dtype(Datatype::vlen_utf8())
+                .shape(&[1])
+                .write_raw(&[0u8; 16])
+                .map(|_| ())
+        }),
+        ("wrong element type: attribute bytes", |fw| {
+            fw.root().set_attr(
+                "x",
+                AttrValue::raw(Datatype::int_le(4, true), Some(vec![2]), vec![0u8; 6]),
+            )
+        }),
+        ("shape past maxshape", |fw| {
+            fw.root()
+                .create_dataset("x")
+                .shape(&[5])
+                .maxshape(&[Some(4)])
+                .chunks(&[2])
+                .write(&[1i32, 2, 3, 4, 5])
+                .map(|_| ())
+        }),
+        ("chunk past a fixed maxshape", |fw| {
+            fw.root()
+                .create_dataset("x")
+                .shape(&[4])
+                .maxshape(&[Some(4)])
+                .chunks(&[8])
+                .write(&[1i32, 2, 3, 4])
+                .map(|_| ())
+        }),
+        ("unlimited dimension without chunks", |fw| {
+            fw.root()
+                .create_dataset("x")
+                .shape(&[4])
+                .maxshape(&[None])
+                .write(&[1i32, 2, 3, 4])
+                .map(|_| ())
+        }),
+        ("raw chunk outside the dataset", |fw| {
+            fw.root()
+                .create_dataset("x")
+                .dtype(Datatype::int_le(4, true))
+                .shape(&[4])
+                .chunks(&[2])
+                .write_raw_chunks(vec![h5fmt::write::RawChunk {
+                    offsets: vec![4],
+                    bytes: vec![0; 8],
+                }])
+                .map(|_| ())
+        }),
+        ("null dataspace with data", |fw| {
+            fw.root()
+                .create_dataset("x")
+                .null_space()
+                .write(&[1i32])
+                .map(|_| ())
+        }),
+        ("committed datatype id that is not one", |fw| {
+            fw.root()
+                .create_dataset("x")
+                .committed_dtype(h5fmt::ObjectId::ROOT)
+                .write(&[1i32])
+                .map(|_| ())
+        }),
+    ];
+    for format in [Format::Earliest, Format::V18, Format::Latest] {
+        let mut clean = FileWriter::in_memory_with(format);
+        good(&mut clean);
+        let clean = clean.finish().unwrap();
+        for (what, bad) in &bads {
+            let mut fw = FileWriter::in_memory_with(format);
+            good(&mut fw);
+            let e = bad(&mut fw).expect_err(what);
+            assert_eq!(e.kind(), ErrorKind::Usage, "{what}: {e}");
+            assert!(!e.to_string().is_empty());
+            let bytes = fw.finish().unwrap();
+            assert!(
+                bytes == clean,
+                "{format:?} {what}: the failed call changed the file"
+            );
+        }
+    }
+}
+
+/// `h5 repack` with bad arguments: an error message, exit status 2, no destination file.
+#[test]
+fn repack_cli_bad_arguments() {
+    let exe = env!("CARGO_BIN_EXE_h5");
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repack-cli");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let src = common::repo_root().join("testdata/attrs_v108.h5");
+    let dst = tmp.join("out.h5");
+    let s = src.to_str().unwrap();
+    let d = dst.to_str().unwrap();
+    let big_path = common::repo_root().join("testdata/attr_large_v108.h5");
+    let big = big_path.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["repack", s], "needs SRC and DST"),
+        (vec!["repack", s, d, "--format", "v99"], "unknown format"),
+        (vec!["repack", s, d, "--filter", "gzip=12"], "bad level"),
+        (vec!["repack", s, d, "--filter", "snappy"], "unknown filter"),
+        (vec!["repack", s, d, "--chunk", "0,4"], "bad --chunk"),
+        (vec!["repack", s, d, "--bogus"], "unknown option"),
+        (vec!["repack", s, d, "--format"], "needs a value"),
+        (vec!["repack", "/nonexistent/x.h5", d], "x.h5"),
+        (vec!["repack", big, d], "64 KiB"),
+    ];
+    for (args, want) in cases {
+        let out = Command::new(exe).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!dst.exists(), "{args:?} created the destination");
+        assert_eq!(
+            std::fs::read_dir(&tmp).unwrap().count(),
+            0,
+            "{args:?} left a file"
+        );
+    }
+    let out = Command::new(exe)
+        .args([
+            "repack",
+            s,
+            d,
+            "--format=latest",
+            "--filter",
+            "gzip=4,shuffle",
+            "--chunk",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let src_dump = h5cli::canon::dump(&src).unwrap();
+    let dst_dump = h5cli::canon::dump(&dst).unwrap();
+    let (mut a, mut b) = (src_dump, dst_dump);
+    strip_storage(&mut a);
+    strip_storage(&mut b);
+    assert_eq!(first_diff(&a, &b), None);
+}
