@@ -11,13 +11,23 @@
 //! Every structure is encoded by its `format/` module (`encode` beside
 //! `decode`); this module only decides what to write and where.
 //!
-//! Not yet written: dense link and attribute storage (groups stay compact at
-//! any size, which libhdf5 reads; attributes above 64 KiB are refused),
-//! extensible-array and v2 B-tree chunk indexes (`Format::Latest` falls back
-//! to the v1 B-tree for datasets with unlimited dimensions), object
-//! references, committed datatypes, editing existing files.
+//! Groups with more than 8 links and objects with more than 8 attributes (or
+//! one above 64 KiB) use dense storage in [`Format::V18`] and
+//! [`Format::Latest`] (`dense.rs`: one fractal heap block and a one-leaf
+//! v2 B-tree name index; larger link sets stay compact, which libhdf5
+//! reads). Object references are written through
+//! [`FileWriter::object_addr`], which fixes a header address early (a stub
+//! first chunk continued at close). Committed datatypes, null dataspaces
+//! and pre-filtered chunks ([`DatasetBuilder::write_raw_chunks`]) are
+//! written.
+//!
+//! Not yet written: dense storage beyond one heap block, creation-order
+//! indexes, extensible-array and v2 B-tree chunk indexes (`Format::Latest`
+//! falls back to the v1 B-tree for datasets that can grow), virtual
+//! datasets, editing existing files.
 
 mod chunked;
+mod dense;
 pub mod sink;
 pub mod value;
 
@@ -639,10 +649,28 @@ impl FileWriter {
         };
         let mut enc = Encoder::new();
         probe.encode(&mut enc, self.ctx, self.format.attr_version())?;
-        if enc.len() > 0xfff0 {
+        if enc.len() > 0xfff0 && self.format == Format::Earliest {
             return Err(Error::unsupported(
-                "attribute above 64 KiB (dense attribute storage is not written yet)",
+                "attribute above 64 KiB: needs dense attribute storage (Format::V18 or later)",
             ));
+        }
+        if self.format != Format::Earliest {
+            // Dense storage (one heap block) must hold all the attributes.
+            let node = self
+                .nodes
+                .get(id.0)
+                .ok_or_else(|| Error::usage("not an object of this file"))?;
+            let mut total = enc.len();
+            for a in node.attrs.iter().filter(|a| a.name != name) {
+                let mut e = Encoder::new();
+                a.encode(&mut e, self.ctx, self.format.attr_version())?;
+                total += e.len();
+            }
+            if !dense::fits(total, dense::ATTR_ID_LEN, self.ctx.sizes.offsets) {
+                return Err(Error::unsupported(
+                    "attributes of one object above 16 MiB in all",
+                ));
+            }
         }
         let data = self.element_bytes(&value.dtype, n, &value.data)?;
         let msg = AttributeMessage { data, ..probe };
@@ -717,6 +745,26 @@ impl FileWriter {
         // addresses they contain (fixed width), so placeholder plans suffice.
         let mut plans: Vec<Plan> = self.nodes.iter().map(|_| Plan::default()).collect();
         for i in 0..self.nodes.len() {
+            let Some(node) = self.nodes.get(i) else {
+                continue;
+            };
+            if !self.attrs_dense(node)? {
+                continue;
+            }
+            let mut msgs = Vec::with_capacity(node.attrs.len());
+            for a in &node.attrs {
+                let mut e = Encoder::new();
+                a.encode(&mut e, self.ctx, self.format.attr_version())?;
+                msgs.push((a.name.clone(), e.into_vec()));
+            }
+            let refs: Vec<(&str, Vec<u8>)> =
+                msgs.iter().map(|(n, m)| (n.as_str(), m.clone())).collect();
+            let d = dense::write_attrs(self, &refs)?;
+            if let Some(p) = plans.get_mut(i) {
+                p.dense_attrs = Some(d);
+            }
+        }
+        for i in 0..self.nodes.len() {
             if let Some(sym) = self.symbol_table_layout(i)? {
                 let p = plans.get_mut(i).ok_or_else(|| Error::usage("plan"))?;
                 p.heap_addr = Addr(self.eof);
@@ -784,6 +832,29 @@ impl FileWriter {
             if let Some(p) = plans.get_mut(i) {
                 p.header = a;
                 p.block = block;
+            }
+        }
+        // Dense link storage: its link messages hold the header addresses.
+        for i in 0..self.nodes.len() {
+            let Some(Node {
+                kind: NodeKind::Group(g),
+                ..
+            }) = self.nodes.get(i)
+            else {
+                continue;
+            };
+            if !self.links_dense(g)? {
+                continue;
+            }
+            let mut msgs = Vec::with_capacity(g.links.len());
+            for (order, (name, l)) in g.links.iter().enumerate() {
+                msgs.push((name.clone(), self.link_message(g, order, name, l, &plans)?));
+            }
+            let refs: Vec<(&str, Vec<u8>)> =
+                msgs.iter().map(|(n, m)| (n.as_str(), m.clone())).collect();
+            let d = dense::write_links(self, &refs)?;
+            if let Some(p) = plans.get_mut(i) {
+                p.dense_links = Some(d);
             }
         }
         // Pass 2: encode and write.
@@ -968,6 +1039,72 @@ impl FileWriter {
         }))
     }
 
+    /// Whether the attributes of `node` go to dense storage: beyond
+    /// [`dense::MAX_COMPACT`] of them, or one above 64 KiB (not in
+    /// [`Format::Earliest`]).
+    fn attrs_dense(&self, node: &Node) -> Result<bool> {
+        if self.format == Format::Earliest || node.attrs.is_empty() {
+            return Ok(false);
+        }
+        if node.attrs.len() > dense::MAX_COMPACT {
+            return Ok(true);
+        }
+        for a in &node.attrs {
+            let mut e = Encoder::new();
+            a.encode(&mut e, self.ctx, self.format.attr_version())?;
+            if e.len() > 0xfff0 {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether the links of group `g` go to dense storage: a link-message
+    /// group with more than [`dense::MAX_COMPACT`] links whose messages fit
+    /// one heap block (larger ones stay compact, which libhdf5 also reads).
+    fn links_dense(&self, g: &GroupNode) -> Result<bool> {
+        if self.uses_symbol_table(g) || g.links.len() <= dense::MAX_COMPACT {
+            return Ok(false);
+        }
+        let mut total = 0;
+        for (order, (name, l)) in g.links.iter().enumerate() {
+            total += self.link_message(g, order, name, l, &[])?.len();
+        }
+        Ok(dense::fits(
+            total,
+            dense::LINK_ID_LEN,
+            self.ctx.sizes.offsets,
+        ))
+    }
+
+    /// The encoded link message of link `order` of `g` (hard link targets
+    /// from `plans`; placeholders of the same size when not planned yet).
+    fn link_message(
+        &self,
+        g: &GroupNode,
+        order: usize,
+        name: &str,
+        l: &LinkSpec,
+        plans: &[Plan],
+    ) -> Result<Vec<u8>> {
+        let target = match l {
+            LinkSpec::Hard(t) => LinkTarget::Hard(plans.get(t.0).map_or(Addr(0), |p| p.header)),
+            LinkSpec::Soft(p) => LinkTarget::Soft(p.clone()),
+            LinkSpec::External { file, path } => LinkTarget::External {
+                file: file.clone(),
+                path: path.clone(),
+            },
+        };
+        let mut e = Encoder::new();
+        Link {
+            name: name.to_string(),
+            creation_order: g.track_order.then_some(order as u64),
+            target,
+        }
+        .encode(&mut e, self.ctx)?;
+        Ok(e.into_vec())
+    }
+
     /// Whether group `g` is an old-style (symbol table) group: in
     /// [`Format::Earliest`], unless it holds an external link, which only a
     /// link message can store (libhdf5 converts such a group the same way).
@@ -1007,12 +1144,20 @@ impl FileWriter {
                     push(kind::SYMBOL_TABLE, 0, e);
                 } else {
                     let mut e = Encoder::new();
+                    let dense = self.links_dense(g)?;
+                    // Placeholder addresses (same size) until the dense
+                    // storage is written.
+                    let (heap, name_index) = match plan.dense_links {
+                        Some(d) => d,
+                        None if dense => (Addr(0), Addr(0)),
+                        None => (Addr::UNDEF, Addr::UNDEF),
+                    };
                     LinkInfo {
                         max_creation_index: g
                             .track_order
                             .then(|| (g.links.len() as u64).saturating_sub(1)),
-                        heap: Addr::UNDEF,
-                        name_index: Addr::UNDEF,
+                        heap,
+                        name_index,
                         order_index: Addr::UNDEF,
                     }
                     .encode(&mut e, ctx, false);
@@ -1020,25 +1165,12 @@ impl FileWriter {
                     let mut e = Encoder::new();
                     GroupInfo::default().encode(&mut e, ctx);
                     push(kind::GROUP_INFO, 0, e);
-                    for (order, (name, l)) in g.links.iter().enumerate() {
-                        let target = match l {
-                            LinkSpec::Hard(t) => {
-                                LinkTarget::Hard(plans.get(t.0).map_or(Addr(0), |p| p.header))
-                            }
-                            LinkSpec::Soft(p) => LinkTarget::Soft(p.clone()),
-                            LinkSpec::External { file, path } => LinkTarget::External {
-                                file: file.clone(),
-                                path: path.clone(),
-                            },
-                        };
-                        let mut e = Encoder::new();
-                        Link {
-                            name: name.clone(),
-                            creation_order: g.track_order.then_some(order as u64),
-                            target,
+                    if !dense {
+                        for (order, (name, l)) in g.links.iter().enumerate() {
+                            let mut e = Encoder::new();
+                            e.put_bytes(&self.link_message(g, order, name, l, plans)?);
+                            push(kind::LINK, 0, e);
                         }
-                        .encode(&mut e, ctx)?;
-                        push(kind::LINK, 0, e);
                     }
                 }
             }
@@ -1080,17 +1212,19 @@ impl FileWriter {
             // libhdf5 counts the attributes of a v2 header through this
             // message (`H5O__attr_count_real`): without it, `H5Oget_info`
             // reports none, even though the messages are there.
+            let (heap, name_index) = plan.dense_attrs.unwrap_or((Addr::UNDEF, Addr::UNDEF));
             let mut e = Encoder::new();
             AttributeInfo {
                 max_creation_index: None,
-                heap: Addr::UNDEF,
-                name_index: Addr::UNDEF,
+                heap,
+                name_index,
                 order_index: Addr::UNDEF,
             }
             .encode(&mut e, ctx, false);
             push(kind::ATTRIBUTE_INFO, 0, e);
         }
-        for a in &node.attrs {
+        let dense_attrs = plan.dense_attrs.is_some();
+        for a in node.attrs.iter().filter(|_| !dense_attrs) {
             let mut e = Encoder::new();
             a.encode(&mut e, ctx, f.attr_version())?;
             push(kind::ATTRIBUTE, 0, e);
@@ -1136,6 +1270,10 @@ struct SymLayout {
 #[derive(Debug)]
 struct Plan {
     header: Addr,
+    /// Dense attribute storage: (fractal heap, name index).
+    dense_attrs: Option<(Addr, Addr)>,
+    /// Dense link storage: (fractal heap, name index).
+    dense_links: Option<(Addr, Addr)>,
     /// The continuation block of a pinned header.
     block: Option<Addr>,
     heap_addr: Addr,
@@ -1150,6 +1288,8 @@ impl Default for Plan {
     fn default() -> Self {
         Plan {
             header: Addr(0),
+            dense_attrs: None,
+            dense_links: None,
             block: None,
             heap_addr: Addr::UNDEF,
             heap_data_addr: Addr::UNDEF,
