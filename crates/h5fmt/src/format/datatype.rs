@@ -1536,6 +1536,17 @@ mod tests {
                 kind: RefKind::Std
             }
         );
+        // and the encoder writes exactly those bytes (from any preset version)
+        for v in [1, 3] {
+            let mut e = Encoder::new();
+            Datatype::Reference {
+                size: 18,
+                kind: RefKind::Std,
+            }
+            .encode(&mut e, Ctx::default(), v)
+            .unwrap();
+            assert_eq!(e.as_bytes(), hex("4712000012000000").as_slice());
+        }
         // with 4-byte addresses the file sizes shrink accordingly
         let ctx = Ctx {
             sizes: crate::Sizes {

@@ -429,7 +429,7 @@ pub type EncodedHeap = (Vec<u8>, Vec<u8>, Vec<Vec<u8>>);
 /// length field.
 ///
 /// # Errors
-/// `Usage` when the objects do not fit or the id is too short.
+/// `Usage` when the objects do not fit, one is empty, or the id is too short.
 pub fn encode_single_block_heap(
     sizes: Sizes,
     header_addr: Addr,
@@ -442,6 +442,9 @@ pub fn encode_single_block_heap(
     const HEAP_BITS: u16 = 32;
     let prefix = 5 + usize::from(sizes.offsets) + usize::from(HEAP_BITS / 8);
     let total: usize = prefix + objects.iter().map(|o| o.len()).sum::<usize>();
+    if objects.iter().any(|o| o.is_empty()) {
+        return Err(Error::usage("empty fractal heap object"));
+    }
     if !block_size.is_power_of_two() || (total as u64) > block_size || block_size > 1 << 31 {
         return Err(Error::usage("fractal heap objects do not fit the block"));
     }
@@ -843,5 +846,33 @@ mod tests {
                 data: alloc::vec![9; 3]
             }
         );
+    }
+    #[test]
+    fn single_block_heap_reads_back() {
+        // Encoded heaps read back through the heap reader (libhdf5 reading
+        // them is checked by the h5cli dense-storage test).
+        use crate::io::Storage;
+        let sizes = Sizes::default();
+        let objs: [&[u8]; 3] = [b"first", b"x", &[7u8; 300]];
+        for (id_len, block) in [(7u16, 512u64), (8, 1 << 20)] {
+            let (h, b, ids) =
+                encode_single_block_heap(sizes, Addr(0), Addr(512), block, id_len, &objs).unwrap();
+            assert!(h.len() <= 512);
+            assert_eq!(b.len() as u64, block);
+            assert!(ids.iter().all(|i| i.len() == usize::from(id_len)));
+            let mut file = h.clone();
+            file.resize(512, 0);
+            file.extend_from_slice(&b);
+            let st = Storage::new(alloc::sync::Arc::new(file));
+            let heap =
+                crate::read::fractal_heap::FractalHeap::open(&st, Ctx::default(), Addr(0)).unwrap();
+            for (o, id) in objs.iter().zip(&ids) {
+                assert_eq!(heap.get(id).unwrap(), *o);
+            }
+        }
+        // objects that do not fit, ids too short for the block
+        assert!(encode_single_block_heap(sizes, Addr(0), Addr(0), 256, 7, &[&[0u8; 300]]).is_err());
+        assert!(encode_single_block_heap(sizes, Addr(0), Addr(0), 1 << 20, 7, &objs).is_err());
+        assert!(encode_single_block_heap(sizes, Addr(0), Addr(0), 512, 7, &[b""]).is_err());
     }
 }

@@ -630,4 +630,70 @@ mod tests {
         );
         assert!(verify_chunk_checksum(&[1, 2], 0).is_err());
     }
+    #[test]
+    fn split_headers_decode_like_single_chunk_ones() {
+        // A header split into a stub chunk (one continuation message) and a
+        // continuation block reads back, through the object header reader,
+        // as the same messages; the stub has the advertised size.
+        use crate::io::Storage;
+        use crate::Addr;
+        for version in [1u8, 2] {
+            let h = ObjectHeader {
+                version,
+                flags: 0,
+                refcount: 3,
+                messages: alloc::vec![
+                    Message {
+                        kind: kind::DATASPACE,
+                        flags: 0,
+                        creation_order: None,
+                        data: alloc::vec![2, 1, 0, 1, 5, 0, 0, 0, 0, 0, 0, 0],
+                        offset: 0,
+                    },
+                    Message {
+                        kind: kind::DATATYPE,
+                        flags: 1,
+                        creation_order: None,
+                        data: alloc::vec![0x10, 0x08, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0],
+                        offset: 0,
+                    },
+                ],
+                times: None,
+                attr_phase_change: None,
+            };
+            let sizes = crate::Sizes::default();
+            let stub_at = 64u64;
+            let stub_len = ObjectHeader::split_stub_len(version, sizes);
+            let block_at = stub_at + stub_len as u64 + 8;
+            let (stub, block) = h.encode_split(Addr(block_at), sizes).unwrap();
+            assert_eq!(stub.len(), stub_len);
+            assert_eq!(block.len(), h.split_block_len());
+            let mut file = alloc::vec![0u8; block_at as usize];
+            file[stub_at as usize..stub_at as usize + stub.len()].copy_from_slice(&stub);
+            file.extend_from_slice(&block);
+            let st = Storage::new(alloc::sync::Arc::new(file));
+            let got = crate::read::object_header::read_object_header(
+                &st,
+                Addr(stub_at),
+                crate::Ctx::default(),
+            )
+            .unwrap();
+            let kinds: Vec<u16> = got
+                .messages
+                .iter()
+                .map(|m| m.kind)
+                .filter(|&k| k != kind::CONTINUATION && k != kind::NIL)
+                .collect();
+            assert_eq!(kinds, [kind::DATASPACE, kind::DATATYPE], "v{version}");
+            let dt = got.find(kind::DATATYPE).unwrap();
+            assert_eq!(
+                dt.data[..12],
+                h.messages[1].data,
+                "v{version} (v1 pads to 8)"
+            );
+            if version == 1 {
+                assert_eq!(got.refcount, 3); // v2 keeps it in a reference count message
+            }
+        }
+    }
 }
