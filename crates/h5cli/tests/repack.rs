@@ -791,3 +791,84 @@ fn dense_links_and_attributes() {
         );
     }
 }
+
+/// Object references written through the writer API (`object_addr` pins a header address
+/// before close) in every format: libhdf5 dereferences them to the right objects, including
+/// a reference to an object created after the referring attribute was set and a committed
+/// datatype used by a dataset.
+#[test]
+fn object_references_and_committed_types() {
+    use h5fmt::format::datatype::RefKind;
+    use h5fmt::write::ElementData;
+    use h5fmt::{AttrValue, Datatype, FileWriter};
+    let Some(venv) = std::env::var_os("H5FMT_VENV").filter(|v| !v.is_empty()) else {
+        println!("references: skipped: H5FMT_VENV is not set");
+        return;
+    };
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repack-refs");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut paths = Vec::new();
+    for format in [Format::Earliest, Format::V18, Format::Latest] {
+        let mut fw = FileWriter::in_memory_with(format);
+        let t = fw
+            .root()
+            .commit_datatype("t", Datatype::int_le(2, false))
+            .unwrap();
+        let d = fw
+            .root()
+            .create_dataset("d")
+            .committed_dtype(t)
+            .write_raw(&[1, 0, 2, 0])
+            .unwrap();
+        let g = fw.root().create_group("g").unwrap().id();
+        let refs = |fw: &mut FileWriter, ids: &[h5fmt::ObjectId]| {
+            let mut b = Vec::new();
+            for id in ids {
+                b.extend_from_slice(&fw.object_addr(*id).unwrap().0.to_le_bytes());
+            }
+            b
+        };
+        let rtype = Datatype::Reference {
+            size: 8,
+            kind: RefKind::Object1,
+        };
+        let bytes = refs(&mut fw, &[g, d, t]);
+        fw.root()
+            .create_dataset("refs")
+            .dtype(rtype.clone())
+            .shape(&[3])
+            .write_file_bytes(bytes)
+            .unwrap();
+        let bytes = refs(&mut fw, &[h5fmt::ObjectId::ROOT]);
+        fw.set_attr(
+            g,
+            "to_root",
+            AttrValue {
+                dtype: rtype,
+                shape: None,
+                data: ElementData::File(bytes),
+            },
+        )
+        .unwrap();
+        let p = tmp.join(format!("{format:?}.h5"));
+        std::fs::write(&p, fw.finish().unwrap()).unwrap();
+        paths.push(p);
+    }
+    let dumps = python_dumps(&Path::new(&venv).join("bin/python"), &paths);
+    for (p, (d, _)) in paths.iter().zip(dumps) {
+        let doc = d.unwrap_or_else(|e| panic!("{}: libhdf5: {e}", p.display()));
+        let o = &doc["objects"];
+        assert_eq!(
+            o["/refs"]["data"],
+            serde_json::json!(["/g", "/d", "/t"]),
+            "{}",
+            p.display()
+        );
+        assert_eq!(o["/g"]["attrs"]["to_root"]["data"], "/", "{}", p.display());
+        assert_eq!(o["/t"]["kind"], "datatype");
+        assert_eq!(o["/d"]["data"], serde_json::json!([1, 2]));
+        let ours = h5cli::canon::dump(p).unwrap();
+        assert_eq!(first_diff(&doc, &ours), None, "{}", p.display());
+    }
+}

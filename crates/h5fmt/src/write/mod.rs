@@ -1578,6 +1578,16 @@ impl DatasetBuilder<'_> {
         self
     }
 
+    /// Size of one element: of the datatype given, or of the committed one.
+    fn element_size(&self) -> u64 {
+        let committed = self.committed.and_then(|t| self.fw.committed_dtype(t).ok());
+        committed
+            .as_ref()
+            .or(self.dtype.as_ref())
+            .map_or(1, Datatype::size)
+            .max(1)
+    }
+
     /// Write typed values; the datatype is `T`'s unless set.
     ///
     /// # Errors
@@ -1619,7 +1629,7 @@ impl DatasetBuilder<'_> {
     /// the shape, an unlimited dimension or a filter without chunks, an
     /// invalid or existing name. The file is unchanged on error.
     pub fn write_raw(self, bytes: &[u8]) -> Result<ObjectId> {
-        let es = self.dtype.as_ref().map_or(1, Datatype::size).max(1);
+        let es = self.element_size();
         let n = bytes.len() as u64 / es;
         self.finish(n, Some(ElementData::Raw(bytes.to_vec())))
     }
@@ -1632,7 +1642,7 @@ impl DatasetBuilder<'_> {
     /// # Errors
     /// As [`DatasetBuilder::write_raw`].
     pub fn write_file_bytes(self, bytes: Vec<u8>) -> Result<ObjectId> {
-        let es = self.dtype.as_ref().map_or(1, Datatype::size).max(1);
+        let es = self.element_size();
         let n = bytes.len() as u64 / es;
         self.finish(n, Some(ElementData::File(bytes)))
     }
