@@ -4,4 +4,5 @@
 
 pub mod canon;
 pub mod check;
+pub mod repack;
 pub mod text;

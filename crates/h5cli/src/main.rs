@@ -12,7 +12,12 @@ const USAGE: &str = "usage:
                                   numpy-style slice such as 0:100,::2) to stdout
   h5 check [--strict] FILE        validate the file: one line per problem
                                   (ADDRESS PATH: finding), exit 0 only when clean
-                                  (--strict: warnings count as problems)";
+                                  (--strict: warnings count as problems)
+  h5 repack SRC DST [--format earliest|v18|latest] [--filter SPEC] [--chunk DIMS]
+                                  rewrite SRC as DST with this library's writer;
+                                  SPEC: none | gzip=N,shuffle | zstd=N | lz4 | fletcher32
+                                  (comma-separated); DIMS: chunk shape for datasets
+                                  of that rank, e.g. 100,100";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,6 +33,9 @@ fn main() -> ExitCode {
 
 fn run(args: &[String]) -> Result<(), String> {
     let (cmd, rest) = args.split_first().ok_or_else(|| USAGE.to_string())?;
+    if cmd == "repack" {
+        return repack(rest);
+    }
     let mut flags: Vec<&str> = Vec::new();
     let mut pos: Vec<&str> = Vec::new();
     let mut slice: Option<&str> = None;
@@ -131,4 +139,37 @@ fn check_flags(flags: &[&str], allowed: &[&str]) -> Result<(), String> {
 
 fn open(path: &str) -> Result<h5fmt::File, String> {
     h5fmt::File::open(path).map_err(|e| format!("{path}: {e}"))
+}
+
+fn repack(args: &[String]) -> Result<(), String> {
+    let mut opts = h5cli::repack::Options::default();
+    let mut pos: Vec<&str> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        let mut value = || -> Result<String, String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => it.next().cloned().ok_or(format!("{flag} needs a value")),
+            }
+        };
+        match flag {
+            "--format" => opts.format = h5cli::repack::parse_format(&value()?)?,
+            "--filter" => opts.filter = h5cli::repack::parse_filter(&value()?)?,
+            "--chunk" => opts.chunk = Some(h5cli::repack::parse_chunk(&value()?)?),
+            f if f.starts_with('-') => return Err(format!("unknown option {f}\n{USAGE}")),
+            _ => pos.push(a),
+        }
+    }
+    let [src, dst] = pos.as_slice() else {
+        return Err(format!("repack needs SRC and DST\n{USAGE}"));
+    };
+    if std::fs::canonicalize(src).ok() == std::fs::canonicalize(dst).ok() && Path::new(dst).exists()
+    {
+        return Err("SRC and DST are the same file".into());
+    }
+    h5cli::repack::repack(Path::new(src), Path::new(dst), &opts).map(|_| ())
 }

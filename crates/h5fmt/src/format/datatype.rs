@@ -827,8 +827,8 @@ impl Datatype {
     /// libhdf5 does.
     ///
     /// # Errors
-    /// `Unsupported` for what this encoder does not write (revised
-    /// `H5T_STD_REF` references, VAX floats with version < 3),
+    /// `Unsupported` for what this encoder does not write (VAX floats
+    /// with version < 3),
     /// `Usage` for inconsistent types (an enum whose values do not have the
     /// base type's size, an opaque tag of 256 bytes or more, a compound
     /// member name containing NUL).
@@ -944,18 +944,17 @@ impl Datatype {
                 }
             }
             Datatype::Reference { kind, .. } => {
+                // H5T_STD_REF is stored as type 2 (H5R_OBJECT2) with encoding
+                // version 1 in bits 4-7, whatever the references hold.
                 let t = match kind {
                     RefKind::Object1 => 0,
                     RefKind::Region1 => 1,
-                    RefKind::Std => {
-                        return Err(Error::unsupported(
-                            "writing revised (H5T_STD_REF) reference types",
-                        ))
-                    }
+                    RefKind::Std => 2 | (1 << 4),
                 };
                 let disk = match kind {
                     RefKind::Region1 => u32::from(ctx.sizes.offsets) + 4,
-                    _ => u32::from(ctx.sizes.offsets),
+                    RefKind::Std => u32::from(ctx.sizes.offsets) + 10,
+                    RefKind::Object1 => u32::from(ctx.sizes.offsets),
                 };
                 header(enc, class::REFERENCE, t, disk);
             }
@@ -1537,6 +1536,17 @@ mod tests {
                 kind: RefKind::Std
             }
         );
+        // and the encoder writes exactly those bytes (from any preset version)
+        for v in [1, 3] {
+            let mut e = Encoder::new();
+            Datatype::Reference {
+                size: 18,
+                kind: RefKind::Std,
+            }
+            .encode(&mut e, Ctx::default(), v)
+            .unwrap();
+            assert_eq!(e.as_bytes(), hex("4712000012000000").as_slice());
+        }
         // with 4-byte addresses the file sizes shrink accordingly
         let ctx = Ctx {
             sizes: crate::Sizes {

@@ -414,6 +414,95 @@ pub fn decode_direct_prefix(
     Ok((heap, off))
 }
 
+/// An encoded single-block heap: header bytes, block bytes, heap ids.
+pub type EncodedHeap = (Vec<u8>, Vec<u8>, Vec<Vec<u8>>);
+
+/// Encode a fractal heap whose root is one direct block holding `objects`
+/// back to back (the form of a heap small enough for a single block): the
+/// header (`FRHP`, no filters, unchecksummed direct blocks, width 4, 32-bit
+/// heap offsets, starting and maximum direct block size `block_size`, the
+/// largest managed object filling the block) and the block (`FHDB`).
+///
+/// Returns (header bytes, block bytes, managed heap ids of `id_len` bytes).
+/// `block_size` must be a power of two holding the block prefix and every
+/// object; `id_len` must hold the flag byte, the 4-byte offset and the
+/// length field.
+///
+/// # Errors
+/// `Usage` when the objects do not fit, one is empty, or the id is too short.
+pub fn encode_single_block_heap(
+    sizes: Sizes,
+    header_addr: Addr,
+    block_addr: Addr,
+    block_size: u64,
+    id_len: u16,
+    objects: &[&[u8]],
+) -> Result<EncodedHeap> {
+    use crate::codec::Encoder;
+    const HEAP_BITS: u16 = 32;
+    let prefix = 5 + usize::from(sizes.offsets) + usize::from(HEAP_BITS / 8);
+    let total: usize = prefix + objects.iter().map(|o| o.len()).sum::<usize>();
+    if objects.iter().any(|o| o.is_empty()) {
+        return Err(Error::usage("empty fractal heap object"));
+    }
+    if !block_size.is_power_of_two() || (total as u64) > block_size || block_size > 1 << 31 {
+        return Err(Error::usage("fractal heap objects do not fit the block"));
+    }
+    let max_managed = u32::try_from(block_size - prefix as u64)
+        .map_err(|_| Error::usage("fractal heap block too large"))?;
+    let len_size = (log2_floor(block_size) as usize)
+        .div_ceil(8)
+        .min(limit_enc_size(u64::from(max_managed)));
+    if 1 + usize::from(HEAP_BITS / 8) + len_size > usize::from(id_len) {
+        return Err(Error::usage("fractal heap id too short for the block size"));
+    }
+    let mut ids = Vec::with_capacity(objects.len());
+    let mut blk = Encoder::with_capacity(usize::try_from(block_size).unwrap_or(0));
+    blk.put_bytes(b"FHDB");
+    blk.put_u8(0);
+    blk.put_addr(header_addr, sizes);
+    blk.put_uint(0, usize::from(HEAP_BITS / 8));
+    for o in objects {
+        let mut id = Encoder::new();
+        id.put_u8(0); // version 0, managed
+        id.put_uint(blk.len() as u64, usize::from(HEAP_BITS / 8));
+        id.put_uint(o.len() as u64, len_size);
+        id.put_zeros(usize::from(id_len) - id.len());
+        ids.push(id.into_vec());
+        blk.put_bytes(o);
+    }
+    let free = block_size - blk.len() as u64;
+    blk.put_zeros(usize::try_from(free).unwrap_or(0));
+    let mut h = Encoder::new();
+    h.put_bytes(b"FRHP");
+    h.put_u8(0);
+    h.put_u16(id_len);
+    h.put_u16(0); // no I/O filters
+    h.put_u8(0); // flags: direct blocks without checksum
+    h.put_u32(max_managed);
+    h.put_len(0, sizes); // next huge id
+    h.put_addr(Addr::UNDEF, sizes); // huge object B-tree
+    h.put_len(free, sizes); // free space in managed blocks
+    h.put_addr(Addr::UNDEF, sizes); // free-space manager
+    h.put_len(block_size, sizes); // managed space
+    h.put_len(block_size, sizes); // allocated managed space
+    h.put_len(block_size, sizes); // direct block allocation iterator
+    h.put_len(objects.len() as u64, sizes); // managed objects
+    h.put_len(0, sizes); // huge size
+    h.put_len(0, sizes); // huge objects
+    h.put_len(0, sizes); // tiny size
+    h.put_len(0, sizes); // tiny objects
+    h.put_u16(4); // table width
+    h.put_len(block_size, sizes); // starting block size
+    h.put_len(block_size, sizes); // maximum direct block size
+    h.put_u16(HEAP_BITS);
+    h.put_u16(1); // starting rows of the root indirect block
+    h.put_addr(block_addr, sizes); // root: the direct block
+    h.put_u16(0); // current rows of the root indirect block: none
+    h.put_checksum_from(0);
+    Ok((h.into_vec(), blk.into_vec(), ids))
+}
+
 /// A direct-block entry of an indirect block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DirectEntry {
@@ -757,5 +846,33 @@ mod tests {
                 data: alloc::vec![9; 3]
             }
         );
+    }
+    #[test]
+    fn single_block_heap_reads_back() {
+        // Encoded heaps read back through the heap reader (libhdf5 reading
+        // them is checked by the h5cli dense-storage test).
+        use crate::io::Storage;
+        let sizes = Sizes::default();
+        let objs: [&[u8]; 3] = [b"first", b"x", &[7u8; 300]];
+        for (id_len, block) in [(7u16, 512u64), (8, 1 << 20)] {
+            let (h, b, ids) =
+                encode_single_block_heap(sizes, Addr(0), Addr(512), block, id_len, &objs).unwrap();
+            assert!(h.len() <= 512);
+            assert_eq!(b.len() as u64, block);
+            assert!(ids.iter().all(|i| i.len() == usize::from(id_len)));
+            let mut file = h.clone();
+            file.resize(512, 0);
+            file.extend_from_slice(&b);
+            let st = Storage::new(alloc::sync::Arc::new(file));
+            let heap =
+                crate::read::fractal_heap::FractalHeap::open(&st, Ctx::default(), Addr(0)).unwrap();
+            for (o, id) in objs.iter().zip(&ids) {
+                assert_eq!(heap.get(id).unwrap(), *o);
+            }
+        }
+        // objects that do not fit, ids too short for the block
+        assert!(encode_single_block_heap(sizes, Addr(0), Addr(0), 256, 7, &[&[0u8; 300]]).is_err());
+        assert!(encode_single_block_heap(sizes, Addr(0), Addr(0), 1 << 20, 7, &objs).is_err());
+        assert!(encode_single_block_heap(sizes, Addr(0), Addr(0), 512, 7, &[b""]).is_err());
     }
 }

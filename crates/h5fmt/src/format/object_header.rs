@@ -317,6 +317,104 @@ impl ObjectHeader {
     }
 }
 
+impl ObjectHeader {
+    /// Size of the first chunk written by [`ObjectHeader::encode_split`]:
+    /// the prefix and one continuation message (v1: 16 + 8 + body; v2:
+    /// `OHDR`, version, flags, one-byte chunk size, 4 + body, checksum).
+    pub fn split_stub_len(version: u8, sizes: crate::Sizes) -> usize {
+        let body = usize::from(sizes.offsets) + usize::from(sizes.lengths);
+        if version == 1 {
+            V1_PREFIX_SIZE + 8 + body.div_ceil(8) * 8
+        } else {
+            4 + 1 + 1 + 1 + 4 + body + 4
+        }
+    }
+
+    /// Size of the continuation block written by [`ObjectHeader::encode_split`].
+    pub fn split_block_len(&self) -> usize {
+        let msgs = self.messages_len();
+        if self.version == 1 {
+            msgs
+        } else {
+            4 + msgs + 4
+        }
+    }
+
+    /// Encode the header as two chunks: a fixed-size first chunk holding
+    /// only a continuation message (so that the header's address can be
+    /// chosen before its messages are known) and a continuation block at
+    /// `block` with all messages (v1: the aligned messages; v2: `OCHK`,
+    /// messages, checksum). Returns (first chunk, block).
+    ///
+    /// # Errors
+    /// As [`ObjectHeader::encode`]; `Usage` for v2 headers with times, attribute
+    /// phase-change values or tracked attribute creation order (the stub
+    /// is written without them).
+    pub fn encode_split(
+        &self,
+        block: crate::Addr,
+        sizes: crate::Sizes,
+    ) -> Result<(Vec<u8>, Vec<u8>)> {
+        let mut whole = Encoder::new();
+        self.encode(&mut whole)?;
+        let whole = whole.into_vec();
+        let msgs = self.messages_len();
+        let block_len = self.split_block_len() as u64;
+        let body_len = usize::from(sizes.offsets) + usize::from(sizes.lengths);
+        let mut stub = Encoder::new();
+        let mut blk = Encoder::new();
+        if self.version == 1 {
+            let n = u16::try_from(self.messages.len() + 1)
+                .map_err(|_| Error::usage("more than 65535 messages"))?;
+            let padded = body_len.div_ceil(8) * 8;
+            stub.put_u8(1);
+            stub.put_u8(0);
+            stub.put_u16(n);
+            stub.put_u32(self.refcount);
+            #[allow(clippy::cast_possible_truncation)] // a few dozen bytes
+            stub.put_u32((8 + padded) as u32);
+            stub.put_zeros(4);
+            stub.put_u16(kind::CONTINUATION);
+            #[allow(clippy::cast_possible_truncation)] // a few dozen bytes
+            stub.put_u16(padded as u16);
+            stub.put_u8(0);
+            stub.put_zeros(3);
+            stub.put_addr(block, sizes);
+            stub.put_len(block_len, sizes);
+            stub.put_zeros(padded - body_len);
+            blk.put_bytes(whole.get(V1_PREFIX_SIZE..).unwrap_or_default());
+        } else {
+            if self.times.is_some()
+                || self.attr_phase_change.is_some()
+                || self.flags & FLAG_ATTR_CRT_ORDER_TRACKED != 0
+            {
+                return Err(Error::usage(
+                    "split object header with times, phase change or attribute creation order",
+                ));
+            }
+            let start = stub.len();
+            stub.put_bytes(&OHDR_SIGNATURE);
+            stub.put_u8(2);
+            stub.put_u8(self.flags & !0x03);
+            #[allow(clippy::cast_possible_truncation)] // a few dozen bytes
+            stub.put_u8((4 + body_len) as u8);
+            #[allow(clippy::cast_possible_truncation)] // message type < 256
+            stub.put_u8(kind::CONTINUATION as u8);
+            #[allow(clippy::cast_possible_truncation)] // a few dozen bytes
+            stub.put_u16(body_len as u16);
+            stub.put_u8(0);
+            stub.put_addr(block, sizes);
+            stub.put_len(block_len, sizes);
+            stub.put_checksum_from(start);
+            let prefix = self.v2_prefix_len(msgs);
+            blk.put_bytes(b"OCHK");
+            blk.put_bytes(whole.get(prefix..prefix + msgs).unwrap_or_default());
+            blk.put_checksum_from(0);
+        }
+        Ok((stub.into_vec(), blk.into_vec()))
+    }
+}
+
 /// Verify the lookup3 checksum stored in the last 4 bytes of a v2 chunk
 /// (`OHDR` or `OCHK` through the gap); `base` is the chunk's absolute offset.
 ///
@@ -531,5 +629,71 @@ mod tests {
             ErrorKind::Checksum
         );
         assert!(verify_chunk_checksum(&[1, 2], 0).is_err());
+    }
+    #[test]
+    fn split_headers_decode_like_single_chunk_ones() {
+        // A header split into a stub chunk (one continuation message) and a
+        // continuation block reads back, through the object header reader,
+        // as the same messages; the stub has the advertised size.
+        use crate::io::Storage;
+        use crate::Addr;
+        for version in [1u8, 2] {
+            let h = ObjectHeader {
+                version,
+                flags: 0,
+                refcount: 3,
+                messages: alloc::vec![
+                    Message {
+                        kind: kind::DATASPACE,
+                        flags: 0,
+                        creation_order: None,
+                        data: alloc::vec![2, 1, 0, 1, 5, 0, 0, 0, 0, 0, 0, 0],
+                        offset: 0,
+                    },
+                    Message {
+                        kind: kind::DATATYPE,
+                        flags: 1,
+                        creation_order: None,
+                        data: alloc::vec![0x10, 0x08, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0],
+                        offset: 0,
+                    },
+                ],
+                times: None,
+                attr_phase_change: None,
+            };
+            let sizes = crate::Sizes::default();
+            let stub_at = 64u64;
+            let stub_len = ObjectHeader::split_stub_len(version, sizes);
+            let block_at = stub_at + stub_len as u64 + 8;
+            let (stub, block) = h.encode_split(Addr(block_at), sizes).unwrap();
+            assert_eq!(stub.len(), stub_len);
+            assert_eq!(block.len(), h.split_block_len());
+            let mut file = alloc::vec![0u8; block_at as usize];
+            file[stub_at as usize..stub_at as usize + stub.len()].copy_from_slice(&stub);
+            file.extend_from_slice(&block);
+            let st = Storage::new(alloc::sync::Arc::new(file));
+            let got = crate::read::object_header::read_object_header(
+                &st,
+                Addr(stub_at),
+                crate::Ctx::default(),
+            )
+            .unwrap();
+            let kinds: Vec<u16> = got
+                .messages
+                .iter()
+                .map(|m| m.kind)
+                .filter(|&k| k != kind::CONTINUATION && k != kind::NIL)
+                .collect();
+            assert_eq!(kinds, [kind::DATASPACE, kind::DATATYPE], "v{version}");
+            let dt = got.find(kind::DATATYPE).unwrap();
+            assert_eq!(
+                dt.data[..12],
+                h.messages[1].data,
+                "v{version} (v1 pads to 8)"
+            );
+            if version == 1 {
+                assert_eq!(got.refcount, 3); // v2 keeps it in a reference count message
+            }
+        }
     }
 }

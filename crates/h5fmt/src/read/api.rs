@@ -866,6 +866,10 @@ impl Dataset {
     pub fn dtype(&self) -> &Datatype {
         &self.dtype
     }
+    /// The decoded object header.
+    pub fn header(&self) -> &ObjectHeader {
+        &self.base.header
+    }
     /// The dataspace.
     pub fn space(&self) -> &Dataspace {
         &self.space

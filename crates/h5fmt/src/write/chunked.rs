@@ -69,11 +69,11 @@ pub(super) fn build_btree(
 }
 
 /// One stored chunk.
-struct StoredChunk {
+pub(super) struct StoredChunk {
     /// Element coordinates of its first element.
-    offsets: Vec<u64>,
-    addr: Addr,
-    size: u64,
+    pub(super) offsets: Vec<u64>,
+    pub(super) addr: Addr,
+    pub(super) size: u64,
 }
 
 /// Copy the part of chunk `origin` (element coordinates) that lies inside
@@ -443,7 +443,11 @@ pub(super) fn write_chunked(
     }))
 }
 
-fn write_btree(fw: &mut FileWriter, chunks: &[u64], stored: &[StoredChunk]) -> Result<Addr> {
+pub(super) fn write_btree(
+    fw: &mut FileWriter,
+    chunks: &[u64],
+    stored: &[StoredChunk],
+) -> Result<Addr> {
     let Some(last) = stored.last() else {
         return Ok(Addr::UNDEF);
     };

@@ -11,12 +11,25 @@
 //! Every structure is encoded by its `format/` module (`encode` beside
 //! `decode`); this module only decides what to write and where.
 //!
-//! Not yet written: dense link and attribute storage (groups stay compact at
-//! any size, which libhdf5 reads; attributes above 64 KiB are refused),
-//! the implicit chunk index (chunks are allocated incrementally), object
-//! references, committed datatypes, editing existing files.
+//! Groups with more than 8 links and objects with more than 8 attributes (or
+//! one above 64 KiB) use dense storage in [`Format::V18`] and
+//! [`Format::Latest`] (`dense.rs`: one fractal heap block and a one-leaf
+//! v2 B-tree name index; larger link sets stay compact, which libhdf5
+//! reads). Object references are written through
+//! [`FileWriter::object_addr`], which fixes a header address early (a stub
+//! first chunk continued at close). Committed datatypes, null dataspaces
+//! and pre-filtered chunks ([`DatasetBuilder::write_raw_chunks`]) are
+//! written.
+//!
+//! Chunk indexes are chosen as libhdf5 2.0 does under [`Format::Latest`]
+//! (single chunk, implicit, fixed array, extensible array, v2 B-tree).
+//! Editing existing files is [`crate::FileEditor`] (`edit/`).
+//!
+//! Not yet written: dense storage beyond one heap block, creation-order
+//! indexes, virtual datasets.
 
 mod chunked;
+mod dense;
 pub mod sink;
 pub mod value;
 
@@ -32,6 +45,7 @@ use crate::format::datatype::Datatype;
 use crate::format::global_heap;
 use crate::format::local_heap::{build_data_segment, LocalHeapHeader};
 use crate::format::message::attribute::MaybeShared;
+use crate::format::message::shared::SharedMessage;
 use crate::format::message::{
     kind, AttributeInfo, AttributeMessage, Dataspace, FillState, FillValue, Filter, FilterPipeline,
     GroupInfo, Layout, Link, LinkInfo, LinkTarget, Message, SpaceKind, SymbolTableMessage,
@@ -155,6 +169,8 @@ struct GroupNode {
 #[derive(Debug)]
 struct DatasetNode {
     dtype: Datatype,
+    /// The committed datatype object the datatype message points at.
+    committed: Option<ObjectId>,
     space: Dataspace,
     layout: Layout,
     pipeline: Option<FilterPipeline>,
@@ -165,6 +181,8 @@ struct DatasetNode {
 enum NodeKind {
     Group(GroupNode),
     Dataset(DatasetNode),
+    /// A committed (named) datatype.
+    Datatype(Datatype),
 }
 
 #[derive(Debug)]
@@ -198,6 +216,8 @@ pub struct FileWriter {
     eof: u64,
     nodes: Vec<Node>,
     heap: Option<OpenCollection>,
+    /// Header addresses fixed before close (see [`FileWriter::object_addr`]).
+    pins: Vec<Option<Addr>>,
     closed: bool,
 }
 
@@ -208,6 +228,16 @@ impl core::fmt::Debug for FileWriter {
             .field("eof", &self.eof)
             .field("objects", &self.nodes.len())
             .finish()
+    }
+}
+
+/// The dataspace message version: the preset's, but 2 for a null dataspace
+/// (version 1 cannot describe one; libhdf5 upgrades it the same way).
+fn space_version(format: Format, space: &Dataspace) -> u8 {
+    if space.kind == SpaceKind::Null {
+        2
+    } else {
+        format.space_version()
     }
 }
 
@@ -242,6 +272,7 @@ impl FileWriter {
                 attrs: Vec::new(),
             }],
             heap: None,
+            pins: Vec::new(),
             closed: false,
         }
     }
@@ -305,6 +336,59 @@ impl FileWriter {
         }
     }
 
+    /// The address the object header of `id` will have in the file, fixed
+    /// now (for object references written before [`FileWriter::close`]).
+    ///
+    /// Headers are otherwise placed at close, once their size is known; a
+    /// pinned object gets a small first header chunk here that holds only a
+    /// continuation message, and its messages go to a continuation block at
+    /// close. libhdf5 reads such headers like any other.
+    ///
+    /// # Errors
+    /// `Usage` for an unknown object or a closed file.
+    pub fn object_addr(&mut self, id: ObjectId) -> Result<Addr> {
+        if self.closed {
+            return Err(Error::usage("file already closed"));
+        }
+        if id.0 >= self.nodes.len() {
+            return Err(Error::usage("not an object of this file"));
+        }
+        if self.pins.len() < self.nodes.len() {
+            self.pins.resize(self.nodes.len(), None);
+        }
+        if let Some(Some(a)) = self.pins.get(id.0) {
+            return Ok(*a);
+        }
+        let len = ObjectHeader::split_stub_len(self.format.header_version(), self.ctx.sizes);
+        let a = self.alloc(len as u64);
+        if let Some(slot) = self.pins.get_mut(id.0) {
+            *slot = Some(a);
+        }
+        Ok(a)
+    }
+
+    /// Store `data` as one object of the global heap and return its heap id
+    /// (collection address, object index): what variable-length descriptors
+    /// (with a leading element count) and region references point at.
+    ///
+    /// # Errors
+    /// `Usage` on a closed file; `Io`.
+    pub fn put_global_heap_object(&mut self, data: &[u8]) -> Result<(Addr, u32)> {
+        if self.closed {
+            return Err(Error::usage("file already closed"));
+        }
+        let (a, i) = self.heap_put(data)?;
+        Ok((a, u32::from(i)))
+    }
+
+    /// The datatype of a committed datatype object.
+    fn committed_dtype(&self, id: ObjectId) -> Result<Datatype> {
+        match self.nodes.get(id.0).map(|n| &n.kind) {
+            Some(NodeKind::Datatype(t)) => Ok(t.clone()),
+            _ => Err(Error::usage("not a committed datatype of this file")),
+        }
+    }
+
     fn alloc(&mut self, n: u64) -> Addr {
         let a = Addr(self.eof);
         self.eof = self.eof.saturating_add(n);
@@ -337,11 +421,6 @@ impl FileWriter {
     }
 
     fn add_link(&mut self, parent: ObjectId, name: &str, link: LinkSpec) -> Result<()> {
-        if self.format == Format::Earliest && matches!(link, LinkSpec::External { .. }) {
-            return Err(Error::unsupported(
-                "external links need link messages (Format::V18 or later)",
-            ));
-        }
         self.check_new_link(parent, name)?;
         self.group_node(parent)?
             .links
@@ -472,6 +551,16 @@ impl FileWriter {
                 }
                 self.place_varlen(dtype, v)
             }
+            ElementData::File(b) => {
+                if b.len() as u64 != expect {
+                    return Err(Error::usage(alloc::format!(
+                        "{} data bytes given, {n} elements of {} bytes expected",
+                        b.len(),
+                        dtype.size()
+                    )));
+                }
+                Ok(b.clone())
+            }
         }
     }
 
@@ -487,18 +576,55 @@ impl FileWriter {
         name: &str,
         value: impl Into<AttrValue>,
     ) -> Result<()> {
-        let value = value.into();
-        check_name(name, "attribute")?;
+        self.set_attr_in(id, name, value.into(), false)
+    }
+
+    /// Set (create or replace) attribute `name` of object `id` with a null
+    /// dataspace (`H5S_NULL`: a datatype and no value).
+    ///
+    /// # Errors
+    /// As [`FileWriter::set_attr`].
+    pub fn set_attr_null(&mut self, id: ObjectId, name: &str, dtype: Datatype) -> Result<()> {
+        let value = AttrValue {
+            dtype,
+            shape: Some(Vec::new()),
+            data: ElementData::File(Vec::new()),
+        };
+        self.set_attr_in(id, name, value, true)
+    }
+
+    fn set_attr_in(
+        &mut self,
+        id: ObjectId,
+        name: &str,
+        value: AttrValue,
+        null: bool,
+    ) -> Result<()> {
+        // Attribute names are not paths: libhdf5 accepts '/' and '.' in them.
+        if name.is_empty() || name.contains('\0') {
+            return Err(Error::usage(alloc::format!(
+                "invalid attribute name {name:?}: empty or containing NUL"
+            )));
+        }
         if self.closed {
             return Err(Error::usage("file already closed"));
         }
         if self.nodes.get(id.0).is_none() {
             return Err(Error::usage("not an object of this file"));
         }
-        let n = value
-            .num_elements()
-            .ok_or_else(|| Error::usage("attribute shape overflows"))?;
+        let n = if null {
+            0
+        } else {
+            value
+                .num_elements()
+                .ok_or_else(|| Error::usage("attribute shape overflows"))?
+        };
         let space = match &value.shape {
+            _ if null => Dataspace {
+                kind: SpaceKind::Null,
+                dims: Vec::new(),
+                max_dims: None,
+            },
             None => Dataspace {
                 kind: SpaceKind::Scalar,
                 dims: Vec::new(),
@@ -528,10 +654,28 @@ impl FileWriter {
         };
         let mut enc = Encoder::new();
         probe.encode(&mut enc, self.ctx, self.format.attr_version())?;
-        if enc.len() > 0xfff0 {
+        if enc.len() > 0xfff0 && self.format == Format::Earliest {
             return Err(Error::unsupported(
-                "attribute above 64 KiB (dense attribute storage is not written yet)",
+                "attribute above 64 KiB: needs dense attribute storage (Format::V18 or later)",
             ));
+        }
+        if self.format != Format::Earliest {
+            // Dense storage (one heap block) must hold all the attributes.
+            let node = self
+                .nodes
+                .get(id.0)
+                .ok_or_else(|| Error::usage("not an object of this file"))?;
+            let mut total = enc.len();
+            for a in node.attrs.iter().filter(|a| a.name != name) {
+                let mut e = Encoder::new();
+                a.encode(&mut e, self.ctx, self.format.attr_version())?;
+                total += e.len();
+            }
+            if !dense::fits(total, dense::ATTR_ID_LEN, self.ctx.sizes.offsets) {
+                return Err(Error::unsupported(
+                    "attributes of one object above 16 MiB in all",
+                ));
+            }
         }
         let data = self.element_bytes(&value.dtype, n, &value.data)?;
         let msg = AttributeMessage { data, ..probe };
@@ -581,6 +725,16 @@ impl FileWriter {
                     }
                 }
             }
+            // libhdf5 counts each dataset using a committed datatype as a
+            // link to it.
+            if let NodeKind::Dataset(DatasetNode {
+                committed: Some(t), ..
+            }) = &n.kind
+            {
+                if let Some(c) = rc.get_mut(t.0) {
+                    *c = c.saturating_add(1);
+                }
+            }
         }
         rc
     }
@@ -595,6 +749,26 @@ impl FileWriter {
         // Pass 1: sizes and addresses. Header sizes do not depend on the
         // addresses they contain (fixed width), so placeholder plans suffice.
         let mut plans: Vec<Plan> = self.nodes.iter().map(|_| Plan::default()).collect();
+        for i in 0..self.nodes.len() {
+            let Some(node) = self.nodes.get(i) else {
+                continue;
+            };
+            if !self.attrs_dense(node)? {
+                continue;
+            }
+            let mut msgs = Vec::with_capacity(node.attrs.len());
+            for a in &node.attrs {
+                let mut e = Encoder::new();
+                a.encode(&mut e, self.ctx, self.format.attr_version())?;
+                msgs.push((a.name.clone(), e.into_vec()));
+            }
+            let refs: Vec<(&str, Vec<u8>)> =
+                msgs.iter().map(|(n, m)| (n.as_str(), m.clone())).collect();
+            let d = dense::write_attrs(self, &refs)?;
+            if let Some(p) = plans.get_mut(i) {
+                p.dense_attrs = Some(d);
+            }
+        }
         for i in 0..self.nodes.len() {
             if let Some(sym) = self.symbol_table_layout(i)? {
                 let p = plans.get_mut(i).ok_or_else(|| Error::usage("plan"))?;
@@ -655,18 +829,52 @@ impl FileWriter {
             }
         }
         for i in 0..self.nodes.len() {
-            let len = self.header(i, &plans, &rc)?.encoded_len() as u64;
-            let a = self.alloc(len);
+            let h = self.header(i, &plans, &rc)?;
+            let (a, block) = match self.pins.get(i).copied().flatten() {
+                Some(pin) => (pin, Some(self.alloc(h.split_block_len() as u64))),
+                None => (self.alloc(h.encoded_len() as u64), None),
+            };
             if let Some(p) = plans.get_mut(i) {
                 p.header = a;
+                p.block = block;
+            }
+        }
+        // Dense link storage: its link messages hold the header addresses.
+        for i in 0..self.nodes.len() {
+            let Some(Node {
+                kind: NodeKind::Group(g),
+                ..
+            }) = self.nodes.get(i)
+            else {
+                continue;
+            };
+            if !self.links_dense(g)? {
+                continue;
+            }
+            let mut msgs = Vec::with_capacity(g.links.len());
+            for (order, (name, l)) in g.links.iter().enumerate() {
+                msgs.push((name.clone(), self.link_message(g, order, name, l, &plans)?));
+            }
+            let refs: Vec<(&str, Vec<u8>)> =
+                msgs.iter().map(|(n, m)| (n.as_str(), m.clone())).collect();
+            let d = dense::write_links(self, &refs)?;
+            if let Some(p) = plans.get_mut(i) {
+                p.dense_links = Some(d);
             }
         }
         // Pass 2: encode and write.
         for i in 0..self.nodes.len() {
             let p = plans.get(i).ok_or_else(|| Error::usage("plan"))?;
-            let mut enc = Encoder::new();
-            self.header(i, &plans, &rc)?.encode(&mut enc)?;
-            self.sink.write_at(p.header.get(), enc.as_bytes())?;
+            let h = self.header(i, &plans, &rc)?;
+            if let Some(block) = p.block {
+                let (stub, blk) = h.encode_split(block, self.ctx.sizes)?;
+                self.sink.write_at(p.header.get(), &stub)?;
+                self.sink.write_at(block.get(), &blk)?;
+            } else {
+                let mut enc = Encoder::new();
+                h.encode(&mut enc)?;
+                self.sink.write_at(p.header.get(), enc.as_bytes())?;
+            }
             if let Some(sym) = &p.sym {
                 let ctx = self.ctx;
                 let mut enc = Encoder::new();
@@ -715,9 +923,13 @@ impl FileWriter {
             root_entry: (version < 2).then_some(SymbolTableEntry {
                 name_offset: 0,
                 header: root.header,
-                cache: EntryCache::Group {
-                    btree: root.btree,
-                    heap: root.heap_addr,
+                cache: if root.sym.is_some() {
+                    EntryCache::Group {
+                        btree: root.btree,
+                        heap: root.heap_addr,
+                    }
+                } else {
+                    EntryCache::None
                 },
             }),
         };
@@ -762,9 +974,6 @@ impl FileWriter {
     /// For an old-style group: the local heap segment and the symbol table
     /// nodes (entries sorted by name, 2K per node).
     fn symbol_table_layout(&self, i: usize) -> Result<Option<SymLayout>> {
-        if self.format != Format::Earliest {
-            return Ok(None);
-        }
         let Some(Node {
             kind: NodeKind::Group(g),
             ..
@@ -772,6 +981,9 @@ impl FileWriter {
         else {
             return Ok(None);
         };
+        if !self.uses_symbol_table(g) {
+            return Ok(None);
+        }
         let mut links: Vec<&(String, LinkSpec)> = g.links.iter().collect();
         links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let mut strings: Vec<&str> = Vec::new();
@@ -832,6 +1044,83 @@ impl FileWriter {
         }))
     }
 
+    /// Whether the attributes of `node` go to dense storage: beyond
+    /// [`dense::MAX_COMPACT`] of them, or one above 64 KiB (not in
+    /// [`Format::Earliest`]).
+    fn attrs_dense(&self, node: &Node) -> Result<bool> {
+        if self.format == Format::Earliest || node.attrs.is_empty() {
+            return Ok(false);
+        }
+        if node.attrs.len() > dense::MAX_COMPACT {
+            return Ok(true);
+        }
+        for a in &node.attrs {
+            let mut e = Encoder::new();
+            a.encode(&mut e, self.ctx, self.format.attr_version())?;
+            if e.len() > 0xfff0 {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether the links of group `g` go to dense storage: a link-message
+    /// group with more than [`dense::MAX_COMPACT`] links whose messages fit
+    /// one heap block (larger ones stay compact, which libhdf5 also reads).
+    fn links_dense(&self, g: &GroupNode) -> Result<bool> {
+        if self.uses_symbol_table(g) || g.links.len() <= dense::MAX_COMPACT {
+            return Ok(false);
+        }
+        let mut total = 0;
+        for (order, (name, l)) in g.links.iter().enumerate() {
+            total += self.link_message(g, order, name, l, &[])?.len();
+        }
+        Ok(dense::fits(
+            total,
+            dense::LINK_ID_LEN,
+            self.ctx.sizes.offsets,
+        ))
+    }
+
+    /// The encoded link message of link `order` of `g` (hard link targets
+    /// from `plans`; placeholders of the same size when not planned yet).
+    fn link_message(
+        &self,
+        g: &GroupNode,
+        order: usize,
+        name: &str,
+        l: &LinkSpec,
+        plans: &[Plan],
+    ) -> Result<Vec<u8>> {
+        let target = match l {
+            LinkSpec::Hard(t) => LinkTarget::Hard(plans.get(t.0).map_or(Addr(0), |p| p.header)),
+            LinkSpec::Soft(p) => LinkTarget::Soft(p.clone()),
+            LinkSpec::External { file, path } => LinkTarget::External {
+                file: file.clone(),
+                path: path.clone(),
+            },
+        };
+        let mut e = Encoder::new();
+        Link {
+            name: name.to_string(),
+            creation_order: g.track_order.then_some(order as u64),
+            target,
+        }
+        .encode(&mut e, self.ctx)?;
+        Ok(e.into_vec())
+    }
+
+    /// Whether group `g` is an old-style (symbol table) group: in
+    /// [`Format::Earliest`], unless it holds an external link, which only a
+    /// link message can store (libhdf5 converts such a group the same way).
+    fn uses_symbol_table(&self, g: &GroupNode) -> bool {
+        self.format == Format::Earliest
+            && !g
+                .links
+                .iter()
+                .any(|(_, l)| matches!(l, LinkSpec::External { .. }))
+    }
+
     fn header(&self, i: usize, plans: &[Plan], rc: &[u32]) -> Result<ObjectHeader> {
         let node = self.nodes.get(i).ok_or_else(|| Error::usage("node"))?;
         let plan = plans.get(i).ok_or_else(|| Error::usage("plan"))?;
@@ -850,7 +1139,7 @@ impl FileWriter {
         let refcount = rc.get(i).copied().unwrap_or(1).max(1);
         match &node.kind {
             NodeKind::Group(g) => {
-                if f == Format::Earliest {
+                if self.uses_symbol_table(g) {
                     let mut e = Encoder::new();
                     SymbolTableMessage {
                         btree: plan.btree,
@@ -860,12 +1149,20 @@ impl FileWriter {
                     push(kind::SYMBOL_TABLE, 0, e);
                 } else {
                     let mut e = Encoder::new();
+                    let dense = self.links_dense(g)?;
+                    // Placeholder addresses (same size) until the dense
+                    // storage is written.
+                    let (heap, name_index) = match plan.dense_links {
+                        Some(d) => d,
+                        None if dense => (Addr(0), Addr(0)),
+                        None => (Addr::UNDEF, Addr::UNDEF),
+                    };
                     LinkInfo {
                         max_creation_index: g
                             .track_order
                             .then(|| (g.links.len() as u64).saturating_sub(1)),
-                        heap: Addr::UNDEF,
-                        name_index: Addr::UNDEF,
+                        heap,
+                        name_index,
                         order_index: Addr::UNDEF,
                     }
                     .encode(&mut e, ctx, false);
@@ -873,35 +1170,36 @@ impl FileWriter {
                     let mut e = Encoder::new();
                     GroupInfo::default().encode(&mut e, ctx);
                     push(kind::GROUP_INFO, 0, e);
-                    for (order, (name, l)) in g.links.iter().enumerate() {
-                        let target = match l {
-                            LinkSpec::Hard(t) => {
-                                LinkTarget::Hard(plans.get(t.0).map_or(Addr(0), |p| p.header))
-                            }
-                            LinkSpec::Soft(p) => LinkTarget::Soft(p.clone()),
-                            LinkSpec::External { file, path } => LinkTarget::External {
-                                file: file.clone(),
-                                path: path.clone(),
-                            },
-                        };
-                        let mut e = Encoder::new();
-                        Link {
-                            name: name.clone(),
-                            creation_order: g.track_order.then_some(order as u64),
-                            target,
+                    if !dense {
+                        for (order, (name, l)) in g.links.iter().enumerate() {
+                            let mut e = Encoder::new();
+                            e.put_bytes(&self.link_message(g, order, name, l, plans)?);
+                            push(kind::LINK, 0, e);
                         }
-                        .encode(&mut e, ctx)?;
-                        push(kind::LINK, 0, e);
                     }
                 }
             }
+            NodeKind::Datatype(t) => {
+                let mut e = Encoder::new();
+                t.encode(&mut e, ctx, f.dtype_version())?;
+                push(kind::DATATYPE, 1, e);
+            }
             NodeKind::Dataset(d) => {
                 let mut e = Encoder::new();
-                d.space.encode(&mut e, ctx, f.space_version())?;
+                d.space.encode(&mut e, ctx, space_version(f, &d.space))?;
                 push(kind::DATASPACE, 0, e);
                 let mut e = Encoder::new();
-                d.dtype.encode(&mut e, ctx, f.dtype_version())?;
-                push(kind::DATATYPE, 1, e);
+                match d.committed {
+                    Some(t) => {
+                        let a = plans.get(t.0).map_or(Addr(0), |p| p.header);
+                        SharedMessage::encode_committed(&mut e, ctx, f.dtype_version(), a);
+                        push(kind::DATATYPE, 1 | 2, e);
+                    }
+                    None => {
+                        d.dtype.encode(&mut e, ctx, f.dtype_version())?;
+                        push(kind::DATATYPE, 1, e);
+                    }
+                }
                 let mut e = Encoder::new();
                 d.fill.encode(&mut e, ctx)?;
                 push(kind::FILL_VALUE, 1, e);
@@ -919,17 +1217,19 @@ impl FileWriter {
             // libhdf5 counts the attributes of a v2 header through this
             // message (`H5O__attr_count_real`): without it, `H5Oget_info`
             // reports none, even though the messages are there.
+            let (heap, name_index) = plan.dense_attrs.unwrap_or((Addr::UNDEF, Addr::UNDEF));
             let mut e = Encoder::new();
             AttributeInfo {
                 max_creation_index: None,
-                heap: Addr::UNDEF,
-                name_index: Addr::UNDEF,
+                heap,
+                name_index,
                 order_index: Addr::UNDEF,
             }
             .encode(&mut e, ctx, false);
             push(kind::ATTRIBUTE_INFO, 0, e);
         }
-        for a in &node.attrs {
+        let dense_attrs = plan.dense_attrs.is_some();
+        for a in node.attrs.iter().filter(|_| !dense_attrs) {
             let mut e = Encoder::new();
             a.encode(&mut e, ctx, f.attr_version())?;
             push(kind::ATTRIBUTE, 0, e);
@@ -975,6 +1275,12 @@ struct SymLayout {
 #[derive(Debug)]
 struct Plan {
     header: Addr,
+    /// Dense attribute storage: (fractal heap, name index).
+    dense_attrs: Option<(Addr, Addr)>,
+    /// Dense link storage: (fractal heap, name index).
+    dense_links: Option<(Addr, Addr)>,
+    /// The continuation block of a pinned header.
+    block: Option<Addr>,
     heap_addr: Addr,
     heap_data_addr: Addr,
     btree: Addr,
@@ -987,6 +1293,9 @@ impl Default for Plan {
     fn default() -> Self {
         Plan {
             header: Addr(0),
+            dense_attrs: None,
+            dense_links: None,
+            block: None,
             heap_addr: Addr::UNDEF,
             heap_data_addr: Addr::UNDEF,
             btree: Addr::UNDEF,
@@ -1068,10 +1377,12 @@ impl<'a> GroupWriter<'a> {
             .add_link(self.id, name, LinkSpec::Soft(path.to_string()))
     }
 
-    /// Add an external link `name` → `path` in `file`.
+    /// Add an external link `name` → `path` in `file`. In
+    /// [`Format::Earliest`] the group then stores its links as link messages
+    /// (as libhdf5 does), which needs a reader of HDF5 1.8 or later.
     ///
     /// # Errors
-    /// `Usage` for an invalid or existing name; `Unsupported` in [`Format::Earliest`].
+    /// `Usage` for an invalid or existing name or an empty file or path.
     pub fn link_external(&mut self, name: &str, file: &str, path: &str) -> Result<()> {
         if file.is_empty() || path.is_empty() {
             return Err(Error::usage("empty external link file or path"));
@@ -1084,6 +1395,33 @@ impl<'a> GroupWriter<'a> {
                 path: path.to_string(),
             },
         )
+    }
+
+    /// Track (or not) the creation order of this group's links (link info
+    /// message with a maximum creation index; link messages carry their
+    /// order).
+    ///
+    /// # Errors
+    /// `Unsupported` in [`Format::Earliest`].
+    pub fn set_track_order(&mut self, on: bool) -> Result<()> {
+        if on && self.fw.format == Format::Earliest {
+            return Err(Error::unsupported(
+                "link creation order needs link messages (Format::V18 or later)",
+            ));
+        }
+        self.fw.group_node(self.id)?.track_order = on;
+        Ok(())
+    }
+
+    /// Commit `dtype` as a named datatype object `name` in this group;
+    /// datasets can then use it ([`DatasetBuilder::committed_dtype`]).
+    ///
+    /// # Errors
+    /// `Usage` for an invalid or existing name; datatype encoding errors.
+    pub fn commit_datatype(&mut self, name: &str, dtype: Datatype) -> Result<ObjectId> {
+        let mut probe = Encoder::new();
+        dtype.encode(&mut probe, self.fw.ctx, self.fw.format.dtype_version())?;
+        self.fw.add_node(self.id, name, NodeKind::Datatype(dtype))
     }
 
     /// Set an attribute of this group (see [`FileWriter::set_attr`]).
@@ -1111,9 +1449,26 @@ impl<'a> GroupWriter<'a> {
             lz4: false,
             early_alloc: false,
             fill: None,
+            fill_in_file: false,
+            raw_chunks: None,
+            fill_undefined: false,
             compact: false,
+            committed: None,
+            pipeline: None,
+            null_space: false,
         }
     }
+}
+
+/// A chunk already run through the dataset's filter pipeline (for copying
+/// chunks between files without decoding them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawChunk {
+    /// Element coordinates of the chunk's first element (multiples of the
+    /// chunk dimensions).
+    pub offsets: Vec<u64>,
+    /// The filtered bytes, as stored.
+    pub bytes: Vec<u8>,
 }
 
 /// Builds a dataset; finished by one of the `write*` methods or [`DatasetBuilder::create`].
@@ -1132,7 +1487,13 @@ pub struct DatasetBuilder<'a> {
     lz4: bool,
     early_alloc: bool,
     fill: Option<Vec<u8>>,
+    fill_in_file: bool,
+    raw_chunks: Option<Vec<RawChunk>>,
+    fill_undefined: bool,
     compact: bool,
+    committed: Option<ObjectId>,
+    pipeline: Option<FilterPipeline>,
+    null_space: bool,
 }
 
 impl core::fmt::Debug for DatasetBuilder<'_> {
@@ -1207,15 +1568,58 @@ impl DatasetBuilder<'_> {
         self.fill = Some(element.to_vec());
         self
     }
+    /// A user-defined fill value as stored in this file: one element whose
+    /// variable-length descriptors and references already point into the
+    /// file being written (see [`ElementData::File`]).
+    pub fn fill_value_in_file(mut self, element: &[u8]) -> Self {
+        self.fill = Some(element.to_vec());
+        self.fill_in_file = true;
+        self
+    }
     /// A user-defined fill value of a [`H5Type`].
     pub fn fill<T: H5Type>(self, v: T) -> Self {
         let b = value::to_bytes(&[v]);
         self.fill_value(&b)
     }
+    /// No fill value defined (`H5Pset_fill_value` with a null value):
+    /// unwritten elements read as zeros; the fill value message says
+    /// "undefined".
+    pub fn fill_undefined(mut self) -> Self {
+        self.fill_undefined = true;
+        self
+    }
+    /// Use the committed datatype `dtype` (from [`GroupWriter::commit_datatype`]):
+    /// the dataset's datatype message points at it.
+    pub fn committed_dtype(mut self, dtype: ObjectId) -> Self {
+        self.committed = Some(dtype);
+        self
+    }
+    /// A filter pipeline given whole (in place of `deflate`/`shuffle`/
+    /// `fletcher32`; needs chunks). Creating the dataset fails with
+    /// `Unsupported` when a filter cannot be encoded.
+    pub fn filters(mut self, pipeline: FilterPipeline) -> Self {
+        self.pipeline = Some(pipeline);
+        self
+    }
+    /// A null dataspace (`H5S_NULL`: no elements, no data).
+    pub fn null_space(mut self) -> Self {
+        self.null_space = true;
+        self
+    }
     /// Store the data in the object header (compact layout, < 64 KiB).
     pub fn compact(mut self) -> Self {
         self.compact = true;
         self
+    }
+
+    /// Size of one element: of the datatype given, or of the committed one.
+    fn element_size(&self) -> u64 {
+        let committed = self.committed.and_then(|t| self.fw.committed_dtype(t).ok());
+        committed
+            .as_ref()
+            .or(self.dtype.as_ref())
+            .map_or(1, Datatype::size)
+            .max(1)
     }
 
     /// Write typed values; the datatype is `T`'s unless set.
@@ -1262,9 +1666,41 @@ impl DatasetBuilder<'_> {
     /// the shape, an unlimited dimension or a filter without chunks, an
     /// invalid or existing name. The file is unchanged on error.
     pub fn write_raw(self, bytes: &[u8]) -> Result<ObjectId> {
-        let es = self.dtype.as_ref().map_or(1, Datatype::size).max(1);
+        let es = self.element_size();
         let n = bytes.len() as u64 / es;
         self.finish_inner(n, None, Some(bytes))
+    }
+
+    /// Write element bytes exactly as stored in this file (see
+    /// [`ElementData::File`]; the datatype is required): for copying data
+    /// whose variable-length descriptors and references were already
+    /// placed in this file.
+    ///
+    /// # Errors
+    /// As [`DatasetBuilder::write_raw`].
+    pub fn write_file_bytes(self, bytes: Vec<u8>) -> Result<ObjectId> {
+        let es = self.element_size();
+        let n = bytes.len() as u64 / es;
+        self.finish(n, Some(ElementData::File(bytes)))
+    }
+
+    /// Write chunks already filtered by the pipeline given with
+    /// [`DatasetBuilder::filters`] (all filters applied: filter mask 0),
+    /// indexed by a v1 B-tree whatever the format. Chunks not given read
+    /// as the fill value.
+    ///
+    /// # Errors
+    /// As [`DatasetBuilder::write_raw`]; `Usage` without chunks, for chunk
+    /// offsets that are not multiples of the chunk shape or outside the
+    /// dataset's extent, or repeated.
+    pub fn write_raw_chunks(mut self, chunks: Vec<RawChunk>) -> Result<ObjectId> {
+        if self.shape.is_none() || self.chunks.is_none() {
+            return Err(Error::usage(
+                "a dataset written by chunks needs a shape and chunks",
+            ));
+        }
+        self.raw_chunks = Some(chunks);
+        self.finish(0, None)
     }
 
     /// Create the dataset without data (read back as the fill value).
@@ -1272,7 +1708,7 @@ impl DatasetBuilder<'_> {
     /// # Errors
     /// As [`DatasetBuilder::write_raw`]; the shape is required.
     pub fn create(self) -> Result<ObjectId> {
-        if self.shape.is_none() {
+        if self.shape.is_none() && !self.null_space {
             return Err(Error::usage("a dataset without data needs a shape"));
         }
         self.finish(0, None)
@@ -1291,18 +1727,50 @@ impl DatasetBuilder<'_> {
         raw: Option<&[u8]>,
     ) -> Result<ObjectId> {
         let fw = self.fw;
-        let dtype = self
-            .dtype
-            .ok_or_else(|| Error::usage("dataset datatype not set"))?;
+        let dtype = match self.committed {
+            Some(t) => {
+                let c = fw.committed_dtype(t)?;
+                if self.dtype.as_ref().is_some_and(|d| *d != c) {
+                    return Err(Error::usage(
+                        "dataset datatype differs from its committed datatype",
+                    ));
+                }
+                c
+            }
+            None => self
+                .dtype
+                .ok_or_else(|| Error::usage("dataset datatype not set"))?,
+        };
+        if self.null_space
+            && (self.shape.is_some() || self.chunks.is_some() || self.maxshape.is_some())
+        {
+            return Err(Error::usage(
+                "a null dataspace has no shape, maxshape or chunks",
+            ));
+        }
+        if self.null_space && n_given != 0 {
+            return Err(Error::usage("a null dataspace holds no data"));
+        }
+        if self.fill_undefined && self.fill.is_some() {
+            return Err(Error::usage("fill value both set and undefined"));
+        }
         // Validate the name and everything else before writing anything.
         fw.check_new_link(self.parent, &self.name)?;
         let mut probe = Encoder::new();
         dtype.encode(&mut probe, fw.ctx, fw.format.dtype_version())?;
-        let shape = self.shape.unwrap_or_else(|| alloc::vec![n_given]);
-        let n = shape
-            .iter()
-            .try_fold(1u64, |a, &d| a.checked_mul(d))
-            .ok_or_else(|| Error::usage("shape overflows"))?;
+        let shape = if self.null_space {
+            Vec::new()
+        } else {
+            self.shape.unwrap_or_else(|| alloc::vec![n_given])
+        };
+        let n = if self.null_space {
+            0
+        } else {
+            shape
+                .iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .ok_or_else(|| Error::usage("shape overflows"))?
+        };
         if (data.is_some() || raw.is_some()) && n != n_given {
             return Err(Error::usage(alloc::format!(
                 "{n_given} elements given for shape {shape:?} ({n} elements)"
@@ -1331,11 +1799,26 @@ impl DatasetBuilder<'_> {
         let unlimited = max_dims
             .as_ref()
             .is_some_and(|m| m.contains(&Dataspace::UNLIMITED));
+        if self.pipeline.is_some()
+            && (self.deflate.is_some()
+                || self.shuffle
+                || self.fletcher32
+                || self.zstd.is_some()
+                || self.lz4)
+        {
+            return Err(Error::usage(
+                "give the filter pipeline whole or through deflate/shuffle/fletcher32/zstd/lz4, not both",
+            ));
+        }
         let filtered = self.deflate.is_some()
             || self.shuffle
             || self.fletcher32
             || self.zstd.is_some()
-            || self.lz4;
+            || self.lz4
+            || self
+                .pipeline
+                .as_ref()
+                .is_some_and(|p| !p.filters.is_empty());
         if self.zstd.is_some() && !crate::filter::can_encode(crate::filter::ZSTD) {
             return Err(Error::unsupported(
                 "writing zstd needs the std feature (libzstd); the no_std build only decodes zstd",
@@ -1373,8 +1856,10 @@ impl DatasetBuilder<'_> {
             if f.len() as u64 != es {
                 return Err(Error::usage("fill value is not one element"));
             }
-            if dtype.is_variable_length() {
-                return Err(Error::unsupported("fill values of variable-length types"));
+            if dtype.is_variable_length() && !self.fill_in_file {
+                return Err(Error::unsupported(
+                    "fill values of variable-length types (give one with fill_value_in_file)",
+                ));
             }
         }
         let raw_len = match (&data, raw) {
@@ -1395,7 +1880,9 @@ impl DatasetBuilder<'_> {
             ));
         }
         let space = Dataspace {
-            kind: if shape.is_empty() {
+            kind: if self.null_space {
+                SpaceKind::Null
+            } else if shape.is_empty() {
                 SpaceKind::Scalar
             } else {
                 SpaceKind::Simple
@@ -1404,7 +1891,7 @@ impl DatasetBuilder<'_> {
             max_dims,
         };
         let mut pe = Encoder::new();
-        space.encode(&mut pe, fw.ctx, fw.format.space_version())?;
+        space.encode(&mut pe, fw.ctx, space_version(fw.format, &space))?;
         // Now write: data first (streamed), then remember the header.
         // Raw bytes were checked above: borrow or move them (no copy of large data).
         let bytes: Option<Cow<'_, [u8]>> = match (data, raw) {
@@ -1460,7 +1947,10 @@ impl DatasetBuilder<'_> {
                 client_data: Vec::new(),
             });
         }
-        let pipeline = (!filters.is_empty()).then_some(FilterPipeline { filters });
+        let pipeline = match self.pipeline {
+            Some(p) => (!p.filters.is_empty()).then_some(p),
+            None => (!filters.is_empty()).then_some(FilterPipeline { filters }),
+        };
         let fill_elem = self
             .fill
             .clone()
@@ -1471,6 +1961,47 @@ impl DatasetBuilder<'_> {
                 Cow::into_owned,
             );
             (Layout::Compact { data }, 1)
+        } else if let (Some(chunks), Some(raw)) = (&self.chunks, &self.raw_chunks) {
+            let mut sorted: Vec<&RawChunk> = raw.iter().collect();
+            sorted.sort_by(|a, b| a.offsets.cmp(&b.offsets));
+            for (i, c) in sorted.iter().enumerate() {
+                let aligned = c.offsets.len() == chunks.len()
+                    && c.offsets.iter().zip(chunks).all(|(o, c)| o % c == 0);
+                let inside = c
+                    .offsets
+                    .iter()
+                    .zip(space.max_dims.as_ref().unwrap_or(&space.dims))
+                    .all(|(o, m)| o < m);
+                if !aligned || !inside {
+                    return Err(Error::usage(alloc::format!(
+                        "raw chunk at {:?}: not a chunk of this dataset",
+                        c.offsets
+                    )));
+                }
+                if i > 0 && sorted.get(i - 1).is_some_and(|p| p.offsets == c.offsets) {
+                    return Err(Error::usage("the same chunk given twice"));
+                }
+            }
+            let mut stored = Vec::with_capacity(sorted.len());
+            for c in sorted {
+                let addr = fw.write_new(&c.bytes)?;
+                stored.push(chunked::StoredChunk {
+                    offsets: c.offsets.clone(),
+                    addr,
+                    size: c.bytes.len() as u64,
+                });
+            }
+            let addr = chunked::write_btree(fw, chunks, &stored)?;
+            (
+                Layout::Chunked(crate::format::message::ChunkedLayout {
+                    dims: chunks.clone(),
+                    element_size: es,
+                    flags: 0,
+                    index: crate::format::message::ChunkIndex::BTreeV1 { addr },
+                    layout_version: 3,
+                }),
+                3,
+            )
         } else if let Some(chunks) = &self.chunks {
             let l = chunked::write_chunked(
                 fw,
@@ -1497,6 +2028,8 @@ impl DatasetBuilder<'_> {
             fill_time: 2,
             state: if self.fill.is_some() {
                 FillState::User
+            } else if self.fill_undefined {
+                FillState::Undefined
             } else {
                 FillState::Default
             },
@@ -1507,6 +2040,7 @@ impl DatasetBuilder<'_> {
             &self.name,
             NodeKind::Dataset(DatasetNode {
                 dtype,
+                committed: self.committed,
                 space,
                 layout,
                 pipeline,

@@ -112,6 +112,11 @@ pub enum ElementData {
     /// the string, or the packed elements of the sequence. They go to the
     /// global heap; the element stored in place is (length, heap id).
     VarLen(Vec<Vec<u8>>),
+    /// Element bytes exactly as stored in this file: variable-length
+    /// descriptors and references already point at objects of the file
+    /// being written ([`crate::FileWriter::put_global_heap_object`],
+    /// [`crate::FileWriter::object_addr`]). Used to copy data between files.
+    File(Vec<u8>),
 }
 
 /// A value for an attribute (or a dataset): datatype, shape and data.

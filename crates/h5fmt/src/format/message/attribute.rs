@@ -99,7 +99,11 @@ impl AttributeMessage {
                 expect
             )));
         }
-        let (dt_version, space_version) = if version == 1 { (1, 1) } else { (3, 2) };
+        let (dt_version, mut space_version) = if version == 1 { (1, 1) } else { (3, 2) };
+        if space.kind == crate::format::message::SpaceKind::Null {
+            // Version 1 dataspaces cannot be null; libhdf5 writes version 2.
+            space_version = 2;
+        }
         let mut dt_enc = Encoder::new();
         dt.encode(&mut dt_enc, ctx, dt_version)?;
         let mut ds_enc = Encoder::new();

@@ -74,6 +74,17 @@ impl SharedMessage {
     }
 }
 
+impl SharedMessage {
+    /// Encode a reference to a committed datatype at `addr`: version 2
+    /// (type byte, address; what libhdf5 writes for the earliest format) or
+    /// version 3 (type 2, address).
+    pub fn encode_committed(enc: &mut crate::codec::Encoder, ctx: Ctx, version: u8, addr: Addr) {
+        enc.put_u8(if version >= 3 { 3 } else { 2 });
+        enc.put_u8(SHARE_TYPE_COMMITTED);
+        enc.put_addr(addr, ctx.sizes);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
