@@ -38,3 +38,5 @@ pub use format::datatype::Datatype;
 pub use limits::Limits;
 pub use read::{Attribute, Dataset, File, Group, Link, Object};
 pub use write::{AttrValue, FileWriter, Format, GroupWriter, H5Type, ObjectId};
+#[cfg(feature = "std")]
+pub use write::edit::FileEditor;

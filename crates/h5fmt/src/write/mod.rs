@@ -18,6 +18,8 @@
 //! references, committed datatypes, editing existing files.
 
 mod chunked;
+#[cfg(feature = "std")]
+pub mod edit;
 pub mod sink;
 pub mod value;
 
