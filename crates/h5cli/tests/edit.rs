@@ -327,3 +327,194 @@ fn edit_h5py_files() {
         edit_sequence(&path, models);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Crash safety: SIGKILL an appending child at random moments.
+
+/// Template files for the kill test: `/x` (f64, unlimited, gzip, chunks of 7)
+/// and `/m` (rows of 3 i32, two unlimited dims), values = their linear index.
+const GEN_KILL: &str = r#"
+import sys, h5py, numpy as np
+path, libver = sys.argv[1], sys.argv[2]
+with h5py.File(path, 'w', libver=libver) as f:
+    f.create_dataset('x', shape=(0,), maxshape=(None,), dtype='<f8', chunks=(7,), compression='gzip', shuffle=True)
+    f.create_dataset('m', shape=(0, 3), maxshape=(None, None), dtype='<i4', chunks=(4, 2))
+"#;
+
+/// Check many killed files in one Python process: every dataset reads and
+/// holds its linear index; prints {path: {"x": len, "m": rows} | {"error": ...}}.
+const CHECK_KILL: &str = r#"
+import sys, json, h5py, numpy as np
+out = {}
+for path in sys.argv[1:]:
+    try:
+        with h5py.File(path, 'r') as f:
+            x = f['x'][()]; m = f['m'][()]
+            ok = (x == np.arange(len(x))).all() and (m.ravel() == np.arange(m.size)).all() and m.shape[1:] == (3,)
+            out[path] = {'x': len(x), 'm': m.shape[0]} if ok else {'error': 'wrong values'}
+    except Exception as e:
+        out[path] = {'error': repr(e)}
+print(json.dumps(out))
+"#;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// The child: appends to `/x` and `/m` of `H5_EDIT_CHILD` forever, now and
+/// then rewriting earlier rows with the same values, committing every few
+/// appends and printing `FLUSHED <x> <m>` after each commit.
+#[test]
+fn kill_child() {
+    use std::io::Write;
+    let Ok(path) = std::env::var("H5_EDIT_CHILD") else {
+        return;
+    };
+    let seed: u64 = std::env::var("H5_EDIT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let mut rng = Rng(seed | 1);
+    let mut ed = FileEditor::open(&path).expect("open");
+    let mut nx = ed.shape("/x").expect("x")[0];
+    let mut nm = ed.shape("/m").expect("m")[0];
+    let t = std::time::Instant::now();
+    let mut out = std::io::stdout();
+    while t.elapsed().as_secs() < 10 {
+        for _ in 0..1 + rng.next() % 4 {
+            let k = 1 + rng.next() % 20;
+            let v: Vec<f64> = (nx..nx + k).map(|i| i as f64).collect();
+            ed.append("/x", &v).expect("append x");
+            nx += k;
+            let r = 1 + rng.next() % 5;
+            let v: Vec<i32> = (nm * 3..(nm + r) * 3).map(|i| i as i32).collect();
+            ed.append_raw("/m", &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>())
+                .expect("append m");
+            nm += r;
+            if rng.next() % 3 == 0 && nx > 10 {
+                let s = rng.next() % (nx - 10);
+                let v: Vec<f64> = (s..s + 10).map(|i| i as f64).collect();
+                ed.write("/x", &[s], &[10], &v).expect("rewrite x");
+            }
+        }
+        ed.flush().expect("flush");
+        writeln!(out, "FLUSHED {nx} {nm}").expect("stdout");
+        out.flush().expect("stdout");
+    }
+}
+
+fn kills_wanted() -> usize {
+    std::env::var("H5_EDIT_KILLS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200)
+}
+
+#[test]
+fn kill_test() {
+    let Some(_) = python() else {
+        eprintln!("skipping: no python venv");
+        return;
+    };
+    let kills = kills_wanted();
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = scratch("kill");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let mut templates = Vec::new();
+    for libver in ["earliest", "latest"] {
+        let t = dir.join(format!("template_{libver}.h5"));
+        run_py(GEN_KILL, &[t.to_str().expect("utf-8"), libver]).expect("python");
+        templates.push(t);
+    }
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ u64::from(std::process::id()));
+    let mut batch: Vec<(PathBuf, u64, u64)> = Vec::new();
+    let mut total_checked = 0usize;
+    let mut total_flushes = 0u64;
+    let start = std::time::Instant::now();
+    for i in 0..kills {
+        let file = dir.join(format!("k{i}.h5"));
+        // Half the runs continue a file killed before (accumulating edits).
+        let prev = batch.last().filter(|_| rng.next() % 2 == 0).map(|b| b.0.clone());
+        let src = prev.unwrap_or_else(|| templates[i % 2].clone());
+        std::fs::copy(&src, &file).expect("copy");
+        let (base_x, base_m) = {
+            let f = h5fmt::File::open(&file).expect("open before");
+            (
+                f.dataset("/x").expect("x").shape()[0],
+                f.dataset("/m").expect("m").shape()[0],
+            )
+        };
+        let mut child = Command::new(&exe)
+            .args(["kill_child", "--exact", "--nocapture", "--test-threads=1"])
+            .env("H5_EDIT_CHILD", &file)
+            .env("H5_EDIT_SEED", (rng.next() % 1_000_000).to_string())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn child");
+        let delay = 10 + rng.next() % 120;
+        std::thread::sleep(std::time::Duration::from_millis(delay));
+        child.kill().expect("SIGKILL");
+        let out = child.wait_with_output().expect("wait");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let (mut fx, mut fm) = (base_x, base_m);
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("FLUSHED ") {
+                let mut it = rest.split(' ').map(|s| s.parse::<u64>().expect("number"));
+                fx = it.next().expect("x");
+                fm = it.next().expect("m");
+                total_flushes += 1;
+            }
+        }
+        // Our reader and h5 check, right away.
+        let findings = check_path(&file);
+        assert!(
+            is_clean(&findings, false),
+            "kill {i}: h5 check: {}",
+            findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n")
+        );
+        let f = h5fmt::File::open(&file).expect("open after kill");
+        let x: Vec<f64> = f.dataset("/x").expect("x").read().expect("read x");
+        let m: Vec<i32> = f.dataset("/m").expect("m").read().expect("read m");
+        assert!(x.len() as u64 >= fx, "kill {i}: /x has {} < {fx} flushed", x.len());
+        assert!(m.len() as u64 >= fm * 3, "kill {i}: /m has {} < {fm} rows", m.len() / 3);
+        assert!(x.iter().enumerate().all(|(j, &v)| v == j as f64), "kill {i}: /x values");
+        assert!(m.iter().enumerate().all(|(j, &v)| v == j as i32), "kill {i}: /m values");
+        batch.push((file, fx, fm));
+        if batch.len() == 50 || i + 1 == kills {
+            let paths: Vec<&Path> = batch.iter().map(|b| b.0.as_path()).collect();
+            let dump = h5py_dump_kill(&paths);
+            for (p, fx, fm) in &batch {
+                let d = &dump[p.display().to_string()];
+                assert!(d.get("error").is_none(), "h5py on {}: {d}", p.display());
+                assert!(d["x"].as_u64().expect("x") >= *fx, "h5py: {} /x", p.display());
+                assert!(d["m"].as_u64().expect("m") >= *fm, "h5py: {} /m", p.display());
+            }
+            total_checked += batch.len();
+            // Keep the last file as a possible start of the next run.
+            let last = batch.pop();
+            for (p, _, _) in batch.drain(..) {
+                let _ = std::fs::remove_file(p);
+            }
+            batch.extend(last);
+        }
+    }
+    eprintln!(
+        "kill test: {kills} kills, {total_flushes} commits reported, {total_checked} files checked with h5py, {:.1}s",
+        start.elapsed().as_secs_f64()
+    );
+    assert!(total_checked >= kills);
+    assert!(total_flushes > kills as u64, "the children hardly committed anything");
+}
+
+fn h5py_dump_kill(paths: &[&Path]) -> serde_json::Value {
+    let args: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    serde_json::from_str(&run_py(CHECK_KILL, &args).expect("python")).expect("json")
+}
