@@ -518,3 +518,112 @@ fn h5py_dump_kill(paths: &[&Path]) -> serde_json::Value {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     serde_json::from_str(&run_py(CHECK_KILL, &args).expect("python")).expect("json")
 }
+
+// ---------------------------------------------------------------------------------------------
+// Attributes, groups, links.
+
+/// h5py's view of groups and attributes: {path: {"attrs": {...}, "links": [...]}}.
+const TREE: &str = r#"
+import sys, json, h5py, numpy as np
+def val(v):
+    if isinstance(v, bytes): return v.decode()
+    if isinstance(v, np.ndarray): return [val(x) for x in v.tolist()]
+    if isinstance(v, np.generic): return v.item()
+    return v
+out = {}
+with h5py.File(sys.argv[1], 'r') as f:
+    def visit(name, obj):
+        d = {'attrs': {k: val(obj.attrs[k]) for k in obj.attrs}}
+        if isinstance(obj, h5py.Group):
+            d['links'] = sorted(obj.keys())
+        out['/' + name.lstrip('/')] = d
+    visit('', f)
+    f.visititems(visit)
+print(json.dumps(out))
+"#;
+
+fn sha(path: &Path) -> Vec<u8> {
+    use sha2::Digest;
+    sha2::Sha256::digest(std::fs::read(path).expect("read")).to_vec()
+}
+
+fn attrs_and_links(path: &Path, ours_w: bool) {
+    let mut ed = FileEditor::open(path).expect("open");
+    // Overwrite with the same size, with another size, add, vlen, delete.
+    ed.set_attr("/", "title", h5fmt::AttrValue::fixed_ascii("EDIT ME"))
+        .expect("same size");
+    ed.set_attr("/fa", "scale", 2.5f64).expect("new attr");
+    ed.set_attr("/fa", "scale", vec![1i32, 2, 3]).expect("resized attr");
+    ed.set_attr("/g", "note", "variable length").expect("vlen attr");
+    for i in 0..12 {
+        // Enough to overflow the header into a continuation chunk.
+        ed.set_attr("/ea", &format!("a{i:02}"), vec![i as f64; 3]).expect("many attrs");
+    }
+    ed.set_attr("/ea", "a05", 5i32).expect("overwrite");
+    ed.delete_attr("/ea", "a07").expect("delete attr");
+    let before = {
+        ed.flush().expect("flush");
+        sha(path)
+    };
+    let e = ed.delete_attr("/ea", "nope").expect_err("missing attr");
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    ed.flush().expect("flush");
+    assert_eq!(sha(path), before, "a failed delete changed the file");
+    // Groups and links.
+    ed.create_group("/", "newg").expect("group");
+    ed.create_group("/g", "sub").expect("nested group");
+    ed.create_group("/newg", "inner").expect("group in a new group");
+    ed.set_attr("/newg", "n", 7i64).expect("attr on new group");
+    let before = {
+        ed.flush().expect("flush");
+        sha(path)
+    };
+    let e = ed.create_group("/", "newg").expect_err("collision");
+    assert_eq!(e.kind(), ErrorKind::Usage);
+    let e = ed.delete_link("/g", "nope").expect_err("missing link");
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    assert_eq!(sha(path), before, "failed link operations changed the file");
+    ed.delete_link("/", "contig").expect("delete dataset link");
+    ed.delete_link("/g", "sub").expect("delete group link");
+    ed.close().expect("close");
+
+    let findings = check_path(path);
+    assert!(
+        is_clean(&findings, false),
+        "h5 check: {}",
+        findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n")
+    );
+    let f = h5fmt::File::open(path).expect("reopen");
+    assert_eq!(f.root().expect("root").attr("title").expect("title").read_string().expect("s"), "EDIT ME");
+    assert_eq!(f.dataset("/fa").expect("fa").attr("scale").expect("scale").read::<i32>().expect("i"), [1, 2, 3]);
+    let Some(out) = run_py(TREE, &[path.to_str().expect("utf-8")]) else {
+        return;
+    };
+    let t: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(t["/"]["attrs"]["title"], "EDIT ME", "{t}");
+    assert_eq!(t["/fa"]["attrs"]["scale"], serde_json::json!([1, 2, 3]));
+    assert_eq!(t["/g"]["attrs"]["note"], "variable length");
+    assert_eq!(t["/ea"]["attrs"]["a05"], 5);
+    assert_eq!(t["/ea"]["attrs"]["a11"], serde_json::json!([11.0, 11.0, 11.0]));
+    assert!(t["/ea"]["attrs"].get("a07").is_none());
+    assert_eq!(t["/ea"]["attrs"].as_object().expect("attrs").len(), 11);
+    assert_eq!(t["/newg"]["attrs"]["n"], 7);
+    assert_eq!(t["/newg"]["links"], serde_json::json!(["inner"]));
+    assert_eq!(t["/g"]["links"], serde_json::json!(["bt2"]));
+    let mut root: Vec<&str> = vec!["ea", "fa", "g", "implicit", "newg", "rows", "single"];
+    if ours_w {
+        root.retain(|n| *n != "implicit");
+    }
+    assert_eq!(t["/"]["links"], serde_json::json!(root));
+}
+
+#[test]
+fn attrs_and_links_h5py_files() {
+    for libver in ["earliest", "latest"] {
+        let path = scratch(&format!("h5py_attrs_{libver}.h5"));
+        if run_py(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
+            return;
+        }
+        attrs_and_links(&path, false);
+    }
+}

@@ -47,6 +47,7 @@
 //! with libhdf5 without persistent free-space management).
 
 mod header;
+mod objects;
 
 use crate::codec::Encoder;
 use crate::error::{Error, Result};
@@ -130,6 +131,11 @@ pub struct FileEditor {
     free: Vec<(u64, u64)>,
     pending_free: Vec<(u64, u64)>,
     headers: BTreeMap<u64, HeaderImage>,
+    /// Headers in the order they were first touched (their in-place writes
+    /// follow this order).
+    dirty_order: Vec<u64>,
+    /// Other in-place metadata writes of the next commit, in order.
+    raw_writes: Vec<(u64, Vec<u8>)>,
     datasets: BTreeMap<u64, DsState>,
     /// Bytes of decoded chunks kept in memory before they are written out.
     pub cache_limit: usize,
@@ -210,6 +216,8 @@ impl FileEditor {
             free: Vec::new(),
             pending_free: Vec::new(),
             headers: BTreeMap::new(),
+            dirty_order: Vec::new(),
+            raw_writes: Vec::new(),
             datasets: BTreeMap::new(),
             cache_limit: 64 << 20,
             sync: true,
@@ -272,6 +280,9 @@ impl FileEditor {
         if !self.headers.contains_key(&addr) {
             let h = HeaderImage::load(self.reader.storage(), self.ctx, Addr(addr))?;
             self.headers.insert(addr, h);
+        }
+        if !self.dirty_order.contains(&addr) {
+            self.dirty_order.push(addr);
         }
         self.headers
             .get_mut(&addr)
@@ -867,7 +878,19 @@ impl FileEditor {
         // 1. Fresh header chunks.
         let mut fresh = Vec::new();
         let mut in_place = Vec::new();
-        for (a, h) in &self.headers {
+        for a in &self.dirty_order {
+            let Some(h) = self.headers.get_mut(a) else {
+                continue;
+            };
+            // A v1 header's prefix counts the messages of all chunks.
+            if h.version == 1 && h.chunks.iter().skip(1).any(|c| c.dirty) {
+                if let Some(c) = h.chunks.first_mut() {
+                    c.dirty = true;
+                }
+            }
+            let info = order.iter().find(|o| o.0 == *a);
+            let first = info.and_then(|o| if o.1 { o.3 } else { o.2 });
+            let mut mine = Vec::new();
             for (ci, c) in h.chunks.iter().enumerate() {
                 if !c.dirty {
                     continue;
@@ -875,25 +898,25 @@ impl FileEditor {
                 if c.fresh {
                     fresh.push((c.addr, h.encode_chunk(ci)?));
                 } else {
-                    in_place.push((*a, ci, c.addr, h.encode_chunk(ci)?));
+                    // Order: the dataset's superset chunk first; a v1 chunk 0
+                    // touched only for its message count last.
+                    let key = if first == Some(ci) {
+                        0
+                    } else if ci == 0 && h.version == 1 {
+                        2
+                    } else {
+                        1
+                    };
+                    mine.push((key, ci, c.addr, h.encode_chunk(ci)?));
                 }
             }
+            mine.sort_by_key(|m| (m.0, m.1));
+            in_place.extend(mine.into_iter().map(|m| (m.2, m.3)));
         }
-        // Order the in-place writes: for a dataset whose dataspace and layout
-        // live in different chunks, the chunk that keeps the index a superset
-        // of the extent goes first (the layout when growing, the dataspace
-        // when shrinking).
-        in_place.sort_by_key(|(a, ci, _, _)| {
-            let first = order
-                .iter()
-                .find(|o| o.0 == *a)
-                .and_then(|o| if o.1 { o.3 } else { o.2 });
-            (*a, if first == Some(*ci) { 0 } else { 1 }, *ci)
-        });
         for (addr, bytes) in &fresh {
             self.write_at(*addr, bytes)?;
         }
-        if self.sync && (!fresh.is_empty() || self.eof != self.committed_eof) {
+        if self.sync && (!fresh.is_empty() || self.eof != self.committed_eof || !self.raw_writes.is_empty()) {
             self.file.sync_data()?;
         }
         // 2. The superblock: new end of file.
@@ -902,10 +925,15 @@ impl FileEditor {
             self.file.write_all_at(&img, self.sb_abs)?;
             self.sb_image = img;
         }
-        // 3. Object header chunks in place.
-        for (_, _, addr, bytes) in &in_place {
+        // 3. Other metadata in place (symbol tables, heaps), then object
+        // header chunks, in the order the operations touched them.
+        for (addr, bytes) in core::mem::take(&mut self.raw_writes) {
+            self.write_at(addr, &bytes)?;
+        }
+        for (addr, bytes) in &in_place {
             self.write_at(*addr, bytes)?;
         }
+        self.dirty_order.clear();
         if self.sync {
             self.file.sync_data()?;
         }
