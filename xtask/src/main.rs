@@ -716,7 +716,17 @@ fn task_soak() -> R {
     let kills = env::var("SOAK_KILLS").unwrap_or_else(|_| "2000".into());
     let mut cmd = Command::new(cargo());
     cmd.current_dir(&root)
-        .args(["test", "-p", "h5cli", "--test", "edit", "kill_test", "--", "--exact", "--nocapture"])
+        .args([
+            "test",
+            "-p",
+            "h5cli",
+            "--test",
+            "edit",
+            "kill_test",
+            "--",
+            "--exact",
+            "--nocapture",
+        ])
         .env("H5_EDIT_KILLS", kills);
     venv.apply(&mut cmd);
     run(&mut cmd)

@@ -195,7 +195,11 @@ fn assert_matches(path: &Path, models: &BTreeMap<&str, Model>, what: &str) {
     assert!(
         is_clean(&findings, false),
         "{what}: h5 check: {}",
-        findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n")
+        findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     // Our reader.
     let f = h5fmt::File::open(path).expect("our reader");
@@ -259,15 +263,18 @@ fn edit_sequence(path: &Path, mut models: BTreeMap<&'static str, Model>) {
             "/fa" | "/implicit" => {
                 ed.resize(name, &[14]).expect("resize");
                 m.resize(&[14]);
-                ed.write_box(name, &[9], &[4], &m.bytes(&vals(4, 70.0))).expect("box");
+                ed.write_box(name, &[9], &[4], &m.bytes(&vals(4, 70.0)))
+                    .expect("box");
                 m.write(&[9], &[4], &vals(4, 70.0));
             }
             "/single" => {
-                ed.write_box(name, &[1, 1], &[2, 2], &m.bytes(&vals(4, 9.5))).expect("box");
+                ed.write_box(name, &[1, 1], &[2, 2], &m.bytes(&vals(4, 9.5)))
+                    .expect("box");
                 m.write(&[1, 1], &[2, 2], &vals(4, 9.5));
             }
             "/contig" => {
-                ed.write_box(name, &[1, 2], &[3, 2], &m.bytes(&vals(6, -3.0))).expect("box");
+                ed.write_box(name, &[1, 2], &[3, 2], &m.bytes(&vals(6, -3.0)))
+                    .expect("box");
                 m.write(&[1, 2], &[3, 2], &vals(6, -3.0));
             }
             _ => {}
@@ -293,7 +300,8 @@ fn edit_sequence(path: &Path, mut models: BTreeMap<&'static str, Model>) {
     // 3. A few more appends over several commits, then reopen and append.
     for i in 0..3 {
         let v = vals(2 * 3, i as f64);
-        ed.append_raw("/rows", &models["/rows"].bytes(&v)).expect("append");
+        ed.append_raw("/rows", &models["/rows"].bytes(&v))
+            .expect("append");
         let m = models.get_mut("/rows").expect("model");
         let mut nd = m.dims.clone();
         nd[0] += 2;
@@ -304,7 +312,8 @@ fn edit_sequence(path: &Path, mut models: BTreeMap<&'static str, Model>) {
     drop(ed);
     let mut ed = FileEditor::open(path).expect("reopen");
     let v = vals(4, 42.0);
-    ed.append_raw("/ea", &models["/ea"].bytes(&v)).expect("append after reopen");
+    ed.append_raw("/ea", &models["/ea"].bytes(&v))
+        .expect("append after reopen");
     let m = models.get_mut("/ea").expect("model");
     let mut nd = m.dims.clone();
     nd[0] += 4;
@@ -394,10 +403,13 @@ fn kill_child() {
             nx += k;
             let r = 1 + rng.next() % 5;
             let v: Vec<i32> = (nm * 3..(nm + r) * 3).map(|i| i as i32).collect();
-            ed.append_raw("/m", &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>())
-                .expect("append m");
+            ed.append_raw(
+                "/m",
+                &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(),
+            )
+            .expect("append m");
             nm += r;
-            if rng.next() % 3 == 0 && nx > 10 {
+            if rng.next().is_multiple_of(3) && nx > 10 {
                 let s = rng.next() % (nx - 10);
                 let v: Vec<f64> = (s..s + 10).map(|i| i as f64).collect();
                 ed.write("/x", &[s], &[10], &v).expect("rewrite x");
@@ -440,7 +452,10 @@ fn kill_test() {
     for i in 0..kills {
         let file = dir.join(format!("k{i}.h5"));
         // Half the runs continue a file killed before (accumulating edits).
-        let prev = batch.last().filter(|_| rng.next() % 2 == 0).map(|b| b.0.clone());
+        let prev = batch
+            .last()
+            .filter(|_| rng.next().is_multiple_of(2))
+            .map(|b| b.0.clone());
         let src = prev.unwrap_or_else(|| templates[i % 2].clone());
         std::fs::copy(&src, &file).expect("copy");
         let (base_x, base_m) = {
@@ -477,15 +492,33 @@ fn kill_test() {
         assert!(
             is_clean(&findings, false),
             "kill {i}: h5 check: {}",
-            findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n")
+            findings
+                .iter()
+                .map(|f| f.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
         );
         let f = h5fmt::File::open(&file).expect("open after kill");
         let x: Vec<f64> = f.dataset("/x").expect("x").read().expect("read x");
         let m: Vec<i32> = f.dataset("/m").expect("m").read().expect("read m");
-        assert!(x.len() as u64 >= fx, "kill {i}: /x has {} < {fx} flushed", x.len());
-        assert!(m.len() as u64 >= fm * 3, "kill {i}: /m has {} < {fm} rows", m.len() / 3);
-        assert!(x.iter().enumerate().all(|(j, &v)| v == j as f64), "kill {i}: /x values");
-        assert!(m.iter().enumerate().all(|(j, &v)| v == j as i32), "kill {i}: /m values");
+        assert!(
+            x.len() as u64 >= fx,
+            "kill {i}: /x has {} < {fx} flushed",
+            x.len()
+        );
+        assert!(
+            m.len() as u64 >= fm * 3,
+            "kill {i}: /m has {} < {fm} rows",
+            m.len() / 3
+        );
+        assert!(
+            x.iter().enumerate().all(|(j, &v)| v == j as f64),
+            "kill {i}: /x values"
+        );
+        assert!(
+            m.iter().enumerate().all(|(j, &v)| v == j as i32),
+            "kill {i}: /m values"
+        );
         batch.push((file, fx, fm));
         if batch.len() == 50 || i + 1 == kills {
             let paths: Vec<&Path> = batch.iter().map(|b| b.0.as_path()).collect();
@@ -493,8 +526,16 @@ fn kill_test() {
             for (p, fx, fm) in &batch {
                 let d = &dump[p.display().to_string()];
                 assert!(d.get("error").is_none(), "h5py on {}: {d}", p.display());
-                assert!(d["x"].as_u64().expect("x") >= *fx, "h5py: {} /x", p.display());
-                assert!(d["m"].as_u64().expect("m") >= *fm, "h5py: {} /m", p.display());
+                assert!(
+                    d["x"].as_u64().expect("x") >= *fx,
+                    "h5py: {} /x",
+                    p.display()
+                );
+                assert!(
+                    d["m"].as_u64().expect("m") >= *fm,
+                    "h5py: {} /m",
+                    p.display()
+                );
             }
             total_checked += batch.len();
             // Keep the last file as a possible start of the next run.
@@ -510,7 +551,10 @@ fn kill_test() {
         start.elapsed().as_secs_f64()
     );
     assert!(total_checked >= kills);
-    assert!(total_flushes > kills as u64, "the children hardly committed anything");
+    assert!(
+        total_flushes > kills as u64,
+        "the children hardly committed anything"
+    );
 }
 
 fn h5py_dump_kill(paths: &[&Path]) -> serde_json::Value {
@@ -553,11 +597,14 @@ fn attrs_and_links(path: &Path, ours_w: bool) {
     ed.set_attr("/", "title", h5fmt::AttrValue::fixed_ascii("EDIT ME"))
         .expect("same size");
     ed.set_attr("/fa", "scale", 2.5f64).expect("new attr");
-    ed.set_attr("/fa", "scale", vec![1i32, 2, 3]).expect("resized attr");
-    ed.set_attr("/g", "note", "variable length").expect("vlen attr");
+    ed.set_attr("/fa", "scale", vec![1i32, 2, 3])
+        .expect("resized attr");
+    ed.set_attr("/g", "note", "variable length")
+        .expect("vlen attr");
     for i in 0..12 {
         // Enough to overflow the header into a continuation chunk.
-        ed.set_attr("/ea", &format!("a{i:02}"), vec![i as f64; 3]).expect("many attrs");
+        ed.set_attr("/ea", &format!("a{i:02}"), vec![i as f64; 3])
+            .expect("many attrs");
     }
     ed.set_attr("/ea", "a05", 5i32).expect("overwrite");
     ed.delete_attr("/ea", "a07").expect("delete attr");
@@ -572,7 +619,8 @@ fn attrs_and_links(path: &Path, ours_w: bool) {
     // Groups and links.
     ed.create_group("/", "newg").expect("group");
     ed.create_group("/g", "sub").expect("nested group");
-    ed.create_group("/newg", "inner").expect("group in a new group");
+    ed.create_group("/newg", "inner")
+        .expect("group in a new group");
     ed.set_attr("/newg", "n", 7i64).expect("attr on new group");
     let before = {
         ed.flush().expect("flush");
@@ -591,11 +639,31 @@ fn attrs_and_links(path: &Path, ours_w: bool) {
     assert!(
         is_clean(&findings, false),
         "h5 check: {}",
-        findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n")
+        findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     let f = h5fmt::File::open(path).expect("reopen");
-    assert_eq!(f.root().expect("root").attr("title").expect("title").read_string().expect("s"), "EDIT ME");
-    assert_eq!(f.dataset("/fa").expect("fa").attr("scale").expect("scale").read::<i32>().expect("i"), [1, 2, 3]);
+    assert_eq!(
+        f.root()
+            .expect("root")
+            .attr("title")
+            .expect("title")
+            .read_string()
+            .expect("s"),
+        "EDIT ME"
+    );
+    assert_eq!(
+        f.dataset("/fa")
+            .expect("fa")
+            .attr("scale")
+            .expect("scale")
+            .read::<i32>()
+            .expect("i"),
+        [1, 2, 3]
+    );
     let Some(out) = run_py(TREE, &[path.to_str().expect("utf-8")]) else {
         return;
     };
@@ -604,7 +672,10 @@ fn attrs_and_links(path: &Path, ours_w: bool) {
     assert_eq!(t["/fa"]["attrs"]["scale"], serde_json::json!([1, 2, 3]));
     assert_eq!(t["/g"]["attrs"]["note"], "variable length");
     assert_eq!(t["/ea"]["attrs"]["a05"], 5);
-    assert_eq!(t["/ea"]["attrs"]["a11"], serde_json::json!([11.0, 11.0, 11.0]));
+    assert_eq!(
+        t["/ea"]["attrs"]["a11"],
+        serde_json::json!([11.0, 11.0, 11.0])
+    );
     assert!(t["/ea"]["attrs"].get("a07").is_none());
     assert_eq!(t["/ea"]["attrs"].as_object().expect("attrs").len(), 11);
     assert_eq!(t["/newg"]["attrs"]["n"], 7);
@@ -625,5 +696,133 @@ fn attrs_and_links_h5py_files() {
             return;
         }
         attrs_and_links(&path, false);
+    }
+}
+
+/// The same datasets as `GEN` (without the implicit index), written by our writer.
+fn write_ours(path: &Path, format: h5fmt::Format) {
+    let mut w = h5fmt::FileWriter::create_with(path, format).expect("create");
+    let mut root = w.root();
+    root.create_dataset("ea")
+        .shape(&[10])
+        .maxshape(&[None])
+        .chunks(&[4])
+        .deflate(4)
+        .shuffle()
+        .fill(-1.0f64)
+        .write(&(0..10).map(|i| i as f64 * 1.5).collect::<Vec<_>>())
+        .expect("ea");
+    root.create_dataset("fa")
+        .shape(&[10])
+        .maxshape(&[Some(20)])
+        .chunks(&[3])
+        .fletcher32()
+        .write(&(0..10).map(|i| i as i16).collect::<Vec<_>>())
+        .expect("fa");
+    root.create_dataset("single")
+        .shape(&[6, 4])
+        .maxshape(&[Some(6), Some(4)])
+        .chunks(&[6, 4])
+        .deflate(1)
+        .write(&(0..24).map(|i| i as f32).collect::<Vec<_>>())
+        .expect("single");
+    root.create_dataset("rows")
+        .shape(&[4, 3])
+        .maxshape(&[None, Some(3)])
+        .chunks(&[5, 3])
+        .write(&(0..12).map(|i| i as f64).collect::<Vec<_>>())
+        .expect("rows");
+    root.create_dataset("contig")
+        .shape(&[4, 5])
+        .write(&(0..20).map(|i| i as f32).collect::<Vec<_>>())
+        .expect("contig");
+    root.set_attr("title", h5fmt::AttrValue::fixed_ascii("edit me"))
+        .expect("title");
+    let mut g = root.create_group("g").expect("g");
+    g.create_dataset("bt2")
+        .shape(&[5, 6])
+        .maxshape(&[None, None])
+        .chunks(&[2, 3])
+        .write(&(0..30).collect::<Vec<i32>>())
+        .expect("bt2");
+    w.close().expect("close");
+}
+
+#[test]
+fn edit_our_files() {
+    for (i, format) in [
+        h5fmt::Format::Earliest,
+        h5fmt::Format::V18,
+        h5fmt::Format::Latest,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let path = scratch(&format!("ours_{i}.h5"));
+        write_ours(&path, format);
+        let mut models = initial_models();
+        models.remove("/implicit");
+        assert_matches(&path, &models, &format!("{format:?}: as written"));
+        edit_sequence(&path, models);
+        let path = scratch(&format!("ours_attrs_{i}.h5"));
+        write_ours(&path, format);
+        attrs_and_links(&path, true);
+    }
+}
+
+/// Bad arguments: typed errors, and the file stays byte-for-byte the same.
+#[test]
+fn bad_arguments_leave_the_file_unchanged() {
+    for libver in ["earliest", "latest"] {
+        let path = scratch(&format!("bad_{libver}.h5"));
+        if run_py(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
+            return;
+        }
+        let before = sha(&path);
+        let mut ed = FileEditor::open(&path).expect("open");
+        let kind = |r: h5fmt::Result<()>| r.expect_err("must fail").kind();
+        // Rank, maximum shape, element size, box bounds, data length.
+        assert_eq!(kind(ed.resize("/fa", &[12, 1])), ErrorKind::Usage);
+        assert_eq!(kind(ed.resize("/fa", &[21])), ErrorKind::Usage);
+        assert_eq!(kind(ed.resize("/single", &[7, 4])), ErrorKind::Usage);
+        assert_eq!(kind(ed.resize("/contig", &[5, 5])), ErrorKind::Usage);
+        assert_eq!(
+            kind(ed.append_raw("/rows", &[0u8; 8 * 4])),
+            ErrorKind::Usage
+        );
+        assert_eq!(kind(ed.append("/ea", &[1.0f32])), ErrorKind::Usage);
+        assert_eq!(kind(ed.append("/fa", &[1i16; 11])), ErrorKind::Usage);
+        assert_eq!(
+            kind(ed.write_box("/ea", &[8], &[3], &[0u8; 24])),
+            ErrorKind::Usage
+        );
+        assert_eq!(
+            kind(ed.write_box("/ea", &[0], &[3], &[0u8; 16])),
+            ErrorKind::Usage
+        );
+        assert_eq!(
+            kind(ed.write_box("/g/bt2", &[0], &[1], &[0u8; 4])),
+            ErrorKind::Usage
+        );
+        assert_eq!(kind(ed.append("/nope", &[1.0f64])), ErrorKind::NotFound);
+        // Names.
+        assert_eq!(kind(ed.create_group("/", "g")), ErrorKind::Usage);
+        assert_eq!(kind(ed.create_group("/", "a/b")), ErrorKind::Usage);
+        assert_eq!(kind(ed.delete_link("/", "nope")), ErrorKind::NotFound);
+        assert_eq!(kind(ed.delete_attr("/", "nope")), ErrorKind::NotFound);
+        assert_eq!(
+            kind(ed.set_attr(
+                "/",
+                "x",
+                h5fmt::AttrValue::raw(h5fmt::Datatype::float_le(8), None, vec![0; 4])
+            )),
+            ErrorKind::Usage
+        );
+        ed.close().expect("close");
+        assert_eq!(
+            sha(&path),
+            before,
+            "{libver}: failed operations changed the file"
+        );
     }
 }

@@ -9,8 +9,14 @@ use std::time::Instant;
 
 fn main() -> h5fmt::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let path = args.get(1).cloned().unwrap_or_else(|| "/tmp/h5fmt_append.h5".into());
-    let rows: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let path = args
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "/tmp/h5fmt_append.h5".into());
+    let rows: u64 = args
+        .get(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
     let batch: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1000);
     let mut w = FileWriter::create_with(&path, Format::V18)?;
     w.root()
@@ -31,6 +37,9 @@ fn main() -> h5fmt::Result<()> {
         done += n;
     }
     ed.close()?;
-    println!("appended {rows} rows in batches of {batch}: {:.3} s", t.elapsed().as_secs_f64());
+    println!(
+        "appended {rows} rows in batches of {batch}: {:.3} s",
+        t.elapsed().as_secs_f64()
+    );
     Ok(())
 }

@@ -48,8 +48,6 @@ pub(crate) struct Chunk {
 /// An editable object header.
 #[derive(Debug, Clone)]
 pub(crate) struct HeaderImage {
-    /// Relative address of the header.
-    pub addr: u64,
     /// 1 or 2.
     pub version: u8,
     /// v2 flags.
@@ -179,7 +177,6 @@ impl HeaderImage {
             i += 1;
         }
         Ok(HeaderImage {
-            addr: addr.get(),
             version,
             flags,
             chunks,
@@ -241,7 +238,7 @@ impl HeaderImage {
         }
         let rest = cap - used;
         // v1: the rest is a multiple of 8 (a NIL or nothing); v2: a NIL or a gap.
-        self.version != 1 || rest % 8 == 0
+        self.version != 1 || rest.is_multiple_of(8)
     }
 
     fn new_msg(&self, k: u16, flags: u8, data: &[u8]) -> Msg {
@@ -282,7 +279,13 @@ impl HeaderImage {
     }
 
     /// Add a message where it fits; a new continuation chunk when nowhere.
-    pub(crate) fn add(&mut self, k: u16, flags: u8, data: &[u8], alloc: &mut dyn FnMut(u64) -> u64) {
+    pub(crate) fn add(
+        &mut self,
+        k: u16,
+        flags: u8,
+        data: &[u8],
+        alloc: &mut dyn FnMut(u64) -> u64,
+    ) {
         let m = self.new_msg(k, flags, data);
         let need = self.msg_len(m.data.len());
         // Prefer an already fresh or dirty chunk, then the one with the most room.
@@ -291,7 +294,11 @@ impl HeaderImage {
             let used = self.used(c) + need;
             if self.fits(used, c.cap) {
                 let room = c.cap - used;
-                let score = if c.fresh || c.dirty { usize::MAX / 2 + room } else { room };
+                let score = if c.fresh || c.dirty {
+                    usize::MAX / 2 + room
+                } else {
+                    room
+                };
                 if best.is_none_or(|(_, s)| score > s) {
                     best = Some((ci, score));
                 }
@@ -324,7 +331,12 @@ impl HeaderImage {
             }
             return;
         }
-        let moved: Vec<Msg> = c.msgs.iter().filter(|m| m.kind != kind::NIL).cloned().collect();
+        let moved: Vec<Msg> = c
+            .msgs
+            .iter()
+            .filter(|m| m.kind != kind::NIL)
+            .cloned()
+            .collect();
         let slack = 64 + used / 4;
         let mut new_cap = used + slack;
         if self.version == 1 {
@@ -446,8 +458,9 @@ fn to_msg(m: crate::format::message::Message) -> Msg {
 
 fn check_block(len: u64, ctx: Ctx, at: u64) -> Result<()> {
     if len > ctx.limits.max_metadata_block {
-        return Err(Error::limit("object header chunk exceeds the metadata block limit")
-            .with_offset(at));
+        return Err(
+            Error::limit("object header chunk exceeds the metadata block limit").with_offset(at),
+        );
     }
     Ok(())
 }

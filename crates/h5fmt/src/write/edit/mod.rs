@@ -316,12 +316,16 @@ impl FileEditor {
             return Err(Error::corrupt("dataset without dataspace message", addr));
         };
         if sm.flags & crate::format::message::flags::SHARED != 0 {
-            return Err(Error::unsupported("editing a dataset with a shared dataspace"));
+            return Err(Error::unsupported(
+                "editing a dataset with a shared dataspace",
+            ));
         }
         let space_version = sm.data.first().copied().unwrap_or(1);
         let state = match ds.layout().clone() {
             Layout::Chunked(c) => {
-                if c.flags & crate::format::message::layout::FLAG_DONT_FILTER_PARTIAL_EDGE_CHUNKS != 0 {
+                if c.flags & crate::format::message::layout::FLAG_DONT_FILTER_PARTIAL_EDGE_CHUNKS
+                    != 0
+                {
                     return Err(Error::unsupported(
                         "editing a dataset whose partial edge chunks are not filtered",
                     ));
@@ -400,7 +404,7 @@ impl FileEditor {
                 if size < need || self.reader.storage().available(a) < need {
                     return Err(Error::corrupt("contiguous storage too small", addr));
                 }
-                if ds.filters().filters.len() > 0 {
+                if !ds.filters().filters.is_empty() {
                     return Err(Error::corrupt("contiguous dataset with filters", addr));
                 }
                 DsState::Contig(ContigDs {
@@ -520,7 +524,13 @@ impl FileEditor {
     /// # Errors
     /// `Usage` for a wrong rank, a box outside the current extent or a wrong
     /// data length; decode and filter errors.
-    pub fn write_box(&mut self, path: &str, start: &[u64], count: &[u64], data: &[u8]) -> Result<()> {
+    pub fn write_box(
+        &mut self,
+        path: &str,
+        start: &[u64],
+        count: &[u64],
+        data: &[u8],
+    ) -> Result<()> {
         let a = self.dataset_state(path)?;
         let Some(state) = self.datasets.remove(&a) else {
             return Err(usage("dataset state vanished"));
@@ -538,7 +548,14 @@ impl FileEditor {
         r
     }
 
-    fn check_box(dims: &[u64], es: usize, path: &str, start: &[u64], count: &[u64], data: &[u8]) -> Result<()> {
+    fn check_box(
+        dims: &[u64],
+        es: usize,
+        path: &str,
+        start: &[u64],
+        count: &[u64],
+        data: &[u8],
+    ) -> Result<()> {
         if start.len() != dims.len() || count.len() != dims.len() {
             return Err(usage(alloc::format!(
                 "{path}: selection of rank {} for a dataset of rank {}",
@@ -568,7 +585,14 @@ impl FileEditor {
         Ok(())
     }
 
-    fn write_box_contig(&mut self, ds: &mut ContigDs, path: &str, start: &[u64], count: &[u64], data: &[u8]) -> Result<()> {
+    fn write_box_contig(
+        &mut self,
+        ds: &mut ContigDs,
+        path: &str,
+        start: &[u64],
+        count: &[u64],
+        data: &[u8],
+    ) -> Result<()> {
         Self::check_box(&ds.dims, ds.es, path, start, count, data)?;
         if count.contains(&0) {
             return Ok(());
@@ -583,7 +607,14 @@ impl FileEditor {
         })
     }
 
-    fn write_box_chunked(&mut self, ds: &mut ChunkedDs, path: &str, start: &[u64], count: &[u64], data: &[u8]) -> Result<()> {
+    fn write_box_chunked(
+        &mut self,
+        ds: &mut ChunkedDs,
+        path: &str,
+        start: &[u64],
+        count: &[u64],
+        data: &[u8],
+    ) -> Result<()> {
         Self::check_box(&ds.dims, ds.es, path, start, count, data)?;
         if count.contains(&0) {
             return Ok(());
@@ -611,7 +642,9 @@ impl FileEditor {
             };
             let in_chunk: Vec<u64> = (0..rank).map(|k| lo[k] - origin[k]).collect();
             let in_box: Vec<u64> = (0..rank).map(|k| lo[k] - start[k]).collect();
-            copy_box(&mut buf, &ds.chunk, &in_chunk, data, count, &in_box, &cnt, ds.es);
+            copy_box(
+                &mut buf, &ds.chunk, &in_chunk, data, count, &in_box, &cnt, ds.es,
+            );
             self.put_chunk(ds, s.clone(), buf);
             // Next chunk coordinate, row-major.
             let mut k = rank;
@@ -640,7 +673,11 @@ impl FileEditor {
         let a = self.dataset_state(path)?;
         let es = match self.datasets.get(&a) {
             Some(DsState::Chunked(c)) => c.es,
-            _ => return Err(usage(alloc::format!("{path}: only chunked datasets can grow"))),
+            _ => {
+                return Err(usage(alloc::format!(
+                    "{path}: only chunked datasets can grow"
+                )))
+            }
         };
         let Some((&first, rest)) = dims.split_first() else {
             return Err(usage("append to a rank-0 dataset"));
@@ -649,7 +686,7 @@ impl FileEditor {
             .iter()
             .try_fold(es as u64, |acc, &c| acc.checked_mul(c))
             .ok_or_else(|| usage("row too large"))?;
-        if row == 0 || data.len() as u64 % row != 0 {
+        if row == 0 || !(data.len() as u64).is_multiple_of(row) {
             return Err(usage(alloc::format!(
                 "{path}: {} bytes is not a whole number of rows of {row} bytes",
                 data.len()
@@ -687,7 +724,13 @@ impl FileEditor {
     ///
     /// # Errors
     /// As [`FileEditor::write_box`]; `Usage` when `T` does not match.
-    pub fn write<T: super::H5Type>(&mut self, path: &str, start: &[u64], count: &[u64], values: &[T]) -> Result<()> {
+    pub fn write<T: super::H5Type>(
+        &mut self,
+        path: &str,
+        start: &[u64],
+        count: &[u64],
+        values: &[T],
+    ) -> Result<()> {
         self.check_type::<T>(path)?;
         self.write_box(path, start, count, &super::value::to_bytes(values))
     }
@@ -758,7 +801,14 @@ impl FileEditor {
             }
             let addr = self.alloc(size);
             self.write_at(addr, &bytes)?;
-            if let Some(old) = ds.map.insert(s, Stored { addr, size, mask: 0 }) {
+            if let Some(old) = ds.map.insert(
+                s,
+                Stored {
+                    addr,
+                    size,
+                    mask: 0,
+                },
+            ) {
                 // Replaced: free once the commit no longer refers to it.
                 self.pending_free.push((old.addr, old.size));
             }
@@ -832,11 +882,12 @@ impl FileEditor {
             BTreeV1Node::encoded_len(NODE_TYPE_CHUNK, self.ctx.sizes, ndims, self.istore_k)? as u64;
         let cap = 2 * usize::from(self.istore_k);
         let mut extents = Vec::new();
-        let (root, nodes) = super::chunked::build_btree(NODE_TYPE_CHUNK, leaves, final_key, cap, &mut || {
-            let a = self.alloc(node_len);
-            extents.push((a, node_len));
-            Addr(a)
-        });
+        let (root, nodes) =
+            super::chunked::build_btree(NODE_TYPE_CHUNK, leaves, final_key, cap, &mut || {
+                let a = self.alloc(node_len);
+                extents.push((a, node_len));
+                Addr(a)
+            });
         for (a, node) in &nodes {
             let mut enc = Encoder::new();
             node.encode(&mut enc, self.ctx, ndims, self.istore_k)?;
@@ -916,7 +967,9 @@ impl FileEditor {
         for (addr, bytes) in &fresh {
             self.write_at(*addr, bytes)?;
         }
-        if self.sync && (!fresh.is_empty() || self.eof != self.committed_eof || !self.raw_writes.is_empty()) {
+        if self.sync
+            && (!fresh.is_empty() || self.eof != self.committed_eof || !self.raw_writes.is_empty())
+        {
             self.file.sync_data()?;
         }
         // 2. The superblock: new end of file.
@@ -958,7 +1011,11 @@ impl FileEditor {
     /// Write one dataset's pending chunks and index, and stage its header
     /// change. Returns (header, growing, dataspace chunk, layout chunk).
     #[allow(clippy::type_complexity)]
-    fn commit_dataset(&mut self, a: u64, ds: &mut ChunkedDs) -> Result<Option<(u64, bool, Option<usize>, Option<usize>)>> {
+    fn commit_dataset(
+        &mut self,
+        a: u64,
+        ds: &mut ChunkedDs,
+    ) -> Result<Option<(u64, bool, Option<usize>, Option<usize>)>> {
         if !ds.dirty {
             return Ok(None);
         }
@@ -1082,7 +1139,11 @@ fn for_each_run(
     loop {
         let mut off = 0u64;
         for k in 0..rank {
-            let i = if k < inner { start[k] + idx[k] } else { start[k] };
+            let i = if k < inner {
+                start[k] + idx[k]
+            } else {
+                start[k]
+            };
             off = off * shape[k] + i;
         }
         f(off, run)?;
@@ -1164,4 +1225,3 @@ fn fill_box(buf: &mut [u8], shape: &[u64], start: &[u64], count: &[u64], fill: &
         Ok(())
     });
 }
-

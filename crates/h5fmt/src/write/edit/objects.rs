@@ -1,6 +1,6 @@
 //! Attributes and links of existing objects: add, overwrite, delete.
 
-use super::{usage, FileEditor};
+use super::{header, usage, FileEditor};
 use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::format::btree_v1::{BTreeV1Node, Key, NODE_TYPE_GROUP};
@@ -21,7 +21,10 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 fn check_name(name: &str, what: &str) -> Result<()> {
-    if name.is_empty() || name.contains('\0') || (what == "link" && (name.contains('/') || name == ".")) {
+    if name.is_empty()
+        || name.contains('\0')
+        || (what == "link" && (name.contains('/') || name == "."))
+    {
         return Err(usage(alloc::format!("invalid {what} name {name:?}")));
     }
     Ok(())
@@ -214,7 +217,11 @@ impl FileEditor {
             _ => return Err(usage("variable-length data for a fixed-size type")),
         };
         let sizes = self.ctx.sizes;
-        let objs: Vec<&[u8]> = elems.iter().filter(|e| !e.is_empty()).map(Vec::as_slice).collect();
+        let objs: Vec<&[u8]> = elems
+            .iter()
+            .filter(|e| !e.is_empty())
+            .map(Vec::as_slice)
+            .collect();
         if objs.len() >= usize::from(u16::MAX) {
             return Err(usage("too many variable-length elements"));
         }
@@ -222,7 +229,11 @@ impl FileEditor {
             + global_heap::objects_len(sizes, objs.iter().map(|o| o.len()))
             + global_heap::object_header_len(sizes);
         let size = need.max(global_heap::MIN_COLLECTION_SIZE).div_ceil(8) * 8;
-        let addr = if objs.is_empty() { 0 } else { self.alloc(size as u64) };
+        let addr = if objs.is_empty() {
+            0
+        } else {
+            self.alloc(size as u64)
+        };
         let mut out = Encoder::new();
         let mut list = Vec::new();
         for e in elems {
@@ -254,7 +265,7 @@ impl FileEditor {
 
     /// The link messages of the group at `a`: (location, link). Errors for
     /// dense storage.
-    fn link_msgs(&mut self, a: u64) -> Result<Option<Vec<((usize, usize), Link)>>> {
+    fn link_msgs(&mut self, a: u64) -> Result<Option<Vec<(header::Loc, Link)>>> {
         let ctx = self.ctx;
         let h = self.header(a)?;
         if h.find(kind::SYMBOL_TABLE).is_some() {
@@ -263,7 +274,9 @@ impl FileEditor {
         if let Some((_, m)) = h.find(kind::LINK_INFO) {
             let info = LinkInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
             if !info.heap.is_undef() {
-                return Err(Error::unsupported("editing links in dense storage (fractal heap)"));
+                return Err(Error::unsupported(
+                    "editing links in dense storage (fractal heap)",
+                ));
             }
         } else {
             return Err(usage("not a group"));
@@ -291,7 +304,10 @@ impl FileEditor {
         let pre = st.read(stm.btree, plen)?;
         let (ty, level, entries) = BTreeV1Node::peek(&pre, stm.btree.get())?;
         if ty != NODE_TYPE_GROUP {
-            return Err(Error::corrupt("group B-tree of the wrong type", stm.btree.get()));
+            return Err(Error::corrupt(
+                "group B-tree of the wrong type",
+                stm.btree.get(),
+            ));
         }
         if level != 0 {
             return Err(Error::unsupported(
@@ -356,7 +372,10 @@ impl FileEditor {
                 let version = self.header(pa)?.version;
                 let child = self.new_header(
                     version,
-                    vec![(kind::LINK_INFO, li.into_vec()), (kind::GROUP_INFO, gi.into_vec())],
+                    vec![
+                        (kind::LINK_INFO, li.into_vec()),
+                        (kind::GROUP_INFO, gi.into_vec()),
+                    ],
                 )?;
                 let mut lm = Encoder::new();
                 Link {
@@ -471,7 +490,11 @@ impl FileEditor {
             return Ok(());
         }
         let i = self.stab_target(stab, name)?;
-        if stab.snods.get(i).is_some_and(|(_, n)| n.entries.len() >= cap) {
+        if stab
+            .snods
+            .get(i)
+            .is_some_and(|(_, n)| n.entries.len() >= cap)
+        {
             return Err(Error::unsupported(
                 "the group's symbol table node is full (node splits are not implemented)",
             ));
@@ -496,7 +519,13 @@ impl FileEditor {
     /// Insert an entry: new heap data segment (fresh) and heap header, the
     /// B-tree root when its keys change, the symbol table node; staged as
     /// in-place writes in that order (each state a valid file).
-    fn stab_insert(&mut self, stab: Stab, name: &str, target: Addr, cache: EntryCache) -> Result<()> {
+    fn stab_insert(
+        &mut self,
+        stab: Stab,
+        name: &str,
+        target: Addr,
+        cache: EntryCache,
+    ) -> Result<()> {
         let ctx = self.ctx;
         let off = stab.heap_hdr.data_size;
         let mut seg = stab.heap.clone();
@@ -526,7 +555,9 @@ impl FileEditor {
         heap_view.resize(usize::try_from(off).unwrap_or(0), 0);
         heap_view.extend_from_slice(&seg[usize::try_from(off).unwrap_or(0)..]);
         let name_of = |o: u64| -> Vec<u8> {
-            let rest = heap_view.get(usize::try_from(o).unwrap_or(usize::MAX)..).unwrap_or(&[]);
+            let rest = heap_view
+                .get(usize::try_from(o).unwrap_or(usize::MAX)..)
+                .unwrap_or(&[]);
             let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
             rest[..end].to_vec()
         };
@@ -539,7 +570,10 @@ impl FileEditor {
             self.write_at(a, &bytes)?;
             let mut root = stab.root.clone();
             root.children = vec![Addr(a)];
-            root.keys = vec![Key::Group { heap_offset: 0 }, Key::Group { heap_offset: off }];
+            root.keys = vec![
+                Key::Group { heap_offset: 0 },
+                Key::Group { heap_offset: off },
+            ];
             let b = self.encode_btree(&root)?;
             self.raw_writes.push((stab.btree_addr, b));
             return Ok(());
@@ -583,7 +617,9 @@ impl FileEditor {
         let target = match self.link_msgs(pa)? {
             Some(links) => {
                 let Some((loc, l)) = links.into_iter().find(|(_, l)| l.name == name) else {
-                    return Err(Error::not_found(alloc::format!("{parent}: no link {name:?}")));
+                    return Err(Error::not_found(alloc::format!(
+                        "{parent}: no link {name:?}"
+                    )));
                 };
                 self.header(pa)?.remove(loc);
                 match l.target {
@@ -594,7 +630,9 @@ impl FileEditor {
             None => {
                 let stab = self.load_stab(pa)?;
                 let Some((i, j)) = stab.find(name)? else {
-                    return Err(Error::not_found(alloc::format!("{parent}: no link {name:?}")));
+                    return Err(Error::not_found(alloc::format!(
+                        "{parent}: no link {name:?}"
+                    )));
                 };
                 let (snod_addr, mut node) =
                     stab.snods.get(i).cloned().ok_or_else(|| usage("no node"))?;
@@ -642,8 +680,11 @@ impl FileEditor {
         } else {
             match h.find(kind::REF_COUNT) {
                 Some((_, m)) => {
-                    crate::format::message::misc::RefCount::decode(&mut Cursor::new(&m.data, 0), ctx)?
-                        .count
+                    crate::format::message::misc::RefCount::decode(
+                        &mut Cursor::new(&m.data, 0),
+                        ctx,
+                    )?
+                    .count
                 }
                 None => 1,
             }
