@@ -622,6 +622,24 @@ fn attrs_and_links(path: &Path, ours_w: bool) {
     ed.create_group("/newg", "inner")
         .expect("group in a new group");
     ed.set_attr("/newg", "n", 7i64).expect("attr on new group");
+    let spec = h5fmt::write::edit::NewDataset::new(h5fmt::Datatype::float_le(8), &[0])
+        .maxshape(&[None])
+        .chunks(&[8])
+        .deflate(3)
+        .shuffle()
+        .fill(-2.0f64);
+    ed.create_dataset("/newg", "data", &spec)
+        .expect("chunked dataset");
+    ed.append("/newg/data", &(0..25).map(f64::from).collect::<Vec<_>>())
+        .expect("append to new dataset");
+    ed.resize("/newg/data", &[30]).expect("grow new dataset");
+    let spec = h5fmt::write::edit::NewDataset::new(h5fmt::Datatype::int_le(4, true), &[3, 4]);
+    ed.create_dataset("/g", "c", &spec)
+        .expect("contiguous dataset");
+    ed.write("/g/c", &[1, 1], &[2, 2], &[5i32, 6, 7, 8])
+        .expect("box");
+    let e = ed.create_dataset("/g", "c", &spec).expect_err("collision");
+    assert_eq!(e.kind(), ErrorKind::Usage);
     let before = {
         ed.flush().expect("flush");
         sha(path)
@@ -679,8 +697,17 @@ fn attrs_and_links(path: &Path, ours_w: bool) {
     assert!(t["/ea"]["attrs"].get("a07").is_none());
     assert_eq!(t["/ea"]["attrs"].as_object().expect("attrs").len(), 11);
     assert_eq!(t["/newg"]["attrs"]["n"], 7);
-    assert_eq!(t["/newg"]["links"], serde_json::json!(["inner"]));
-    assert_eq!(t["/g"]["links"], serde_json::json!(["bt2"]));
+    assert_eq!(t["/newg"]["links"], serde_json::json!(["data", "inner"]));
+    let d = h5py_dump(&[path]).expect("dump");
+    let d = &d[path.display().to_string()];
+    let mut want: Vec<f64> = (0..25).map(f64::from).collect();
+    want.extend([-2.0; 5]);
+    assert_eq!(d["/newg/data"]["v"], serde_json::json!(want));
+    assert_eq!(
+        d["/g/c"]["v"],
+        serde_json::json!([0.0, 0.0, 0.0, 0.0, 0.0, 5.0, 6.0, 0.0, 0.0, 7.0, 8.0, 0.0])
+    );
+    assert_eq!(t["/g"]["links"], serde_json::json!(["bt2", "c"]));
     let mut root: Vec<&str> = vec!["ea", "fa", "g", "implicit", "newg", "rows", "single"];
     if ours_w {
         root.retain(|n| *n != "implicit");

@@ -48,6 +48,7 @@
 
 mod header;
 mod objects;
+pub use objects::NewDataset;
 
 use crate::codec::Encoder;
 use crate::error::{Error, Result};
@@ -188,6 +189,17 @@ impl FileEditor {
         let sb_len = superblock_len(sb.version, ctx.sizes);
         let mut sb_image = vec![0u8; sb_len];
         file.read_exact_at(&mut sb_image, sb.sig_offset)?;
+        if sb.version >= 2 {
+            // The image patched at each commit must be the one the reader validated.
+            let n = sb_image.len().saturating_sub(4);
+            let stored = sb_image
+                .get(n..)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map(u32::from_le_bytes);
+            if stored != Some(crate::codec::lookup3(sb_image.get(..n).unwrap_or(&[]), 0)) {
+                return Err(Error::checksum("superblock checksum", sb.sig_offset));
+            }
+        }
         let mut istore_k = sb.indexed_storage_k;
         if let Some(ext) = sb.extension.defined() {
             let h = crate::read::object_header::read_object_header(reader.storage(), ext, ctx)?;

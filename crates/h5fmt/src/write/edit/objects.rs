@@ -350,48 +350,97 @@ impl FileEditor {
     /// `Unsupported` for dense link storage, multi-level symbol-table
     /// B-trees and full symbol table nodes. The file is unchanged on error.
     pub fn create_group(&mut self, parent: &str, name: &str) -> Result<()> {
+        let pa = self.check_new_link(parent, name)?;
+        let ctx = self.ctx;
+        let version = self.header(pa)?.version;
+        if self.link_msgs(pa)?.is_some() {
+            // A new-style empty group: link info + group info.
+            let mut li = Encoder::new();
+            LinkInfo {
+                max_creation_index: None,
+                heap: Addr::UNDEF,
+                name_index: Addr::UNDEF,
+                order_index: Addr::UNDEF,
+            }
+            .encode(&mut li, ctx, false);
+            let mut gi = Encoder::new();
+            GroupInfo::default().encode(&mut gi, ctx);
+            let mut msgs = vec![
+                (kind::LINK_INFO, li.into_vec()),
+                (kind::GROUP_INFO, gi.into_vec()),
+            ];
+            if version == 2 {
+                msgs.push((kind::ATTRIBUTE_INFO, self.empty_attr_info()));
+            }
+            let child = self.new_header(version, msgs)?;
+            self.link_new_object(pa, name, child, EntryCache::None)?;
+        } else {
+            // An old-style empty group: B-tree root without children, local heap.
+            let bt = BTreeV1Node {
+                node_type: NODE_TYPE_GROUP,
+                level: 0,
+                left: Addr::UNDEF,
+                right: Addr::UNDEF,
+                keys: vec![Key::Group { heap_offset: 0 }],
+                children: Vec::new(),
+            };
+            let bt_bytes = self.encode_btree(&bt)?;
+            let bt_addr = self.alloc(bt_bytes.len() as u64);
+            self.write_at(bt_addr, &bt_bytes)?;
+            let (seg, _) = build_data_segment(&[], ctx.sizes);
+            let hl = LocalHeapHeader::encoded_len(ctx.sizes);
+            let heap_addr = self.alloc((hl + seg.len()) as u64);
+            let mut he = Encoder::new();
+            LocalHeapHeader {
+                data_size: seg.len() as u64,
+                free_list: Some(8),
+                data_addr: Addr(heap_addr + hl as u64),
+            }
+            .encode(&mut he, ctx);
+            he.put_bytes(&seg);
+            self.write_at(heap_addr, he.as_bytes())?;
+            let mut sm = Encoder::new();
+            SymbolTableMessage {
+                btree: Addr(bt_addr),
+                heap: Addr(heap_addr),
+            }
+            .encode(&mut sm, ctx);
+            let child = self.new_header(version, vec![(kind::SYMBOL_TABLE, sm.into_vec())])?;
+            self.link_new_object(
+                pa,
+                name,
+                child,
+                EntryCache::Group {
+                    btree: Addr(bt_addr),
+                    heap: Addr(heap_addr),
+                },
+            )?;
+        }
+        self.flush()
+    }
+
+    fn empty_attr_info(&self) -> Vec<u8> {
+        let mut e = Encoder::new();
+        AttributeInfo {
+            max_creation_index: None,
+            heap: Addr::UNDEF,
+            name_index: Addr::UNDEF,
+            order_index: Addr::UNDEF,
+        }
+        .encode(&mut e, self.ctx, false);
+        e.into_vec()
+    }
+
+    /// Validate a new link `name` in `parent` (name, no collision, room in
+    /// a symbol table node); returns the parent's header address.
+    fn check_new_link(&mut self, parent: &str, name: &str) -> Result<u64> {
         check_name(name, "link")?;
         let pa = self.object_addr(parent)?;
-        let ctx = self.ctx;
         match self.link_msgs(pa)? {
             Some(links) => {
                 if links.iter().any(|(_, l)| l.name == name) {
                     return Err(usage(alloc::format!("{parent}: a link {name:?} exists")));
                 }
-                // A new-style empty group: link info + group info.
-                let mut li = Encoder::new();
-                LinkInfo {
-                    max_creation_index: None,
-                    heap: Addr::UNDEF,
-                    name_index: Addr::UNDEF,
-                    order_index: Addr::UNDEF,
-                }
-                .encode(&mut li, ctx, false);
-                let mut gi = Encoder::new();
-                GroupInfo::default().encode(&mut gi, ctx);
-                let version = self.header(pa)?.version;
-                let child = self.new_header(
-                    version,
-                    vec![
-                        (kind::LINK_INFO, li.into_vec()),
-                        (kind::GROUP_INFO, gi.into_vec()),
-                    ],
-                )?;
-                let mut lm = Encoder::new();
-                Link {
-                    name: name.to_string(),
-                    creation_order: None,
-                    target: LinkTarget::Hard(Addr(child)),
-                }
-                .encode(&mut lm, ctx)?;
-                let mut next = self.eof;
-                let h = self.header(pa)?;
-                h.add(kind::LINK, 0, lm.as_bytes(), &mut |len| {
-                    let r = next;
-                    next += len;
-                    r
-                });
-                self.eof = next;
             }
             None => {
                 let stab = self.load_stab(pa)?;
@@ -399,49 +448,187 @@ impl FileEditor {
                     return Err(usage(alloc::format!("{parent}: a link {name:?} exists")));
                 }
                 self.check_stab_insert(&stab, name)?;
-                // An old-style empty group: B-tree root without children, local heap.
-                let bt = BTreeV1Node {
-                    node_type: NODE_TYPE_GROUP,
-                    level: 0,
-                    left: Addr::UNDEF,
-                    right: Addr::UNDEF,
-                    keys: vec![Key::Group { heap_offset: 0 }],
-                    children: Vec::new(),
-                };
-                let bt_bytes = self.encode_btree(&bt)?;
-                let bt_addr = self.alloc(bt_bytes.len() as u64);
-                self.write_at(bt_addr, &bt_bytes)?;
-                let (seg, _) = build_data_segment(&[], ctx.sizes);
-                let hl = LocalHeapHeader::encoded_len(ctx.sizes);
-                let heap_addr = self.alloc((hl + seg.len()) as u64);
-                let mut he = Encoder::new();
-                LocalHeapHeader {
-                    data_size: seg.len() as u64,
-                    free_list: Some(8),
-                    data_addr: Addr(heap_addr + hl as u64),
-                }
-                .encode(&mut he, ctx);
-                he.put_bytes(&seg);
-                self.write_at(heap_addr, he.as_bytes())?;
-                let mut sm = Encoder::new();
-                SymbolTableMessage {
-                    btree: Addr(bt_addr),
-                    heap: Addr(heap_addr),
-                }
-                .encode(&mut sm, ctx);
-                let version = self.header(pa)?.version;
-                let child = self.new_header(version, vec![(kind::SYMBOL_TABLE, sm.into_vec())])?;
-                self.stab_insert(
-                    stab,
-                    name,
-                    Addr(child),
-                    EntryCache::Group {
-                        btree: Addr(bt_addr),
-                        heap: Addr(heap_addr),
-                    },
-                )?;
             }
         }
+        Ok(pa)
+    }
+
+    /// Link the (already written) object at `child` into the group at `pa`.
+    fn link_new_object(
+        &mut self,
+        pa: u64,
+        name: &str,
+        child: u64,
+        cache: EntryCache,
+    ) -> Result<()> {
+        let ctx = self.ctx;
+        if self.link_msgs(pa)?.is_some() {
+            let mut lm = Encoder::new();
+            Link {
+                name: name.to_string(),
+                creation_order: None,
+                target: LinkTarget::Hard(Addr(child)),
+            }
+            .encode(&mut lm, ctx)?;
+            let mut next = self.eof;
+            let h = self.header(pa)?;
+            h.add(kind::LINK, 0, lm.as_bytes(), &mut |len| {
+                let r = next;
+                next += len;
+                r
+            });
+            self.eof = next;
+        } else {
+            let stab = self.load_stab(pa)?;
+            self.stab_insert(stab, name, Addr(child), cache)?;
+        }
+        Ok(())
+    }
+
+    /// Create dataset `name` in the group at `parent` (its elements read
+    /// as the fill value), and commit. Chunked datasets start with an empty
+    /// v1 B-tree index; contiguous ones are allocated and filled at once.
+    /// Write data afterwards with [`FileEditor::write_box`] or
+    /// [`FileEditor::append`].
+    ///
+    /// # Errors
+    /// `Usage` for inconsistent shapes, a bad or existing name, a
+    /// variable-length type; as [`FileEditor::create_group`].
+    pub fn create_dataset(&mut self, parent: &str, name: &str, spec: &NewDataset) -> Result<()> {
+        let ctx = self.ctx;
+        let es = spec.dtype.size();
+        if es == 0 || spec.dtype.is_variable_length() {
+            return Err(usage(
+                "datasets of variable-length or empty elements are not created by the editor",
+            ));
+        }
+        let rank = spec.shape.len();
+        let max: Vec<u64> = match &spec.maxshape {
+            Some(m) if m.len() != rank => {
+                return Err(usage("maxshape rank differs from the shape"))
+            }
+            Some(m) => m
+                .iter()
+                .map(|x| x.unwrap_or(Dataspace::UNLIMITED))
+                .collect(),
+            None => spec.shape.clone(),
+        };
+        if spec.shape.iter().zip(&max).any(|(d, m)| d > m) {
+            return Err(usage("shape beyond maxshape"));
+        }
+        if rank == 0 {
+            return Err(usage("scalar datasets are not created by the editor"));
+        }
+        let fill = match &spec.fill {
+            Some(f) if f.len() as u64 != es => return Err(usage("fill value of the wrong size")),
+            Some(f) => f.clone(),
+            None => vec![0; usize::try_from(es).map_err(|_| usage("element size"))?],
+        };
+        let pipeline = {
+            let mut filters = Vec::new();
+            if spec.shuffle {
+                filters.push(crate::format::message::Filter {
+                    id: 2,
+                    name: None,
+                    flags: 1,
+                    client_data: vec![u32::try_from(es).map_err(|_| usage("element size"))?],
+                });
+            }
+            if let Some(level) = spec.deflate {
+                filters.push(crate::format::message::Filter {
+                    id: 1,
+                    name: None,
+                    flags: 1,
+                    client_data: vec![u32::from(level.min(9))],
+                });
+            }
+            crate::format::message::FilterPipeline { filters }
+        };
+        let chunked = spec.chunks.is_some() || max != spec.shape || !pipeline.filters.is_empty();
+        let chunks = match &spec.chunks {
+            Some(c) if c.len() != rank || c.contains(&0) => {
+                return Err(usage("chunk shape of the wrong rank or with a zero"))
+            }
+            Some(c) => c.clone(),
+            None if chunked => return Err(usage("resizable or filtered datasets need chunks")),
+            None => Vec::new(),
+        };
+        let pa = self.check_new_link(parent, name)?;
+        let version = self.header(pa)?.version;
+        let earliest = version == 1;
+        let mut msgs = Vec::new();
+        let mut e = Encoder::new();
+        Dataspace {
+            kind: SpaceKind::Simple,
+            dims: spec.shape.clone(),
+            max_dims: Some(max),
+        }
+        .encode(&mut e, ctx, if earliest { 1 } else { 2 })?;
+        msgs.push((kind::DATASPACE, e.into_vec()));
+        let mut e = Encoder::new();
+        spec.dtype.encode(
+            &mut e,
+            ctx,
+            spec.dtype.min_version().max(if earliest { 1 } else { 3 }),
+        )?;
+        msgs.push((kind::DATATYPE, e.into_vec()));
+        let mut e = Encoder::new();
+        crate::format::message::FillValue {
+            version: 2,
+            alloc_time: if chunked { 3 } else { 1 },
+            fill_time: 2,
+            state: if spec.fill.is_some() {
+                crate::format::message::FillState::User
+            } else {
+                crate::format::message::FillState::Default
+            },
+            value: spec.fill.clone(),
+        }
+        .encode(&mut e, ctx)?;
+        msgs.push((kind::FILL_VALUE, e.into_vec()));
+        if !pipeline.filters.is_empty() {
+            let mut e = Encoder::new();
+            pipeline.encode(&mut e, ctx, if earliest { 1 } else { 2 })?;
+            msgs.push((kind::FILTER_PIPELINE, e.into_vec()));
+        }
+        let layout = if chunked {
+            crate::format::message::Layout::Chunked(crate::format::message::ChunkedLayout {
+                dims: chunks,
+                element_size: es,
+                flags: 0,
+                index: crate::format::message::ChunkIndex::BTreeV1 { addr: Addr::UNDEF },
+                layout_version: 3,
+            })
+        } else {
+            let n = spec
+                .shape
+                .iter()
+                .try_fold(es, |a, &d| a.checked_mul(d))
+                .ok_or_else(|| usage("dataset size overflows"))?;
+            let nu = usize::try_from(n).map_err(|_| usage("dataset too large"))?;
+            let a = self.alloc(n);
+            // Filled in pieces of at most 1 MiB.
+            let per = (1usize << 20) / fill.len() * fill.len();
+            let block = fill.repeat(per.max(fill.len()) / fill.len());
+            let mut at = 0usize;
+            while at < nu {
+                let k = block.len().min(nu - at);
+                self.write_at(a + at as u64, block.get(..k).unwrap_or(&[]))?;
+                at += k;
+            }
+            crate::format::message::Layout::Contiguous {
+                addr: Addr(a),
+                size: n,
+            }
+        };
+        let mut e = Encoder::new();
+        layout.encode(&mut e, ctx)?;
+        msgs.push((kind::LAYOUT, e.into_vec()));
+        if !earliest {
+            msgs.push((kind::ATTRIBUTE_INFO, self.empty_attr_info()));
+        }
+        let child = self.new_header(version, msgs)?;
+        self.link_new_object(pa, name, child, EntryCache::None)?;
         self.flush()
     }
 
@@ -714,5 +901,64 @@ impl FileEditor {
             h.replace(loc, &body, &mut |_| 0);
         }
         Ok(())
+    }
+}
+
+/// What [`FileEditor::create_dataset`] creates.
+#[derive(Debug, Clone)]
+pub struct NewDataset {
+    /// Element type (fixed size).
+    pub dtype: Datatype,
+    /// Initial shape.
+    pub shape: Vec<u64>,
+    /// Maximum shape (`None` per dimension: unlimited); default the shape.
+    pub maxshape: Option<Vec<Option<u64>>>,
+    /// Chunk shape (needed for resizable or filtered datasets).
+    pub chunks: Option<Vec<u64>>,
+    /// Deflate level.
+    pub deflate: Option<u8>,
+    /// Shuffle before deflate.
+    pub shuffle: bool,
+    /// Fill value bytes (one element); default zeros.
+    pub fill: Option<Vec<u8>>,
+}
+
+impl NewDataset {
+    /// A contiguous dataset of `shape`.
+    pub fn new(dtype: Datatype, shape: &[u64]) -> Self {
+        NewDataset {
+            dtype,
+            shape: shape.to_vec(),
+            maxshape: None,
+            chunks: None,
+            deflate: None,
+            shuffle: false,
+            fill: None,
+        }
+    }
+    /// Maximum shape.
+    pub fn maxshape(mut self, m: &[Option<u64>]) -> Self {
+        self.maxshape = Some(m.to_vec());
+        self
+    }
+    /// Chunk shape.
+    pub fn chunks(mut self, c: &[u64]) -> Self {
+        self.chunks = Some(c.to_vec());
+        self
+    }
+    /// Deflate at `level`.
+    pub fn deflate(mut self, level: u8) -> Self {
+        self.deflate = Some(level);
+        self
+    }
+    /// Shuffle.
+    pub fn shuffle(mut self) -> Self {
+        self.shuffle = true;
+        self
+    }
+    /// Fill value.
+    pub fn fill<T: crate::write::H5Type>(mut self, v: T) -> Self {
+        self.fill = Some(crate::write::value::to_bytes(&[v]));
+        self
     }
 }
