@@ -360,6 +360,7 @@ for path in sys.argv[1:]:
         with h5py.File(path, 'r') as f:
             x = f['x'][()]; m = f['m'][()]
             ok = (x == np.arange(len(x))).all() and (m.ravel() == np.arange(m.size)).all() and m.shape[1:] == (3,)
+            ok = ok and ('n' not in f['x'].attrs or f['x'].attrs['n'] == len(x))
             out[path] = {'x': len(x), 'm': m.shape[0]} if ok else {'error': 'wrong values'}
     except Exception as e:
         out[path] = {'error': repr(e)}
@@ -377,8 +378,10 @@ impl Rng {
 }
 
 /// The child: appends to `/x` and `/m` of `H5_EDIT_CHILD` forever, now and
-/// then rewriting earlier rows with the same values, committing every few
-/// appends and printing `FLUSHED <x> <m>` after each commit.
+/// then rewriting earlier rows with the same values, setting attribute
+/// `n` of `/x` to its length (the same header: the commit must keep the two
+/// in step), committing every few appends and printing `FLUSHED <x> <m>`
+/// after each commit.
 #[test]
 fn kill_child() {
     use std::io::Write;
@@ -415,6 +418,8 @@ fn kill_child() {
                 ed.write("/x", &[s], &[10], &v).expect("rewrite x");
             }
         }
+        // In the same header as /x's extent: must always agree with it.
+        ed.set_attr("/x", "n", nx as i64).expect("attr");
         ed.flush().expect("flush");
         writeln!(out, "FLUSHED {nx} {nm}").expect("stdout");
         out.flush().expect("stdout");
@@ -448,6 +453,7 @@ fn kill_test() {
     let mut batch: Vec<(PathBuf, u64, u64)> = Vec::new();
     let mut total_checked = 0usize;
     let mut total_flushes = 0u64;
+    let mut attr_checked = 0usize;
     let start = std::time::Instant::now();
     for i in 0..kills {
         let file = dir.join(format!("k{i}.h5"));
@@ -515,6 +521,14 @@ fn kill_test() {
             x.iter().enumerate().all(|(j, &v)| v == j as f64),
             "kill {i}: /x values"
         );
+        if let Ok(a) = f.dataset("/x").expect("x").attr("n") {
+            assert_eq!(
+                a.read::<i64>().expect("n"),
+                [x.len() as i64],
+                "kill {i}: attr n"
+            );
+            attr_checked += 1;
+        }
         assert!(
             m.iter().enumerate().all(|(j, &v)| v == j as i32),
             "kill {i}: /m values"
@@ -547,9 +561,11 @@ fn kill_test() {
         }
     }
     eprintln!(
-        "kill test: {kills} kills, {total_flushes} commits reported, {total_checked} files checked with h5py, {:.1}s",
+        "kill test: {kills} kills, {total_flushes} commits reported, {attr_checked} files with the \
+         extent-attribute pair, {total_checked} files checked with h5py, {:.1}s",
         start.elapsed().as_secs_f64()
     );
+    assert!(attr_checked > kills / 2, "few files had a commit");
     assert!(total_checked >= kills);
     assert!(
         total_flushes > kills as u64,
