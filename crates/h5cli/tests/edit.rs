@@ -280,6 +280,29 @@ fn edit_sequence(path: &Path, mut models: BTreeMap<&'static str, Model>) {
             _ => {}
         }
     }
+    // Strided selection and points.
+    {
+        let m = models.get_mut("/g/bt2").expect("bt2");
+        let sel = h5fmt::data::hyperslab::Selection::parse("1:6:2,::3", &m.dims).expect("sel");
+        let v = vals(9, 900.0);
+        ed.write_selection("/g/bt2", &sel, &m.bytes(&v))
+            .expect("strided");
+        let mut j = 0;
+        for r in [1u64, 3, 5] {
+            for c in [0u64, 3, 6] {
+                m.write(&[r, c], &[1, 1], &v[j..j + 1]);
+                j += 1;
+            }
+        }
+        let m = models.get_mut("/ea").expect("ea");
+        let sel = h5fmt::data::hyperslab::Selection::Points(vec![vec![0], vec![16], vec![3]]);
+        let v = [7.0, 8.0, 9.0];
+        ed.write_selection("/ea", &sel, &m.bytes(&v))
+            .expect("points");
+        for (p, x) in [0u64, 16, 3].iter().zip(v) {
+            m.write(&[*p], &[1], &[x]);
+        }
+    }
     ed.flush().expect("flush");
     assert_matches(path, &models, "after append");
     // 2. Shrink (partial chunks reset to fill), grow back (fill shows), commit.

@@ -487,6 +487,9 @@ impl FileEditor {
             }
         }
         let clen = chunk_len(&ds.chunk, ds.es)?;
+        if new_dims == ds.dims.as_slice() {
+            return Ok(());
+        }
         // Shrinking: drop or trim chunks.
         if new_dims.iter().zip(&ds.dims).any(|(n, o)| n < o) {
             let keys: Vec<Vec<u64>> = ds.map.keys().chain(ds.cache.keys()).cloned().collect();
@@ -672,6 +675,92 @@ impl FileEditor {
                 s[k] = first[k];
             }
         }
+    }
+
+    /// Write the elements of a selection (a strided/blocked hyperslab or a
+    /// point list, as [`crate::data::hyperslab::Selection`]); `data` holds
+    /// the selected elements row-major over the selection's output shape
+    /// (points: in order).
+    ///
+    /// # Errors
+    /// `Usage` for a selection outside the current extent or a wrong data
+    /// length; as [`FileEditor::write_box`].
+    pub fn write_selection(
+        &mut self,
+        path: &str,
+        sel: &crate::data::hyperslab::Selection,
+        data: &[u8],
+    ) -> Result<()> {
+        use crate::data::hyperslab::Selection;
+        let dims = self.shape(path)?;
+        let es = self.element_size(path)?;
+        sel.check(&dims)?;
+        let n = sel
+            .num_elements()
+            .and_then(|n| n.checked_mul(es as u64))
+            .ok_or_else(|| usage("selection too large"))?;
+        if n != data.len() as u64 {
+            return Err(usage(alloc::format!(
+                "{path}: {} bytes given for a selection of {n} bytes",
+                data.len()
+            )));
+        }
+        match sel {
+            Selection::Points(points) => {
+                let one = vec![1u64; dims.len()];
+                for (i, p) in points.iter().enumerate() {
+                    let b = data.get(i * es..(i + 1) * es).unwrap_or(&[]);
+                    self.write_box(path, p, &one, b)?;
+                }
+                Ok(())
+            }
+            Selection::Hyperslab(sd) => {
+                if sd.len() != dims.len() {
+                    return Err(usage("selection rank differs from the dataset's"));
+                }
+                let out_shape = sel.out_shape();
+                let runs: Vec<Vec<(u64, u64, u64)>> = sd
+                    .iter()
+                    .zip(&dims)
+                    .map(|(s, &d)| s.runs_in(0, d))
+                    .collect();
+                if runs.iter().any(Vec::is_empty) {
+                    return Ok(());
+                }
+                let mut pick = vec![0usize; dims.len()];
+                loop {
+                    let start: Vec<u64> = (0..dims.len()).map(|k| runs[k][pick[k]].0).collect();
+                    let at: Vec<u64> = (0..dims.len()).map(|k| runs[k][pick[k]].1).collect();
+                    let count: Vec<u64> = (0..dims.len()).map(|k| runs[k][pick[k]].2).collect();
+                    let len = chunk_len(&count, es)?;
+                    let mut part = vec![0u8; len];
+                    let zero = vec![0u64; dims.len()];
+                    copy_box(&mut part, &count, &zero, data, &out_shape, &at, &count, es);
+                    self.write_box(path, &start, &count, &part)?;
+                    let mut k = dims.len();
+                    loop {
+                        if k == 0 {
+                            return Ok(());
+                        }
+                        k -= 1;
+                        pick[k] += 1;
+                        if pick[k] < runs[k].len() {
+                            break;
+                        }
+                        pick[k] = 0;
+                    }
+                }
+            }
+        }
+    }
+
+    fn element_size(&mut self, path: &str) -> Result<usize> {
+        let a = self.dataset_state(path)?;
+        Ok(match self.datasets.get(&a) {
+            Some(DsState::Chunked(c)) => c.es,
+            Some(DsState::Contig(c)) => c.es,
+            None => 0,
+        })
     }
 
     /// Append `data` (whole rows, raw element bytes) along the first
