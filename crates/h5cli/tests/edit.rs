@@ -892,3 +892,59 @@ fn bad_arguments_leave_the_file_unchanged() {
         );
     }
 }
+
+/// Many new links in one group: symbol table nodes split (earliest format),
+/// link messages overflow into continuation chunks (latest); then deleting
+/// most of them again.
+#[test]
+fn many_links() {
+    for libver in ["earliest", "latest"] {
+        let path = scratch(&format!("many_{libver}.h5"));
+        if run_py(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
+            return;
+        }
+        let mut ed = FileEditor::open(&path).expect("open");
+        // Names in an order that inserts at the front, the back and the middle.
+        let mut names: Vec<String> = (0..60).map(|i| format!("n{:02}", (i * 37) % 60)).collect();
+        names.push("aaa".into());
+        names.push("zzz".into());
+        for n in &names {
+            ed.create_group("/", n).expect("create");
+        }
+        let findings = check_path(&path);
+        assert!(
+            is_clean(&findings, false),
+            "{libver}: h5 check: {}",
+            findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n")
+        );
+        let mut want: Vec<String> = ["contig", "ea", "fa", "g", "implicit", "rows", "single"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(names.iter().cloned())
+            .collect();
+        want.sort();
+        let t: serde_json::Value =
+            serde_json::from_str(&run_py(TREE, &[path.to_str().expect("utf-8")]).expect("py"))
+                .expect("json");
+        assert_eq!(t["/"]["links"], serde_json::json!(want), "{libver}");
+        for n in names.iter().step_by(2) {
+            ed.delete_link("/", n).expect("delete");
+        }
+        ed.close().expect("close");
+        want.retain(|w| !names.iter().step_by(2).any(|n| n == w));
+        let t: serde_json::Value =
+            serde_json::from_str(&run_py(TREE, &[path.to_str().expect("utf-8")]).expect("py"))
+                .expect("json");
+        assert_eq!(t["/"]["links"], serde_json::json!(want), "{libver} after deletes");
+        let ours: Vec<String> = h5fmt::File::open(&path)
+            .expect("open")
+            .root()
+            .expect("root")
+            .member_names()
+            .expect("names");
+        let mut ours = ours;
+        ours.sort();
+        assert_eq!(ours, want);
+        assert!(is_clean(&check_path(&path), false), "{libver}: h5 check after deletes");
+    }
+}

@@ -677,13 +677,13 @@ impl FileEditor {
             return Ok(());
         }
         let i = self.stab_target(stab, name)?;
-        if stab
+        let full = stab
             .snods
             .get(i)
-            .is_some_and(|(_, n)| n.entries.len() >= cap)
-        {
+            .is_some_and(|(_, n)| n.entries.len() >= cap);
+        if full && stab.root.children.len() >= 2 * usize::from(self.internal_k()) {
             return Err(Error::unsupported(
-                "the group's symbol table node is full (node splits are not implemented)",
+                "the group's B-tree root is full (adding a B-tree level is not implemented)",
             ));
         }
         Ok(())
@@ -774,18 +774,47 @@ impl FileEditor {
             .unwrap_or(node.entries.len());
         node.entries.insert(pos, entry);
         // The root's upper key of this child must stay ≥ every name in it.
-        let last = i + 1 == stab.snods.len();
-        if last {
+        let mut root = stab.root.clone();
+        let mut root_changed = false;
+        if i + 1 == stab.snods.len() {
             if let Some(Key::Group { heap_offset }) = stab.root.keys.get(i + 1) {
                 if name_of(*heap_offset).as_slice() < name.as_bytes() {
-                    let mut root = stab.root.clone();
                     if let Some(k) = root.keys.get_mut(i + 1) {
                         *k = Key::Group { heap_offset: off };
                     }
-                    let b = self.encode_btree(&root)?;
-                    self.raw_writes.push((stab.btree_addr, b));
+                    root_changed = true;
                 }
             }
+        }
+        let cap = 2 * usize::from(self.leaf_k());
+        if node.entries.len() > cap {
+            // Split: two new nodes (fresh), then the root points to both.
+            let right = SymbolTableNode {
+                entries: node.entries.split_off(node.entries.len() / 2),
+            };
+            let sep = node
+                .entries
+                .last()
+                .map(|e| e.name_offset)
+                .ok_or_else(|| usage("empty split"))?;
+            let mut addrs = Vec::new();
+            for n in [&node, &right] {
+                let bytes = self.encode_snod(n)?;
+                let a = self.alloc(bytes.len() as u64);
+                self.write_at(a, &bytes)?;
+                addrs.push(Addr(a));
+            }
+            root.children.splice(i..=i, addrs);
+            root.keys.insert(i + 1, Key::Group { heap_offset: sep });
+            let b = self.encode_btree(&root)?;
+            self.raw_writes.push((stab.btree_addr, b));
+            let len = SymbolTableNode::encoded_len(self.ctx.sizes, self.leaf_k()) as u64;
+            self.pending_free.push((snod_addr, len));
+            return Ok(());
+        }
+        if root_changed {
+            let b = self.encode_btree(&root)?;
+            self.raw_writes.push((stab.btree_addr, b));
         }
         let bytes = self.encode_snod(&node)?;
         self.raw_writes.push((snod_addr, bytes));
