@@ -915,7 +915,11 @@ fn many_links() {
         assert!(
             is_clean(&findings, false),
             "{libver}: h5 check: {}",
-            findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n")
+            findings
+                .iter()
+                .map(|f| f.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
         );
         let mut want: Vec<String> = ["contig", "ea", "fa", "g", "implicit", "rows", "single"]
             .iter()
@@ -935,7 +939,11 @@ fn many_links() {
         let t: serde_json::Value =
             serde_json::from_str(&run_py(TREE, &[path.to_str().expect("utf-8")]).expect("py"))
                 .expect("json");
-        assert_eq!(t["/"]["links"], serde_json::json!(want), "{libver} after deletes");
+        assert_eq!(
+            t["/"]["links"],
+            serde_json::json!(want),
+            "{libver} after deletes"
+        );
         let ours: Vec<String> = h5fmt::File::open(&path)
             .expect("open")
             .root()
@@ -945,6 +953,9 @@ fn many_links() {
         let mut ours = ours;
         ours.sort();
         assert_eq!(ours, want);
-        assert!(is_clean(&check_path(&path), false), "{libver}: h5 check after deletes");
+        assert!(
+            is_clean(&check_path(&path), false),
+            "{libver}: h5 check after deletes"
+        );
     }
 }
