@@ -419,6 +419,15 @@ fn kill_child() {
     let mut ed = FileEditor::open(&path).expect("open");
     let mut nx = ed.shape("/x").expect("x")[0];
     let mut nm = ed.shape("/m").expect("m")[0];
+    let mut groups = ed
+        .reader()
+        .root()
+        .expect("root")
+        .member_names()
+        .expect("names")
+        .iter()
+        .filter(|n| n.starts_with('c'))
+        .count();
     let t = std::time::Instant::now();
     let mut out = std::io::stdout();
     while t.elapsed().as_secs() < 10 {
@@ -445,6 +454,14 @@ fn kill_child() {
         ed.set_attr("/x", "n", nx as i64).expect("attr");
         ed.flush().expect("flush");
         writeln!(out, "FLUSHED {nx} {nm}").expect("stdout");
+        out.flush().expect("stdout");
+        if rng.next().is_multiple_of(4) {
+            // A group (commits at once, nothing else pending): symbol table node splits / link messages.
+            let name = format!("c{groups}");
+            ed.create_group("/", &name).expect("group");
+            writeln!(out, "GROUP {groups}").expect("stdout");
+            groups += 1;
+        }
         out.flush().expect("stdout");
     }
 }
@@ -477,6 +494,7 @@ fn kill_test() {
     let mut total_checked = 0usize;
     let mut total_flushes = 0u64;
     let mut attr_checked = 0usize;
+    let mut total_groups = 0usize;
     let start = std::time::Instant::now();
     for i in 0..kills {
         let file = dir.join(format!("k{i}.h5"));
@@ -508,7 +526,12 @@ fn kill_test() {
         let out = child.wait_with_output().expect("wait");
         let text = String::from_utf8_lossy(&out.stdout);
         let (mut fx, mut fm) = (base_x, base_m);
+        let mut groups_made = 0usize;
         for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("GROUP ") {
+                groups_made = groups_made.max(rest.parse::<usize>().expect("number") + 1);
+                total_groups += 1;
+            }
             if let Some(rest) = line.strip_prefix("FLUSHED ") {
                 let mut it = rest.split(' ').map(|s| s.parse::<u64>().expect("number"));
                 fx = it.next().expect("x");
@@ -544,6 +567,15 @@ fn kill_test() {
             x.iter().enumerate().all(|(j, &v)| v == j as f64),
             "kill {i}: /x values"
         );
+        let names = f.root().expect("root").member_names().expect("names");
+        for g in 0..groups_made {
+            let n = format!("c{g}");
+            assert!(
+                names.contains(&n),
+                "kill {i}: group {n} reported but missing"
+            );
+            f.group(&format!("/{n}")).expect("group opens");
+        }
         if let Ok(a) = f.dataset("/x").expect("x").attr("n") {
             assert_eq!(
                 a.read::<i64>().expect("n"),
@@ -585,7 +617,7 @@ fn kill_test() {
     }
     eprintln!(
         "kill test: {kills} kills, {total_flushes} commits reported, {attr_checked} files with the \
-         extent-attribute pair, {total_checked} files checked with h5py, {:.1}s",
+         extent-attribute pair, {total_groups} groups created, {total_checked} files checked with h5py, {:.1}s",
         start.elapsed().as_secs_f64()
     );
     assert!(attr_checked > kills / 2, "few files had a commit");
