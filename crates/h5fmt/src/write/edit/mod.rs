@@ -333,8 +333,17 @@ impl FileEditor {
             ));
         }
         let space_version = sm.data.first().copied().unwrap_or(1);
+        if space.dims.is_empty() {
+            return Err(Error::unsupported("editing a rank-0 dataset"));
+        }
         let state = match ds.layout().clone() {
             Layout::Chunked(c) => {
+                if c.dims.len() != space.dims.len() || c.dims.contains(&0) {
+                    return Err(Error::corrupt(
+                        "chunk dimensions of the wrong rank or zero",
+                        addr,
+                    ));
+                }
                 if c.flags & crate::format::message::layout::FLAG_DONT_FILTER_PARTIAL_EDGE_CHUNKS
                     != 0
                 {
@@ -508,7 +517,7 @@ impl FileEditor {
                     .iter()
                     .zip(&ds.chunk)
                     .zip(new_dims)
-                    .any(|((o, c), n)| o + c > *n);
+                    .any(|((o, c), n)| o.saturating_add(*c) > *n);
                 if partial {
                     let mut buf = self.load_chunk(ds, &s, clen)?;
                     // Reset each slab beyond the new extent.
@@ -646,7 +655,7 @@ impl FileEditor {
             // Intersection of the box with this chunk.
             let lo: Vec<u64> = (0..rank).map(|k| start[k].max(origin[k])).collect();
             let hi: Vec<u64> = (0..rank)
-                .map(|k| (start[k] + count[k]).min(origin[k] + ds.chunk[k]))
+                .map(|k| (start[k] + count[k]).min(origin[k].saturating_add(ds.chunk[k])))
                 .collect();
             let cnt: Vec<u64> = (0..rank).map(|k| hi[k] - lo[k]).collect();
             let whole = cnt == ds.chunk;

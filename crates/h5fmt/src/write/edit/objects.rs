@@ -740,13 +740,13 @@ impl FileEditor {
         // Names, the new one included, for ordering.
         let mut heap_view = stab.heap.clone();
         heap_view.resize(usize::try_from(off).unwrap_or(0), 0);
-        heap_view.extend_from_slice(&seg[usize::try_from(off).unwrap_or(0)..]);
+        heap_view.extend_from_slice(seg.get(usize::try_from(off).unwrap_or(0)..).unwrap_or(&[]));
         let name_of = |o: u64| -> Vec<u8> {
             let rest = heap_view
                 .get(usize::try_from(o).unwrap_or(usize::MAX)..)
                 .unwrap_or(&[]);
             let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-            rest[..end].to_vec()
+            rest.get(..end).unwrap_or(&[]).to_vec()
         };
         if stab.snods.is_empty() {
             let node = SymbolTableNode {
