@@ -356,6 +356,30 @@ fn edit_h5py_files() {
         }
         let models = initial_models();
         assert_matches(&path, &models, &format!("{libver}: as written"));
+        // The chunk indexes libhdf5 chose, which the editor reads and replaces.
+        let f = h5fmt::File::open(&path).expect("open");
+        let index = |name: &str| match f.dataset(name).expect("ds").layout() {
+            h5fmt::format::message::Layout::Chunked(c) => match c.index {
+                h5fmt::format::message::ChunkIndex::BTreeV1 { .. } => "btree1",
+                h5fmt::format::message::ChunkIndex::SingleChunk { .. } => "single",
+                h5fmt::format::message::ChunkIndex::Implicit { .. } => "implicit",
+                h5fmt::format::message::ChunkIndex::FixedArray { .. } => "farray",
+                h5fmt::format::message::ChunkIndex::ExtensibleArray { .. } => "earray",
+                h5fmt::format::message::ChunkIndex::BTreeV2 { .. } => "btree2",
+            },
+            _ => "other",
+        };
+        let got: Vec<&str> = ["/ea", "/g/bt2", "/fa", "/single", "/implicit", "/rows"]
+            .iter()
+            .map(|n| index(n))
+            .collect();
+        let want = if libver == "latest" {
+            ["earray", "btree2", "farray", "single", "implicit", "earray"]
+        } else {
+            ["btree1"; 6]
+        };
+        assert_eq!(got, want, "{libver}");
+        drop(f);
         edit_sequence(&path, models);
     }
 }
