@@ -34,6 +34,8 @@ tasks:
   wasm            build h5fmt for wasm32-unknown-unknown (installs Debian rustc-web if missing),
                   then run the wasm smoke module under node if node is present
   crosscheck F..  diff h5canon.py's dump and ours (`h5 dump --canonical`) for each file
+  soak            crash-safety soak: SIGKILL an appending FileEditor child many times and
+                  check every file with our reader, h5 check and h5py (SOAK_KILLS, default 2000)
   bench [read|write] [NAME..]
                   read and write benchmarks, ours vs h5py on the same data (generated into
                   target/bench; read NAME: contiguous, gzip, zstd, windows, strings; write NAME:
@@ -63,6 +65,7 @@ fn main() -> ExitCode {
         "wasm" => task_wasm(),
         "crosscheck" => task_crosscheck(rest),
         "bench" => task_bench(rest),
+        "soak" => task_soak(),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())
@@ -716,6 +719,28 @@ fn median(v: &[f64]) -> f64 {
     } else {
         (s[n / 2 - 1] + s[n / 2]) / 2.0
     }
+}
+
+fn task_soak() -> R {
+    let root = repo_root();
+    let venv = ensure_venv()?;
+    let kills = env::var("SOAK_KILLS").unwrap_or_else(|_| "2000".into());
+    let mut cmd = Command::new(cargo());
+    cmd.current_dir(&root)
+        .args([
+            "test",
+            "-p",
+            "h5cli",
+            "--test",
+            "edit",
+            "kill_test",
+            "--",
+            "--exact",
+            "--nocapture",
+        ])
+        .env("H5_EDIT_KILLS", kills);
+    venv.apply(&mut cmd);
+    run(&mut cmd)
 }
 
 fn task_bench(args: &[String]) -> R {

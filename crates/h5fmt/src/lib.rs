@@ -37,4 +37,6 @@ pub use error::{Error, ErrorKind, Result};
 pub use format::datatype::Datatype;
 pub use limits::Limits;
 pub use read::{Attribute, Dataset, File, Group, Link, Object};
+#[cfg(feature = "std")]
+pub use write::edit::FileEditor;
 pub use write::{AttrValue, FileWriter, Format, GroupWriter, H5Type, ObjectId};

@@ -30,6 +30,8 @@
 
 mod chunked;
 mod dense;
+#[cfg(feature = "std")]
+pub mod edit;
 pub mod sink;
 pub mod value;
 

@@ -1,0 +1,466 @@
+//! A chunk-aware, editable image of one object header (v1 or v2).
+//!
+//! The reader flattens an object header into one message list; editing needs
+//! to know which chunk each message lives in, so that a change rewrites
+//! exactly one existing chunk in place (one write call) and anything that no
+//! longer fits moves to a new continuation chunk written beforehand at fresh
+//! space.
+
+use crate::codec::{Cursor, Encoder};
+use crate::error::{Error, Result};
+use crate::format::message::continuation::Continuation;
+use crate::format::message::kind;
+use crate::format::object_header::{
+    decode_messages, verify_chunk_checksum, V1Prefix, V2Prefix, FLAG_ATTR_CRT_ORDER_TRACKED,
+    OCHK_SIGNATURE, OHDR_SIGNATURE, V1_PREFIX_SIZE, V2_MAX_PREFIX_SIZE,
+};
+use crate::io::Storage;
+use crate::{Addr, Ctx};
+use alloc::collections::BTreeSet;
+use alloc::vec::Vec;
+
+/// One message as stored (body padded to 8 bytes in v1 headers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Msg {
+    pub kind: u16,
+    pub flags: u8,
+    pub co: Option<u16>,
+    pub data: Vec<u8>,
+}
+
+/// One chunk of the header.
+#[derive(Debug, Clone)]
+pub(crate) struct Chunk {
+    /// Relative address of the chunk's first byte (the prefix for chunk 0).
+    pub addr: u64,
+    /// Bytes before the message area (v1 prefix, v2 prefix, `OCHK`, nothing).
+    pub prefix: Vec<u8>,
+    /// Bytes available for messages (and the gap).
+    pub cap: usize,
+    /// Messages, NIL ones included.
+    pub msgs: Vec<Msg>,
+    /// Changed since loaded: to be rewritten in place.
+    pub dirty: bool,
+    /// Created by this edit: written at fresh space.
+    pub fresh: bool,
+}
+
+/// An editable object header.
+#[derive(Debug, Clone)]
+pub(crate) struct HeaderImage {
+    /// 1 or 2.
+    pub version: u8,
+    /// v2 flags.
+    pub flags: u8,
+    /// Chunks in the order libhdf5 reads them.
+    pub chunks: Vec<Chunk>,
+    /// The file's address and length sizes.
+    pub sizes: crate::Sizes,
+}
+
+/// Where a message lives: chunk index, message index.
+pub(crate) type Loc = (usize, usize);
+
+impl HeaderImage {
+    /// Read and fully validate the header at `addr` (checksums, continuation cycles, limits).
+    pub(crate) fn load(st: &Storage, ctx: Ctx, addr: Addr) -> Result<Self> {
+        let abs = st.absolute(addr, 1)?;
+        let head = st.read_upto(addr, V2_MAX_PREFIX_SIZE as u64)?;
+        let mut chunks = Vec::new();
+        let (version, flags);
+        if head.starts_with(&OHDR_SIGNATURE) {
+            let p = V2Prefix::decode(&mut Cursor::new(&head, abs))?;
+            let total = (p.prefix_len as u64)
+                .checked_add(p.chunk0_size)
+                .and_then(|t| t.checked_add(4))
+                .ok_or_else(|| Error::corrupt("object header chunk size overflows", abs))?;
+            check_block(total, ctx, abs)?;
+            let bytes = st.read(addr, total)?;
+            verify_chunk_checksum(&bytes, abs)?;
+            let end = bytes.len().saturating_sub(4);
+            let area = bytes.get(p.prefix_len..end).unwrap_or(&[]);
+            let mut out = Vec::new();
+            decode_messages(
+                &mut Cursor::new(area, abs.saturating_add(p.prefix_len as u64)),
+                2,
+                p.flags,
+                ctx.limits.max_messages,
+                &mut out,
+            )?;
+            version = 2;
+            flags = p.flags;
+            chunks.push(Chunk {
+                addr: addr.get(),
+                prefix: bytes.get(..p.prefix_len).unwrap_or(&[]).to_vec(),
+                cap: area.len(),
+                msgs: out.into_iter().map(to_msg).collect(),
+                dirty: false,
+                fresh: false,
+            });
+        } else {
+            let p = V1Prefix::decode(&mut Cursor::new(&head, abs))?;
+            let size = u64::from(p.header_size);
+            check_block(size, ctx, abs)?;
+            let area_addr = Addr(
+                addr.get()
+                    .checked_add(V1_PREFIX_SIZE as u64)
+                    .ok_or_else(|| Error::corrupt("address overflows", abs))?,
+            );
+            let area = st.read(area_addr, size)?;
+            let mut out = Vec::new();
+            decode_messages(
+                &mut Cursor::new(&area, abs.saturating_add(V1_PREFIX_SIZE as u64)),
+                1,
+                0,
+                ctx.limits.max_messages,
+                &mut out,
+            )?;
+            version = 1;
+            flags = 0;
+            chunks.push(Chunk {
+                addr: addr.get(),
+                prefix: head.get(..V1_PREFIX_SIZE).unwrap_or(&[]).to_vec(),
+                cap: area.len(),
+                msgs: out.into_iter().map(to_msg).collect(),
+                dirty: false,
+                fresh: false,
+            });
+        }
+        let mut visited = BTreeSet::new();
+        visited.insert(addr.get());
+        let mut i = 0usize;
+        let mut total_msgs = chunks.first().map_or(0, |c| c.msgs.len());
+        while let Some(c) = chunks.get(i) {
+            let mut conts = Vec::new();
+            for m in &c.msgs {
+                if m.kind == kind::CONTINUATION {
+                    conts.push(Continuation::decode(&mut Cursor::new(&m.data, 0), ctx)?);
+                }
+            }
+            for cont in conts {
+                let cabs = st.absolute(cont.addr, cont.len)?;
+                if !visited.insert(cont.addr.get()) {
+                    return Err(Error::cycle("object header continuation chain loops", cabs));
+                }
+                if chunks.len() >= ctx.limits.max_header_chunks {
+                    return Err(Error::limit("too many object header chunks").with_offset(cabs));
+                }
+                check_block(cont.len, ctx, cabs)?;
+                let bytes = st.read(cont.addr, cont.len)?;
+                let mut out = Vec::new();
+                let (prefix, area) = if version == 1 {
+                    (Vec::new(), bytes.as_slice())
+                } else {
+                    Cursor::new(&bytes, cabs).expect_signature(&OCHK_SIGNATURE)?;
+                    verify_chunk_checksum(&bytes, cabs)?;
+                    let end = bytes.len().saturating_sub(4);
+                    (OCHK_SIGNATURE.to_vec(), bytes.get(4..end).unwrap_or(&[]))
+                };
+                let max = ctx.limits.max_messages.saturating_sub(total_msgs);
+                decode_messages(
+                    &mut Cursor::new(area, cabs.saturating_add(prefix.len() as u64)),
+                    version,
+                    flags,
+                    max,
+                    &mut out,
+                )?;
+                total_msgs = total_msgs.saturating_add(out.len());
+                chunks.push(Chunk {
+                    addr: cont.addr.get(),
+                    cap: area.len(),
+                    prefix,
+                    msgs: out.into_iter().map(to_msg).collect(),
+                    dirty: false,
+                    fresh: false,
+                });
+            }
+            i += 1;
+        }
+        Ok(HeaderImage {
+            version,
+            flags,
+            chunks,
+            sizes: ctx.sizes,
+        })
+    }
+
+    /// Size of a message header.
+    pub(crate) fn msg_hdr(&self) -> usize {
+        if self.version == 1 {
+            8
+        } else if self.flags & FLAG_ATTR_CRT_ORDER_TRACKED != 0 {
+            6
+        } else {
+            4
+        }
+    }
+
+    /// Bytes a message with a body of `n` bytes takes.
+    pub(crate) fn msg_len(&self, n: usize) -> usize {
+        self.msg_hdr()
+            + if self.version == 1 {
+                n.div_ceil(8) * 8
+            } else {
+                n
+            }
+    }
+
+    /// All messages of `kind` with their locations.
+    pub(crate) fn find_all(&self, k: u16) -> Vec<(Loc, &Msg)> {
+        let mut v = Vec::new();
+        for (ci, c) in self.chunks.iter().enumerate() {
+            for (mi, m) in c.msgs.iter().enumerate() {
+                if m.kind == k {
+                    v.push(((ci, mi), m));
+                }
+            }
+        }
+        v
+    }
+
+    /// The first message of `kind`.
+    pub(crate) fn find(&self, k: u16) -> Option<(Loc, &Msg)> {
+        self.find_all(k).into_iter().next()
+    }
+
+    fn used(&self, c: &Chunk) -> usize {
+        c.msgs
+            .iter()
+            .filter(|m| m.kind != kind::NIL)
+            .map(|m| self.msg_len(m.data.len()))
+            .sum()
+    }
+
+    /// Whether the non-NIL messages of `msgs` (plus `extra` bytes) fit a chunk of `cap`.
+    fn fits(&self, used: usize, cap: usize) -> bool {
+        if used > cap {
+            return false;
+        }
+        let rest = cap - used;
+        // v1: the rest is a multiple of 8 (a NIL or nothing); v2: a NIL or a gap.
+        self.version != 1 || rest.is_multiple_of(8)
+    }
+
+    fn new_msg(&self, k: u16, flags: u8, data: &[u8]) -> Msg {
+        let mut d = data.to_vec();
+        if self.version == 1 {
+            d.resize(d.len().div_ceil(8) * 8, 0);
+        }
+        Msg {
+            kind: k,
+            flags,
+            co: (self.version == 2 && self.flags & FLAG_ATTR_CRT_ORDER_TRACKED != 0).then_some(0),
+            data: d,
+        }
+    }
+
+    /// Replace the body of the message at `loc`.
+    pub(crate) fn replace(&mut self, loc: Loc, data: &[u8], alloc: &mut dyn FnMut(u64) -> u64) {
+        let (ci, mi) = loc;
+        let v1 = self.version == 1;
+        if let Some(m) = self.chunks.get_mut(ci).and_then(|c| c.msgs.get_mut(mi)) {
+            m.data = data.to_vec();
+            if v1 {
+                m.data.resize(m.data.len().div_ceil(8) * 8, 0);
+            }
+        }
+        self.settle(ci, alloc);
+    }
+
+    /// Remove the message at `loc` (it becomes free space).
+    pub(crate) fn remove(&mut self, loc: Loc) {
+        let (ci, mi) = loc;
+        if let Some(c) = self.chunks.get_mut(ci) {
+            if mi < c.msgs.len() {
+                c.msgs.remove(mi);
+                c.dirty = true;
+            }
+        }
+    }
+
+    /// Add a message where it fits; a new continuation chunk when nowhere.
+    pub(crate) fn add(
+        &mut self,
+        k: u16,
+        flags: u8,
+        data: &[u8],
+        alloc: &mut dyn FnMut(u64) -> u64,
+    ) {
+        let m = self.new_msg(k, flags, data);
+        let need = self.msg_len(m.data.len());
+        // Prefer an already fresh or dirty chunk, then the one with the most room.
+        let mut best: Option<(usize, usize)> = None;
+        for (ci, c) in self.chunks.iter().enumerate() {
+            let used = self.used(c) + need;
+            if self.fits(used, c.cap) {
+                let room = c.cap - used;
+                let score = if c.fresh || c.dirty {
+                    usize::MAX / 2 + room
+                } else {
+                    room
+                };
+                if best.is_none_or(|(_, s)| score > s) {
+                    best = Some((ci, score));
+                }
+            }
+        }
+        if let Some((ci, _)) = best {
+            if let Some(c) = self.chunks.get_mut(ci) {
+                c.msgs.push(m);
+                c.dirty = true;
+            }
+            return;
+        }
+        // Chunk 0 overflows (its messages move out), taking the new one along.
+        if let Some(c) = self.chunks.get_mut(0) {
+            c.msgs.push(m);
+        }
+        self.settle(0, alloc);
+    }
+
+    /// Make chunk `ci` fit: when its messages exceed its capacity they move
+    /// to a new chunk (with room to grow), and a continuation message to it
+    /// is all that stays.
+    fn settle(&mut self, ci: usize, alloc: &mut dyn FnMut(u64) -> u64) {
+        let Some(c) = self.chunks.get(ci) else { return };
+        let used = self.used(c);
+        let cap = c.cap;
+        if self.fits(used, cap) {
+            if let Some(c) = self.chunks.get_mut(ci) {
+                c.dirty = true;
+            }
+            return;
+        }
+        let moved: Vec<Msg> = c
+            .msgs
+            .iter()
+            .filter(|m| m.kind != kind::NIL)
+            .cloned()
+            .collect();
+        let slack = 64 + used / 4;
+        let mut new_cap = used + slack;
+        if self.version == 1 {
+            new_cap = new_cap.div_ceil(8) * 8;
+        }
+        let (prefix, extra) = if self.version == 1 {
+            (Vec::new(), 0)
+        } else {
+            (OCHK_SIGNATURE.to_vec(), 8)
+        };
+        let total = (new_cap + extra) as u64;
+        let addr = alloc(total);
+        let mut body = Encoder::new();
+        // The continuation body: address and length (sizes of the file).
+        body.put_addr(Addr(addr), self.sizes);
+        body.put_len(total, self.sizes);
+        let cont = self.new_msg(kind::CONTINUATION, 0, body.as_bytes());
+        if let Some(c) = self.chunks.get_mut(ci) {
+            c.msgs = alloc::vec![cont];
+            c.dirty = true;
+        }
+        self.chunks.push(Chunk {
+            addr,
+            prefix,
+            cap: new_cap,
+            msgs: moved,
+            dirty: true,
+            fresh: true,
+        });
+    }
+
+    /// Encode chunk `ci` (prefix, messages, filler, checksum).
+    pub(crate) fn encode_chunk(&self, ci: usize) -> Result<Vec<u8>> {
+        let c = self
+            .chunks
+            .get(ci)
+            .ok_or_else(|| Error::usage("no such header chunk"))?;
+        let used = self.used(c);
+        if !self.fits(used, c.cap) {
+            return Err(Error::usage("object header chunk overflows"));
+        }
+        let hdr = self.msg_hdr();
+        let mut enc = Encoder::with_capacity(c.prefix.len() + c.cap + 4);
+        if ci == 0 && self.version == 1 {
+            // Prefix with the total message count (NILs included).
+            let mut n = 0usize;
+            for ch in &self.chunks {
+                n += ch.msgs.iter().filter(|m| m.kind != kind::NIL).count();
+                if ch.cap > self.used(ch) {
+                    n += 1;
+                }
+            }
+            let refcount = c
+                .prefix
+                .get(4..8)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map_or(1, u32::from_le_bytes);
+            enc.put_u8(1);
+            enc.put_u8(0);
+            enc.put_u16(u16::try_from(n).map_err(|_| Error::usage("more than 65535 messages"))?);
+            enc.put_u32(refcount);
+            enc.put_u32(u32::try_from(c.cap).map_err(|_| Error::usage("header chunk size"))?);
+            enc.put_zeros(4);
+        } else {
+            enc.put_bytes(&c.prefix);
+        }
+        let area_start = enc.len();
+        for m in c.msgs.iter().filter(|m| m.kind != kind::NIL) {
+            self.put_msg(&mut enc, m)?;
+        }
+        let rest = c.cap - used;
+        if rest >= hdr {
+            let nil = Msg {
+                kind: kind::NIL,
+                flags: 0,
+                co: (hdr == 6).then_some(0),
+                data: alloc::vec![0; rest - hdr],
+            };
+            self.put_msg(&mut enc, &nil)?;
+        } else {
+            enc.put_zeros(rest);
+        }
+        debug_assert_eq!(enc.len() - area_start, c.cap);
+        if self.version == 2 {
+            enc.put_checksum_from(0);
+        }
+        Ok(enc.into_vec())
+    }
+
+    fn put_msg(&self, enc: &mut Encoder, m: &Msg) -> Result<()> {
+        let size =
+            u16::try_from(m.data.len()).map_err(|_| Error::usage("message larger than 64 KiB"))?;
+        if self.version == 1 {
+            enc.put_u16(m.kind);
+            enc.put_u16(size);
+            enc.put_u8(m.flags);
+            enc.put_zeros(3);
+        } else {
+            enc.put_u8(u8::try_from(m.kind).map_err(|_| Error::usage("message type"))?);
+            enc.put_u16(size);
+            enc.put_u8(m.flags);
+            if self.msg_hdr() == 6 {
+                enc.put_u16(m.co.unwrap_or(0));
+            }
+        }
+        enc.put_bytes(&m.data);
+        Ok(())
+    }
+}
+
+fn to_msg(m: crate::format::message::Message) -> Msg {
+    Msg {
+        kind: m.kind,
+        flags: m.flags,
+        co: m.creation_order,
+        data: m.data,
+    }
+}
+
+fn check_block(len: u64, ctx: Ctx, at: u64) -> Result<()> {
+    if len > ctx.limits.max_metadata_block {
+        return Err(
+            Error::limit("object header chunk exceeds the metadata block limit").with_offset(at),
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,1337 @@
+//! Editing existing HDF5 files in place, crash-safely (std only).
+//!
+//! [`FileEditor`] opens a file written by libhdf5 (any library version
+//! bounds) or by [`crate::FileWriter`] read-write and changes it without
+//! rewriting it:
+//!
+//! * chunked datasets grow, shrink (within their maximum shape) and take
+//!   hyperslab (box) writes; contiguous datasets take box writes in place;
+//! * attributes are added, overwritten and deleted; links are deleted
+//!   (the target object's space is released when its last hard link goes);
+//! * [`FileEditor::flush`] is the commit point.
+//!
+//! # Crash safety
+//!
+//! Nothing the file refers to is overwritten before the commit: new and
+//! changed chunks, the rebuilt chunk index, new object header continuation
+//! chunks go to space at the end of the file (or to space freed by an
+//! earlier, completed commit). The commit then writes, in this order, each
+//! with one write call: the superblock with the new end-of-file address
+//! (the file still means the old content, with unreferenced space at its
+//! end), and for each changed object the one existing object header chunk
+//! that changed (with its checksum). After every single write the file is
+//! valid and means either the old or the new state of that object; finally
+//! the file is `fsync`ed. When resizing moves the dataspace and the layout
+//! messages into different chunks, the chunk that keeps the index a
+//! superset of the extent is written first. A process killed at any moment
+//! therefore leaves a file that libhdf5 and this crate open, holding
+//! everything flushed before.
+//!
+//! The superblock's file-consistency flags are never set; a file whose
+//! flags say that libhdf5 has it open for writing is refused.
+//!
+//! # Chunk indexes
+//!
+//! Chunk maps are loaded from any index the reader knows (v1 B-tree, single
+//! chunk, implicit, fixed array, extensible array, v2 B-tree). On commit, a
+//! single-chunk index stays single-chunk; every other index is rebuilt
+//! copy-on-write as a version 1 B-tree with a version 3 layout message,
+//! which every libhdf5 since 1.0 reads (the maximum shape in the dataspace
+//! still bounds growth).
+//!
+//! # Free space
+//!
+//! Space released by a commit (replaced chunks, B-tree nodes this editor
+//! wrote, object header chunks) is reused by later allocations of the same
+//! editor. It is not recorded in the file: after reopening, it is lost (as
+//! with libhdf5 without persistent free-space management).
+
+mod header;
+mod objects;
+pub use objects::NewDataset;
+
+use crate::codec::Encoder;
+use crate::error::{Error, Result};
+use crate::format::btree_v1::{BTreeV1Node, Key, NODE_TYPE_CHUNK};
+use crate::format::message::{
+    kind, ChunkIndex, ChunkedLayout, Dataspace, FilterPipeline, Layout, SpaceKind,
+};
+use crate::read::File;
+use crate::{Addr, Ctx, Limits};
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+use header::HeaderImage;
+use std::os::unix::fs::FileExt;
+
+/// Where a stored chunk is.
+#[derive(Debug, Clone, Copy)]
+struct Stored {
+    addr: u64,
+    size: u64,
+    mask: u32,
+}
+
+/// How a chunked dataset's index is written back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IndexOut {
+    BTreeV1,
+    Single { filtered: bool },
+}
+
+/// An open chunked dataset being edited.
+#[derive(Debug)]
+struct ChunkedDs {
+    es: usize,
+    dims: Vec<u64>,
+    orig_dims: Vec<u64>,
+    max: Vec<u64>,
+    space_version: u8,
+    chunk: Vec<u64>,
+    pipeline: FilterPipeline,
+    fill: Vec<u8>,
+    map: BTreeMap<Vec<u64>, Stored>,
+    /// Decoded chunks changed since the last write-out.
+    cache: BTreeMap<Vec<u64>, Vec<u8>>,
+    cache_bytes: usize,
+    out: IndexOut,
+    /// B-tree nodes this editor wrote for the committed index.
+    index_extents: Vec<(u64, u64)>,
+    layout_version: u8,
+    dirty: bool,
+}
+
+/// An open contiguous dataset.
+#[derive(Debug)]
+struct ContigDs {
+    es: usize,
+    dims: Vec<u64>,
+    addr: u64,
+}
+
+#[derive(Debug)]
+enum DsState {
+    Chunked(ChunkedDs),
+    Contig(ContigDs),
+}
+
+/// A file opened read-write for in-place edits. See the module documentation.
+pub struct FileEditor {
+    file: std::fs::File,
+    reader: File,
+    ctx: Ctx,
+    base: u64,
+    sb_abs: u64,
+    sb_image: Vec<u8>,
+    sb_version: u8,
+    istore_k: u16,
+    eof: u64,
+    committed_eof: u64,
+    free: Vec<(u64, u64)>,
+    pending_free: Vec<(u64, u64)>,
+    headers: BTreeMap<u64, HeaderImage>,
+    /// Headers in the order they were first touched (their in-place writes
+    /// follow this order).
+    dirty_order: Vec<u64>,
+    /// Other in-place metadata writes of the next commit, in order.
+    raw_writes: Vec<(u64, Vec<u8>)>,
+    datasets: BTreeMap<u64, DsState>,
+    /// Bytes of decoded chunks kept in memory before they are written out.
+    pub cache_limit: usize,
+    /// `fsync` at the commit (default true).
+    pub sync: bool,
+}
+
+impl core::fmt::Debug for FileEditor {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FileEditor")
+            .field("eof", &self.eof)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The superblock v3 file-consistency flags libhdf5 sets while a writer
+/// (bit 0) or a SWMR writer (bit 2) has the file open.
+const SB_OPEN_FLAGS: u32 = 0x01 | 0x04;
+
+fn usage(msg: impl Into<String>) -> Error {
+    Error::usage(msg.into())
+}
+
+impl FileEditor {
+    /// Open an existing file for editing.
+    ///
+    /// # Errors
+    /// `Io`; decode errors of the superblock; `Unsupported` for files with a
+    /// metadata cache image or marked open for writing by libhdf5.
+    pub fn open(path: impl AsRef<std::path::Path>) -> Result<FileEditor> {
+        let path = path.as_ref();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(alloc::format!("{}: {e}", path.display())))?;
+        let reader = Self::make_reader(&file)?;
+        if reader.storage().overlay().is_some() {
+            return Err(Error::unsupported(
+                "editing a file with a metadata cache image",
+            ));
+        }
+        let sb = reader.superblock().clone();
+        if sb.version >= 3 && sb.flags & SB_OPEN_FLAGS != 0 {
+            return Err(Error::unsupported(
+                "the file is marked open for writing by libhdf5 (h5clear -s clears the mark)",
+            ));
+        }
+        let ctx = reader.ctx();
+        let sb_len = superblock_len(sb.version, ctx.sizes);
+        let mut sb_image = vec![0u8; sb_len];
+        file.read_exact_at(&mut sb_image, sb.sig_offset)?;
+        if sb.version >= 2 {
+            // The image patched at each commit must be the one the reader validated.
+            let n = sb_image.len().saturating_sub(4);
+            let stored = sb_image
+                .get(n..)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map(u32::from_le_bytes);
+            if stored != Some(crate::codec::lookup3(sb_image.get(..n).unwrap_or(&[]), 0)) {
+                return Err(Error::checksum("superblock checksum", sb.sig_offset));
+            }
+        }
+        let mut istore_k = sb.indexed_storage_k;
+        if let Some(ext) = sb.extension.defined() {
+            let h = crate::read::object_header::read_object_header(reader.storage(), ext, ctx)?;
+            if let Some(m) = h.find(0x13) {
+                // B-tree 'K' values: version, indexed storage K, group internal K, leaf K.
+                if let Some(k) = m.data.get(1..3) {
+                    istore_k = u16::from_le_bytes([k[0], k[1]]);
+                }
+            }
+        }
+        if istore_k == 0 {
+            return Err(Error::corrupt("indexed storage K of 0", sb.sig_offset));
+        }
+        let eof = sb.eof.get();
+        Ok(FileEditor {
+            file,
+            reader,
+            ctx,
+            base: sb.base_address,
+            sb_abs: sb.sig_offset,
+            sb_image,
+            sb_version: sb.version,
+            istore_k,
+            eof,
+            committed_eof: eof,
+            free: Vec::new(),
+            pending_free: Vec::new(),
+            headers: BTreeMap::new(),
+            dirty_order: Vec::new(),
+            raw_writes: Vec::new(),
+            datasets: BTreeMap::new(),
+            cache_limit: 64 << 20,
+            sync: true,
+        })
+    }
+
+    fn make_reader(file: &std::fs::File) -> Result<File> {
+        let src = crate::io::FileSource::new(file.try_clone()?)?;
+        File::from_source(Arc::new(src), Limits::default())
+    }
+
+    /// The file as committed by the last [`FileEditor::flush`] (or as opened).
+    pub fn reader(&self) -> &File {
+        &self.reader
+    }
+
+    // ---- space ----
+
+    fn alloc(&mut self, n: u64) -> u64 {
+        if let Some(i) = self.free.iter().position(|&(_, l)| l >= n) {
+            let (a, l) = self.free[i];
+            if l == n {
+                self.free.remove(i);
+            } else {
+                self.free[i] = (a + n, l - n);
+            }
+            return a;
+        }
+        let a = self.eof;
+        self.eof += n;
+        a
+    }
+
+    fn write_at(&self, addr: u64, bytes: &[u8]) -> Result<()> {
+        let abs = self
+            .base
+            .checked_add(addr)
+            .ok_or_else(|| usage("address overflows"))?;
+        self.file.write_all_at(bytes, abs)?;
+        Ok(())
+    }
+
+    fn read_at(&self, addr: u64, len: u64) -> Result<Vec<u8>> {
+        let n = usize::try_from(len).map_err(|_| Error::limit("chunk too large"))?;
+        if len > self.ctx.limits.max_read_bytes {
+            return Err(Error::limit("chunk exceeds the read limit"));
+        }
+        let mut buf = vec![0u8; n];
+        let abs = self
+            .base
+            .checked_add(addr)
+            .ok_or_else(|| Error::corrupt("address overflows", addr))?;
+        self.file
+            .read_exact_at(&mut buf, abs)
+            .map_err(|e| Error::truncated(alloc::format!("chunk read: {e}"), abs))?;
+        Ok(buf)
+    }
+
+    fn header(&mut self, addr: u64) -> Result<&mut HeaderImage> {
+        if !self.headers.contains_key(&addr) {
+            let h = HeaderImage::load(self.reader.storage(), self.ctx, Addr(addr))?;
+            self.headers.insert(addr, h);
+        }
+        if !self.dirty_order.contains(&addr) {
+            self.dirty_order.push(addr);
+        }
+        self.headers
+            .get_mut(&addr)
+            .ok_or_else(|| usage("header vanished"))
+    }
+
+    // ---- datasets ----
+
+    fn dataset_state(&mut self, path: &str) -> Result<u64> {
+        let ds = self.reader.dataset(path)?;
+        let addr = ds.addr().get();
+        if self.datasets.contains_key(&addr) {
+            return Ok(addr);
+        }
+        let es = usize::try_from(ds.dtype().size()).map_err(|_| usage("element size"))?;
+        if es == 0 {
+            return Err(Error::unsupported("elements of size 0"));
+        }
+        if ds.dtype().is_variable_length() {
+            return Err(Error::unsupported(
+                "editing variable-length data (global heap)",
+            ));
+        }
+        let space = ds.space().clone();
+        if space.kind != SpaceKind::Simple {
+            return Err(Error::unsupported("editing a scalar or null dataset"));
+        }
+        // Validate the header we will rewrite, and the messages we re-encode.
+        let h = self.header(addr)?;
+        let Some((_, sm)) = h.find(kind::DATASPACE) else {
+            return Err(Error::corrupt("dataset without dataspace message", addr));
+        };
+        if sm.flags & crate::format::message::flags::SHARED != 0 {
+            return Err(Error::unsupported(
+                "editing a dataset with a shared dataspace",
+            ));
+        }
+        let space_version = sm.data.first().copied().unwrap_or(1);
+        if space.dims.is_empty() {
+            return Err(Error::unsupported("editing a rank-0 dataset"));
+        }
+        let state = match ds.layout().clone() {
+            Layout::Chunked(c) => {
+                if c.dims.len() != space.dims.len() || c.dims.contains(&0) {
+                    return Err(Error::corrupt(
+                        "chunk dimensions of the wrong rank or zero",
+                        addr,
+                    ));
+                }
+                if c.flags & crate::format::message::layout::FLAG_DONT_FILTER_PARTIAL_EDGE_CHUNKS
+                    != 0
+                {
+                    return Err(Error::unsupported(
+                        "editing a dataset whose partial edge chunks are not filtered",
+                    ));
+                }
+                let pipeline = ds.filters().clone();
+                for f in &pipeline.filters {
+                    if !matches!(f.id, 1..=3) {
+                        return Err(Error::unsupported(alloc::format!(
+                            "writing with filter {} ({})",
+                            f.id,
+                            crate::filter::filter_name(f.id).unwrap_or("unknown")
+                        )));
+                    }
+                }
+                let filtered = !pipeline.filters.is_empty();
+                let records = crate::read::chunks::chunk_records(
+                    self.reader.storage(),
+                    self.ctx,
+                    &c,
+                    &space.dims,
+                    space.max_dims_or_dims(),
+                    es,
+                    filtered,
+                )?;
+                let mut map = BTreeMap::new();
+                for r in records {
+                    let scaled: Vec<u64> = r
+                        .offsets
+                        .iter()
+                        .zip(&c.dims)
+                        .map(|(o, d)| o / (*d).max(1))
+                        .collect();
+                    map.insert(
+                        scaled,
+                        Stored {
+                            addr: r.addr.get(),
+                            size: r.size,
+                            mask: r.filter_mask,
+                        },
+                    );
+                }
+                let out = match c.index {
+                    ChunkIndex::SingleChunk { filtered, .. } => IndexOut::Single {
+                        filtered: filtered.is_some(),
+                    },
+                    _ => IndexOut::BTreeV1,
+                };
+                DsState::Chunked(ChunkedDs {
+                    es,
+                    orig_dims: space.dims.clone(),
+                    dims: space.dims.clone(),
+                    max: space.max_dims_or_dims().to_vec(),
+                    space_version,
+                    chunk: c.dims.clone(),
+                    pipeline,
+                    fill: ds.fill_bytes(),
+                    map,
+                    cache: BTreeMap::new(),
+                    cache_bytes: 0,
+                    out,
+                    index_extents: Vec::new(),
+                    layout_version: c.layout_version,
+                    dirty: false,
+                })
+            }
+            Layout::Contiguous { addr: a, size } => {
+                let need = space
+                    .num_elements()
+                    .and_then(|n| n.checked_mul(es as u64))
+                    .ok_or_else(|| Error::corrupt("dataset size overflows", addr))?;
+                if a.is_undef() {
+                    return Err(Error::unsupported(
+                        "writing to a contiguous dataset never allocated",
+                    ));
+                }
+                if size < need || self.reader.storage().available(a) < need {
+                    return Err(Error::corrupt("contiguous storage too small", addr));
+                }
+                if !ds.filters().filters.is_empty() {
+                    return Err(Error::corrupt("contiguous dataset with filters", addr));
+                }
+                DsState::Contig(ContigDs {
+                    es,
+                    dims: space.dims.clone(),
+                    addr: a.get(),
+                })
+            }
+            _ => {
+                return Err(Error::unsupported(
+                    "editing compact, external or virtual datasets",
+                ))
+            }
+        };
+        self.datasets.insert(addr, state);
+        Ok(addr)
+    }
+
+    /// The current shape of dataset `path`, including uncommitted resizes.
+    ///
+    /// # Errors
+    /// `NotFound`, decode errors.
+    pub fn shape(&mut self, path: &str) -> Result<Vec<u64>> {
+        let a = self.dataset_state(path)?;
+        Ok(match self.datasets.get(&a) {
+            Some(DsState::Chunked(c)) => c.dims.clone(),
+            Some(DsState::Contig(c)) => c.dims.clone(),
+            None => Vec::new(),
+        })
+    }
+
+    /// Change the extent of chunked dataset `path` within its maximum shape.
+    /// Chunks entirely outside the new extent are dropped; the elements of
+    /// partial chunks outside it are reset to the fill value (as libhdf5
+    /// does), so growing again shows fill values.
+    ///
+    /// # Errors
+    /// `Usage` for a wrong rank or a size beyond the maximum shape, or for a
+    /// dataset that is not chunked; decode errors.
+    pub fn resize(&mut self, path: &str, new_dims: &[u64]) -> Result<()> {
+        let a = self.dataset_state(path)?;
+        let Some(DsState::Chunked(mut ds)) = self.datasets.remove(&a) else {
+            if let Some(s) = self.datasets.remove(&a) {
+                self.datasets.insert(a, s);
+            }
+            return Err(usage(alloc::format!(
+                "{path}: only chunked datasets can be resized"
+            )));
+        };
+        let r = self.resize_inner(&mut ds, path, new_dims);
+        self.datasets.insert(a, DsState::Chunked(ds));
+        r
+    }
+
+    fn resize_inner(&mut self, ds: &mut ChunkedDs, path: &str, new_dims: &[u64]) -> Result<()> {
+        if new_dims.len() != ds.dims.len() {
+            return Err(usage(alloc::format!(
+                "{path}: rank {} given for a dataset of rank {}",
+                new_dims.len(),
+                ds.dims.len()
+            )));
+        }
+        for (k, (&n, &m)) in new_dims.iter().zip(&ds.max).enumerate() {
+            if m != Dataspace::UNLIMITED && n > m {
+                return Err(usage(alloc::format!(
+                    "{path}: dimension {k} of {n} exceeds the maximum {m}"
+                )));
+            }
+        }
+        let clen = chunk_len(&ds.chunk, ds.es)?;
+        if new_dims == ds.dims.as_slice() {
+            return Ok(());
+        }
+        // Shrinking: drop or trim chunks.
+        if new_dims.iter().zip(&ds.dims).any(|(n, o)| n < o) {
+            let keys: Vec<Vec<u64>> = ds.map.keys().chain(ds.cache.keys()).cloned().collect();
+            for s in keys {
+                let origin: Vec<u64> = s.iter().zip(&ds.chunk).map(|(a, b)| a * b).collect();
+                if origin.iter().zip(new_dims).any(|(o, n)| o >= n) {
+                    if let Some(st) = ds.map.remove(&s) {
+                        self.pending_free.push((st.addr, st.size));
+                    }
+                    if let Some(b) = ds.cache.remove(&s) {
+                        ds.cache_bytes -= b.len();
+                    }
+                    continue;
+                }
+                let partial = origin
+                    .iter()
+                    .zip(&ds.chunk)
+                    .zip(new_dims)
+                    .any(|((o, c), n)| o.saturating_add(*c) > *n);
+                if partial {
+                    let mut buf = self.load_chunk(ds, &s, clen)?;
+                    // Reset each slab beyond the new extent.
+                    for k in 0..new_dims.len() {
+                        let inside = new_dims[k] - origin[k];
+                        if inside >= ds.chunk[k] {
+                            continue;
+                        }
+                        let mut start = vec![0u64; ds.chunk.len()];
+                        let mut count = ds.chunk.clone();
+                        start[k] = inside;
+                        count[k] = ds.chunk[k] - inside;
+                        fill_box(&mut buf, &ds.chunk, &start, &count, &ds.fill);
+                    }
+                    self.put_chunk(ds, s, buf);
+                }
+            }
+        }
+        ds.dims = new_dims.to_vec();
+        ds.dirty = true;
+        self.maybe_spill(ds)
+    }
+
+    /// Write a box of elements into dataset `path`: `start` and `count` per
+    /// dimension, `data` the raw bytes in the file's element format,
+    /// row-major over the box.
+    ///
+    /// # Errors
+    /// `Usage` for a wrong rank, a box outside the current extent or a wrong
+    /// data length; decode and filter errors.
+    pub fn write_box(
+        &mut self,
+        path: &str,
+        start: &[u64],
+        count: &[u64],
+        data: &[u8],
+    ) -> Result<()> {
+        let a = self.dataset_state(path)?;
+        let Some(state) = self.datasets.remove(&a) else {
+            return Err(usage("dataset state vanished"));
+        };
+        let r = match &state {
+            DsState::Chunked(_) => Ok(()),
+            DsState::Contig(_) => Ok(()),
+        };
+        let mut state = state;
+        let r = r.and_then(|()| match &mut state {
+            DsState::Chunked(ds) => self.write_box_chunked(ds, path, start, count, data),
+            DsState::Contig(ds) => self.write_box_contig(ds, path, start, count, data),
+        });
+        self.datasets.insert(a, state);
+        r
+    }
+
+    fn check_box(
+        dims: &[u64],
+        es: usize,
+        path: &str,
+        start: &[u64],
+        count: &[u64],
+        data: &[u8],
+    ) -> Result<()> {
+        if start.len() != dims.len() || count.len() != dims.len() {
+            return Err(usage(alloc::format!(
+                "{path}: selection of rank {} for a dataset of rank {}",
+                start.len().max(count.len()),
+                dims.len()
+            )));
+        }
+        for k in 0..dims.len() {
+            let end = start[k].checked_add(count[k]);
+            if end.is_none_or(|e| e > dims[k]) {
+                return Err(usage(alloc::format!(
+                    "{path}: selection beyond dimension {k} of size {}",
+                    dims[k]
+                )));
+            }
+        }
+        let n = count
+            .iter()
+            .try_fold(es as u64, |acc, &c| acc.checked_mul(c))
+            .ok_or_else(|| usage("selection too large"))?;
+        if n != data.len() as u64 {
+            return Err(usage(alloc::format!(
+                "{path}: {} bytes given for a selection of {n} bytes",
+                data.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn write_box_contig(
+        &mut self,
+        ds: &mut ContigDs,
+        path: &str,
+        start: &[u64],
+        count: &[u64],
+        data: &[u8],
+    ) -> Result<()> {
+        Self::check_box(&ds.dims, ds.es, path, start, count, data)?;
+        if count.contains(&0) {
+            return Ok(());
+        }
+        let es = ds.es as u64;
+        let mut src = 0usize;
+        for_each_run(&ds.dims, start, count, &mut |off, run| {
+            let n = usize::try_from(run * es).unwrap_or(0);
+            let bytes = data.get(src..src + n).unwrap_or(&[]);
+            src += n;
+            self.write_at(ds.addr + off * es, bytes)
+        })
+    }
+
+    fn write_box_chunked(
+        &mut self,
+        ds: &mut ChunkedDs,
+        path: &str,
+        start: &[u64],
+        count: &[u64],
+        data: &[u8],
+    ) -> Result<()> {
+        Self::check_box(&ds.dims, ds.es, path, start, count, data)?;
+        if count.contains(&0) {
+            return Ok(());
+        }
+        let clen = chunk_len(&ds.chunk, ds.es)?;
+        let rank = ds.dims.len();
+        let first: Vec<u64> = (0..rank).map(|k| start[k] / ds.chunk[k]).collect();
+        let last: Vec<u64> = (0..rank)
+            .map(|k| (start[k] + count[k] - 1) / ds.chunk[k])
+            .collect();
+        let mut s = first.clone();
+        loop {
+            let origin: Vec<u64> = s.iter().zip(&ds.chunk).map(|(a, b)| a * b).collect();
+            // Intersection of the box with this chunk.
+            let lo: Vec<u64> = (0..rank).map(|k| start[k].max(origin[k])).collect();
+            let hi: Vec<u64> = (0..rank)
+                .map(|k| (start[k] + count[k]).min(origin[k].saturating_add(ds.chunk[k])))
+                .collect();
+            let cnt: Vec<u64> = (0..rank).map(|k| hi[k] - lo[k]).collect();
+            let whole = cnt == ds.chunk;
+            let mut buf = if whole {
+                vec![0u8; clen]
+            } else {
+                self.load_chunk(ds, &s, clen)?
+            };
+            let in_chunk: Vec<u64> = (0..rank).map(|k| lo[k] - origin[k]).collect();
+            let in_box: Vec<u64> = (0..rank).map(|k| lo[k] - start[k]).collect();
+            copy_box(
+                &mut buf, &ds.chunk, &in_chunk, data, count, &in_box, &cnt, ds.es,
+            );
+            self.put_chunk(ds, s.clone(), buf);
+            // Next chunk coordinate, row-major.
+            let mut k = rank;
+            loop {
+                if k == 0 {
+                    return self.maybe_spill(ds);
+                }
+                k -= 1;
+                s[k] += 1;
+                if s[k] <= last[k] {
+                    break;
+                }
+                s[k] = first[k];
+            }
+        }
+    }
+
+    /// Write the elements of a selection (a strided/blocked hyperslab or a
+    /// point list, as [`crate::data::hyperslab::Selection`]); `data` holds
+    /// the selected elements row-major over the selection's output shape
+    /// (points: in order).
+    ///
+    /// # Errors
+    /// `Usage` for a selection outside the current extent or a wrong data
+    /// length; as [`FileEditor::write_box`].
+    pub fn write_selection(
+        &mut self,
+        path: &str,
+        sel: &crate::data::hyperslab::Selection,
+        data: &[u8],
+    ) -> Result<()> {
+        use crate::data::hyperslab::Selection;
+        let dims = self.shape(path)?;
+        let es = self.element_size(path)?;
+        sel.check(&dims)?;
+        let n = sel
+            .num_elements()
+            .and_then(|n| n.checked_mul(es as u64))
+            .ok_or_else(|| usage("selection too large"))?;
+        if n != data.len() as u64 {
+            return Err(usage(alloc::format!(
+                "{path}: {} bytes given for a selection of {n} bytes",
+                data.len()
+            )));
+        }
+        match sel {
+            Selection::Points(points) => {
+                let one = vec![1u64; dims.len()];
+                for (i, p) in points.iter().enumerate() {
+                    let b = data.get(i * es..(i + 1) * es).unwrap_or(&[]);
+                    self.write_box(path, p, &one, b)?;
+                }
+                Ok(())
+            }
+            Selection::Hyperslab(sd) => {
+                if sd.len() != dims.len() {
+                    return Err(usage("selection rank differs from the dataset's"));
+                }
+                let out_shape = sel.out_shape();
+                let runs: Vec<Vec<(u64, u64, u64)>> = sd
+                    .iter()
+                    .zip(&dims)
+                    .map(|(s, &d)| s.runs_in(0, d))
+                    .collect();
+                if runs.iter().any(Vec::is_empty) {
+                    return Ok(());
+                }
+                let mut pick = vec![0usize; dims.len()];
+                loop {
+                    let start: Vec<u64> = (0..dims.len()).map(|k| runs[k][pick[k]].0).collect();
+                    let at: Vec<u64> = (0..dims.len()).map(|k| runs[k][pick[k]].1).collect();
+                    let count: Vec<u64> = (0..dims.len()).map(|k| runs[k][pick[k]].2).collect();
+                    let len = chunk_len(&count, es)?;
+                    let mut part = vec![0u8; len];
+                    let zero = vec![0u64; dims.len()];
+                    copy_box(&mut part, &count, &zero, data, &out_shape, &at, &count, es);
+                    self.write_box(path, &start, &count, &part)?;
+                    let mut k = dims.len();
+                    loop {
+                        if k == 0 {
+                            return Ok(());
+                        }
+                        k -= 1;
+                        pick[k] += 1;
+                        if pick[k] < runs[k].len() {
+                            break;
+                        }
+                        pick[k] = 0;
+                    }
+                }
+            }
+        }
+    }
+
+    fn element_size(&mut self, path: &str) -> Result<usize> {
+        let a = self.dataset_state(path)?;
+        Ok(match self.datasets.get(&a) {
+            Some(DsState::Chunked(c)) => c.es,
+            Some(DsState::Contig(c)) => c.es,
+            None => 0,
+        })
+    }
+
+    /// Append `data` (whole rows, raw element bytes) along the first
+    /// dimension of chunked dataset `path`: grows it and writes the rows.
+    ///
+    /// # Errors
+    /// As [`FileEditor::resize`] and [`FileEditor::write_box`]; `Usage` when
+    /// the data is not a whole number of rows.
+    pub fn append_raw(&mut self, path: &str, data: &[u8]) -> Result<()> {
+        let dims = self.shape(path)?;
+        let a = self.dataset_state(path)?;
+        let es = match self.datasets.get(&a) {
+            Some(DsState::Chunked(c)) => c.es,
+            _ => {
+                return Err(usage(alloc::format!(
+                    "{path}: only chunked datasets can grow"
+                )))
+            }
+        };
+        let Some((&first, rest)) = dims.split_first() else {
+            return Err(usage("append to a rank-0 dataset"));
+        };
+        let row = rest
+            .iter()
+            .try_fold(es as u64, |acc, &c| acc.checked_mul(c))
+            .ok_or_else(|| usage("row too large"))?;
+        if row == 0 || !(data.len() as u64).is_multiple_of(row) {
+            return Err(usage(alloc::format!(
+                "{path}: {} bytes is not a whole number of rows of {row} bytes",
+                data.len()
+            )));
+        }
+        let n = data.len() as u64 / row;
+        let mut new_dims = dims.clone();
+        new_dims[0] = first
+            .checked_add(n)
+            .ok_or_else(|| usage("dimension overflows"))?;
+        self.resize(path, &new_dims)?;
+        let mut start = vec![0u64; dims.len()];
+        start[0] = first;
+        let mut count = dims.clone();
+        count[0] = n;
+        let r = self.write_box(path, &start, &count, data);
+        if r.is_err() {
+            // Leave the extent as it was.
+            let _ = self.resize(path, &dims);
+        }
+        r
+    }
+
+    /// Append values of a native type along the first dimension.
+    ///
+    /// # Errors
+    /// As [`FileEditor::append_raw`]; `Usage` when `T` does not match the
+    /// dataset's element size.
+    pub fn append<T: super::H5Type>(&mut self, path: &str, values: &[T]) -> Result<()> {
+        self.check_type::<T>(path)?;
+        self.append_raw(path, &super::value::to_bytes(values))
+    }
+
+    /// Write values of a native type into a box.
+    ///
+    /// # Errors
+    /// As [`FileEditor::write_box`]; `Usage` when `T` does not match.
+    pub fn write<T: super::H5Type>(
+        &mut self,
+        path: &str,
+        start: &[u64],
+        count: &[u64],
+        values: &[T],
+    ) -> Result<()> {
+        self.check_type::<T>(path)?;
+        self.write_box(path, start, count, &super::value::to_bytes(values))
+    }
+
+    fn check_type<T: super::H5Type>(&mut self, path: &str) -> Result<()> {
+        let ds = self.reader.dataset(path)?;
+        let want = T::dtype();
+        if ds.dtype() != &want {
+            return Err(usage(alloc::format!(
+                "{path}: values of type {:?} given for a dataset of {:?}",
+                want,
+                ds.dtype()
+            )));
+        }
+        Ok(())
+    }
+
+    fn load_chunk(&self, ds: &mut ChunkedDs, s: &[u64], clen: usize) -> Result<Vec<u8>> {
+        if let Some(b) = ds.cache.remove(s) {
+            ds.cache_bytes -= b.len();
+            return Ok(b);
+        }
+        match ds.map.get(s) {
+            Some(st) => {
+                let raw = self.read_at(st.addr, st.size)?;
+                let out = if ds.pipeline.filters.is_empty() {
+                    raw
+                } else {
+                    crate::filter::decode_chunk(&ds.pipeline, st.mask, raw, clen, ds.es)?
+                };
+                if out.len() != clen {
+                    return Err(Error::corrupt("chunk decodes to the wrong size", st.addr));
+                }
+                Ok(out)
+            }
+            None => Ok(ds.fill.repeat(clen / ds.es.max(1))),
+        }
+    }
+
+    fn put_chunk(&self, ds: &mut ChunkedDs, s: Vec<u64>, buf: Vec<u8>) {
+        ds.cache_bytes += buf.len();
+        if let Some(old) = ds.cache.insert(s, buf) {
+            ds.cache_bytes -= old.len();
+        }
+        ds.dirty = true;
+    }
+
+    fn maybe_spill(&mut self, ds: &mut ChunkedDs) -> Result<()> {
+        if ds.cache_bytes > self.cache_limit {
+            self.write_out(ds)?;
+        }
+        Ok(())
+    }
+
+    /// Encode and write every cached chunk to fresh space (not yet referenced).
+    fn write_out(&mut self, ds: &mut ChunkedDs) -> Result<()> {
+        let cache = core::mem::take(&mut ds.cache);
+        ds.cache_bytes = 0;
+        for (s, raw) in cache {
+            let bytes = if ds.pipeline.filters.is_empty() {
+                raw
+            } else {
+                crate::filter::encode_chunk(&ds.pipeline, raw, ds.es)?
+            };
+            let size = bytes.len() as u64;
+            if ds.out == IndexOut::BTreeV1 && u32::try_from(size).is_err() {
+                return Err(usage("chunk of 4 GiB or more"));
+            }
+            let addr = self.alloc(size);
+            self.write_at(addr, &bytes)?;
+            if let Some(old) = ds.map.insert(
+                s,
+                Stored {
+                    addr,
+                    size,
+                    mask: 0,
+                },
+            ) {
+                // Replaced: free once the commit no longer refers to it.
+                self.pending_free.push((old.addr, old.size));
+            }
+        }
+        Ok(())
+    }
+
+    /// Build the new index; return the layout message body.
+    fn write_index(&mut self, ds: &mut ChunkedDs) -> Result<Vec<u8>> {
+        let ctx = self.ctx;
+        let layout = match ds.out {
+            IndexOut::Single { filtered } => {
+                let st = ds.map.get(&vec![0u64; ds.dims.len()]).copied();
+                ChunkedLayout {
+                    dims: ds.chunk.clone(),
+                    element_size: ds.es as u64,
+                    flags: if filtered {
+                        crate::format::message::layout::FLAG_SINGLE_INDEX_WITH_FILTER
+                    } else {
+                        0
+                    },
+                    index: ChunkIndex::SingleChunk {
+                        addr: st.map_or(Addr::UNDEF, |s| Addr(s.addr)),
+                        filtered: filtered.then(|| st.map_or((0, 0), |s| (s.size, s.mask))),
+                    },
+                    layout_version: ds.layout_version,
+                }
+            }
+            IndexOut::BTreeV1 => {
+                let old = core::mem::take(&mut ds.index_extents);
+                self.pending_free.extend(old);
+                let root = if ds.map.is_empty() {
+                    Addr::UNDEF
+                } else {
+                    self.write_btree(ds)?
+                };
+                ChunkedLayout {
+                    dims: ds.chunk.clone(),
+                    element_size: ds.es as u64,
+                    flags: 0,
+                    index: ChunkIndex::BTreeV1 { addr: root },
+                    layout_version: 3,
+                }
+            }
+        };
+        let mut enc = Encoder::new();
+        Layout::Chunked(layout).encode(&mut enc, ctx)?;
+        Ok(enc.into_vec())
+    }
+
+    fn write_btree(&mut self, ds: &mut ChunkedDs) -> Result<Addr> {
+        let ndims = ds.chunk.len() + 1;
+        let key = |s: &[u64], size: u64, mask: u32| -> Result<Key> {
+            let mut o: Vec<u64> = s.iter().zip(&ds.chunk).map(|(a, b)| a * b).collect();
+            o.push(0);
+            Ok(Key::Chunk {
+                size: u32::try_from(size).map_err(|_| usage("chunk of 4 GiB or more"))?,
+                filter_mask: mask,
+                offsets: o,
+            })
+        };
+        let leaves = ds
+            .map
+            .iter()
+            .map(|(s, st)| Ok((key(s, st.size, st.mask)?, Addr(st.addr))))
+            .collect::<Result<Vec<_>>>()?;
+        let last = ds.map.keys().next_back().cloned().unwrap_or_default();
+        let end: Vec<u64> = last.iter().map(|a| a + 1).collect();
+        let final_key = key(&end, 0, 0)?;
+        let node_len =
+            BTreeV1Node::encoded_len(NODE_TYPE_CHUNK, self.ctx.sizes, ndims, self.istore_k)? as u64;
+        let cap = 2 * usize::from(self.istore_k);
+        let mut extents = Vec::new();
+        let (root, nodes) =
+            super::chunked::build_btree(NODE_TYPE_CHUNK, leaves, final_key, cap, &mut || {
+                let a = self.alloc(node_len);
+                extents.push((a, node_len));
+                Addr(a)
+            });
+        for (a, node) in &nodes {
+            let mut enc = Encoder::new();
+            node.encode(&mut enc, self.ctx, ndims, self.istore_k)?;
+            self.write_at(a.get(), enc.as_bytes())?;
+        }
+        ds.index_extents = extents;
+        Ok(root)
+    }
+
+    // ---- commit ----
+
+    /// Commit every change: write pending chunks and indexes to fresh
+    /// space, then the superblock's end of file, then each changed object
+    /// header chunk in place (one write each), then `fsync`.
+    ///
+    /// # Errors
+    /// `Io`; encode errors (the file then still holds the last commit).
+    pub fn flush(&mut self) -> Result<()> {
+        let addrs: Vec<u64> = self.datasets.keys().copied().collect();
+        // Dirty chunks in the order: (header addr, grow?) for in-place ordering.
+        let mut order: Vec<(u64, bool, Option<usize>, Option<usize>)> = Vec::new();
+        for a in addrs {
+            let Some(DsState::Chunked(mut ds)) = self.datasets.remove(&a) else {
+                continue;
+            };
+            let r = self.commit_dataset(a, &mut ds);
+            let dirty_info = match r {
+                Ok(v) => v,
+                Err(e) => {
+                    self.datasets.insert(a, DsState::Chunked(ds));
+                    return Err(e);
+                }
+            };
+            if let Some(info) = dirty_info {
+                order.push(info);
+            }
+            self.datasets.insert(a, DsState::Chunked(ds));
+        }
+        // 1. Fresh header chunks.
+        let mut fresh = Vec::new();
+        let mut in_place = Vec::new();
+        for a in &self.dirty_order {
+            let Some(h) = self.headers.get_mut(a) else {
+                continue;
+            };
+            // A v1 header's prefix counts the messages of all chunks.
+            if h.version == 1 && h.chunks.iter().skip(1).any(|c| c.dirty) {
+                if let Some(c) = h.chunks.first_mut() {
+                    c.dirty = true;
+                }
+            }
+            let info = order.iter().find(|o| o.0 == *a);
+            let first = info.and_then(|o| if o.1 { o.3 } else { o.2 });
+            let mut mine = Vec::new();
+            for (ci, c) in h.chunks.iter().enumerate() {
+                if !c.dirty {
+                    continue;
+                }
+                if c.fresh {
+                    fresh.push((c.addr, h.encode_chunk(ci)?));
+                } else {
+                    // Order: the dataset's superset chunk first; a v1 chunk 0
+                    // touched only for its message count last.
+                    let key = if first == Some(ci) {
+                        0
+                    } else if ci == 0 && h.version == 1 {
+                        2
+                    } else {
+                        1
+                    };
+                    mine.push((key, ci, c.addr, h.encode_chunk(ci)?));
+                }
+            }
+            mine.sort_by_key(|m| (m.0, m.1));
+            in_place.extend(mine.into_iter().map(|m| (m.2, m.3)));
+        }
+        for (addr, bytes) in &fresh {
+            self.write_at(*addr, bytes)?;
+        }
+        if self.sync
+            && (!fresh.is_empty() || self.eof != self.committed_eof || !self.raw_writes.is_empty())
+        {
+            self.file.sync_data()?;
+        }
+        // 2. The superblock: new end of file.
+        if self.eof != self.committed_eof {
+            let img = patch_eof(&self.sb_image, self.sb_version, self.ctx.sizes, self.eof)?;
+            self.file.write_all_at(&img, self.sb_abs)?;
+            self.sb_image = img;
+        }
+        // 3. Other metadata in place (symbol tables, heaps), then object
+        // header chunks, in the order the operations touched them.
+        for (addr, bytes) in core::mem::take(&mut self.raw_writes) {
+            self.write_at(addr, &bytes)?;
+        }
+        for (addr, bytes) in &in_place {
+            self.write_at(*addr, bytes)?;
+        }
+        self.dirty_order.clear();
+        if self.sync {
+            self.file.sync_data()?;
+        }
+        self.committed_eof = self.eof;
+        for h in self.headers.values_mut() {
+            for c in &mut h.chunks {
+                c.dirty = false;
+                c.fresh = false;
+            }
+        }
+        let freed = core::mem::take(&mut self.pending_free);
+        self.free.extend(freed);
+        self.reader = Self::make_reader(&self.file)?;
+        for st in self.datasets.values_mut() {
+            if let DsState::Chunked(c) = st {
+                c.orig_dims = c.dims.clone();
+            }
+        }
+        Ok(())
+    }
+
+    /// Write one dataset's pending chunks and index, and stage its header
+    /// change. Returns (header, growing, dataspace chunk, layout chunk).
+    #[allow(clippy::type_complexity)]
+    fn commit_dataset(
+        &mut self,
+        a: u64,
+        ds: &mut ChunkedDs,
+    ) -> Result<Option<(u64, bool, Option<usize>, Option<usize>)>> {
+        if !ds.dirty {
+            return Ok(None);
+        }
+        self.write_out(ds)?;
+        let layout = self.write_index(ds)?;
+        let mut sp = Encoder::new();
+        let max = ds.max.clone();
+        Dataspace {
+            kind: SpaceKind::Simple,
+            dims: ds.dims.clone(),
+            max_dims: Some(max),
+        }
+        .encode(&mut sp, self.ctx, ds.space_version)?;
+        let growing = ds.dims.iter().zip(&ds.orig_dims).all(|(n, o)| n >= o);
+        let mut alloc_list: Vec<(u64, u64)> = Vec::new();
+        let eof0 = self.eof;
+        let mut next = self.eof;
+        let h = self.header(a)?;
+        let (sloc, _) = h
+            .find(kind::DATASPACE)
+            .ok_or_else(|| Error::corrupt("dataset without dataspace", a))?;
+        let (lloc, _) = h
+            .find(kind::LAYOUT)
+            .ok_or_else(|| Error::corrupt("dataset without layout", a))?;
+        let mut bump = |n: u64| {
+            let r = next;
+            next += n;
+            alloc_list.push((r, n));
+            r
+        };
+        h.replace(lloc, &layout, &mut bump);
+        // The layout may have moved the dataspace to a new chunk: look again.
+        let (sloc2, _) = h
+            .find(kind::DATASPACE)
+            .ok_or_else(|| Error::corrupt("dataset without dataspace", a))?;
+        let _ = sloc;
+        h.replace(sloc2, sp.as_bytes(), &mut bump);
+        let sc = h.find(kind::DATASPACE).map(|(l, _)| l.0);
+        let lc = h.find(kind::LAYOUT).map(|(l, _)| l.0);
+        let _ = eof0;
+        self.eof = next;
+        ds.dirty = false;
+        Ok(Some((a, growing, sc, lc)))
+    }
+
+    /// Commit and close.
+    ///
+    /// # Errors
+    /// As [`FileEditor::flush`].
+    pub fn close(mut self) -> Result<()> {
+        self.flush()
+    }
+}
+
+// ---- helpers ----
+
+fn chunk_len(chunk: &[u64], es: usize) -> Result<usize> {
+    chunk
+        .iter()
+        .try_fold(es as u64, |acc, &c| acc.checked_mul(c))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| Error::limit("chunk too large"))
+}
+
+/// Superblock length (v0/v1 include the root symbol table entry).
+fn superblock_len(version: u8, sizes: crate::Sizes) -> usize {
+    let o = usize::from(sizes.offsets);
+    let l = usize::from(sizes.lengths);
+    match version {
+        0 => 24 + 4 * o + (l + o + 4 + 4 + 16),
+        1 => 28 + 4 * o + (l + o + 4 + 4 + 16),
+        _ => 12 + 4 * o + 4,
+    }
+}
+
+/// The superblock image with its end-of-file address replaced (and the
+/// checksum recomputed for v2/v3).
+fn patch_eof(img: &[u8], version: u8, sizes: crate::Sizes, eof: u64) -> Result<Vec<u8>> {
+    let o = usize::from(sizes.offsets);
+    let at = match version {
+        0 => 24 + 2 * o,
+        1 => 28 + 2 * o,
+        _ => 12 + 2 * o,
+    };
+    let mut out = img.to_vec();
+    let mut enc = Encoder::new();
+    enc.put_addr(Addr(eof), sizes);
+    out.get_mut(at..at + o)
+        .ok_or_else(|| usage("superblock image too short"))?
+        .copy_from_slice(enc.as_bytes());
+    if version >= 2 {
+        let n = out.len() - 4;
+        let sum = crate::codec::lookup3(out.get(..n).unwrap_or(&[]), 0);
+        out.get_mut(n..)
+            .ok_or_else(|| usage("superblock image too short"))?
+            .copy_from_slice(&sum.to_le_bytes());
+    }
+    Ok(out)
+}
+
+/// Call `f(element offset, run length)` for each innermost run of the box
+/// (`start`, `count`) of an array of shape `shape`, row-major.
+fn for_each_run(
+    shape: &[u64],
+    start: &[u64],
+    count: &[u64],
+    f: &mut dyn FnMut(u64, u64) -> Result<()>,
+) -> Result<()> {
+    let rank = shape.len();
+    if rank == 0 || count.contains(&0) {
+        return Ok(());
+    }
+    // Merge trailing dimensions that the box covers entirely.
+    let mut inner = rank - 1;
+    let mut run = count[inner];
+    while inner > 0 && count[inner] == shape[inner] && start[inner] == 0 {
+        inner -= 1;
+        run *= count[inner];
+    }
+    let mut idx = vec![0u64; inner];
+    loop {
+        let mut off = 0u64;
+        for k in 0..rank {
+            let i = if k < inner {
+                start[k] + idx[k]
+            } else {
+                start[k]
+            };
+            off = off * shape[k] + i;
+        }
+        f(off, run)?;
+        let mut k = inner;
+        loop {
+            if k == 0 {
+                return Ok(());
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < count[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+/// Copy the box `cnt` at `src_at` of `src` (shape `src_shape`) to `dst_at`
+/// of `dst` (shape `dst_shape`).
+#[allow(clippy::too_many_arguments)]
+fn copy_box(
+    dst: &mut [u8],
+    dst_shape: &[u64],
+    dst_at: &[u64],
+    src: &[u8],
+    src_shape: &[u64],
+    src_at: &[u64],
+    cnt: &[u64],
+    es: usize,
+) {
+    // Walk element runs along the innermost dimension on both sides.
+    let rank = cnt.len();
+    let run = usize::try_from(cnt[rank - 1]).unwrap_or(0) * es;
+    let mut idx = vec![0u64; rank - 1];
+    loop {
+        let mut so = 0u64;
+        let mut d = 0u64;
+        for k in 0..rank {
+            let i = if k < rank - 1 { idx[k] } else { 0 };
+            so = so * src_shape[k] + src_at[k] + i;
+            d = d * dst_shape[k] + dst_at[k] + i;
+        }
+        let (so, d) = (
+            usize::try_from(so).unwrap_or(0) * es,
+            usize::try_from(d).unwrap_or(0) * es,
+        );
+        if let (Some(from), Some(to)) = (src.get(so..so + run), dst.get_mut(d..d + run)) {
+            to.copy_from_slice(from);
+        }
+        let mut k = rank - 1;
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < cnt[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+/// Set the box (`start`, `count`) of `buf` (shape `shape`) to the fill element.
+fn fill_box(buf: &mut [u8], shape: &[u64], start: &[u64], count: &[u64], fill: &[u8]) {
+    let es = fill.len();
+    let _ = for_each_run(shape, start, count, &mut |off, run| {
+        let (o, n) = (
+            usize::try_from(off).unwrap_or(0) * es,
+            usize::try_from(run).unwrap_or(0),
+        );
+        if let Some(dst) = buf.get_mut(o..o + n * es) {
+            for e in dst.chunks_exact_mut(es.max(1)) {
+                e.copy_from_slice(fill);
+            }
+        }
+        Ok(())
+    });
+}

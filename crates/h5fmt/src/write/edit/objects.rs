@@ -1,0 +1,999 @@
+//! Attributes and links of existing objects: add, overwrite, delete.
+
+use super::{header, usage, FileEditor};
+use crate::codec::{Cursor, Encoder};
+use crate::error::{Error, Result};
+use crate::format::btree_v1::{BTreeV1Node, Key, NODE_TYPE_GROUP};
+use crate::format::datatype::Datatype;
+use crate::format::global_heap;
+use crate::format::local_heap::{build_data_segment, LocalHeapHeader};
+use crate::format::message::attribute::MaybeShared;
+use crate::format::message::{
+    flags, kind, AttributeInfo, AttributeMessage, Dataspace, GroupInfo, Link, LinkInfo, LinkTarget,
+    SpaceKind, SymbolTableMessage,
+};
+use crate::format::object_header::ObjectHeader;
+use crate::format::symbol_table_node::{EntryCache, SymbolTableEntry, SymbolTableNode};
+use crate::write::value::{AttrValue, ElementData};
+use crate::Addr;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+
+fn check_name(name: &str, what: &str) -> Result<()> {
+    if name.is_empty()
+        || name.contains('\0')
+        || (what == "link" && (name.contains('/') || name == "."))
+    {
+        return Err(usage(alloc::format!("invalid {what} name {name:?}")));
+    }
+    Ok(())
+}
+
+/// A symbol-table group as found in the file.
+struct Stab {
+    btree_addr: u64,
+    root: BTreeV1Node,
+    heap_addr: u64,
+    heap_hdr: LocalHeapHeader,
+    heap: Vec<u8>,
+    /// (SNOD address, node) per child of the root, in order.
+    snods: Vec<(u64, SymbolTableNode)>,
+}
+
+impl Stab {
+    fn name_at(&self, off: u64) -> Result<&[u8]> {
+        let rest = usize::try_from(off)
+            .ok()
+            .and_then(|o| self.heap.get(o..))
+            .ok_or_else(|| Error::corrupt("link name offset beyond the local heap", off))?;
+        let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+        Ok(rest.get(..end).unwrap_or(&[]))
+    }
+    fn find(&self, name: &str) -> Result<Option<(usize, usize)>> {
+        for (i, (_, n)) in self.snods.iter().enumerate() {
+            for (j, e) in n.entries.iter().enumerate() {
+                if self.name_at(e.name_offset)? == name.as_bytes() {
+                    return Ok(Some((i, j)));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl FileEditor {
+    fn object_addr(&self, path: &str) -> Result<u64> {
+        Ok(self.reader.object(path)?.addr().get())
+    }
+
+    fn leaf_k(&self) -> u16 {
+        let k = self.reader.superblock().group_leaf_k;
+        if k == 0 {
+            4
+        } else {
+            k
+        }
+    }
+
+    fn internal_k(&self) -> u16 {
+        let k = self.reader.superblock().group_internal_k;
+        if k == 0 {
+            16
+        } else {
+            k
+        }
+    }
+
+    /// The attribute messages of the (staged) header at `a`: (location, name).
+    fn attr_locs(&mut self, a: u64) -> Result<Vec<((usize, usize), String)>> {
+        let ctx = self.ctx;
+        let h = self.header(a)?;
+        if let Some((_, m)) = h.find(kind::ATTRIBUTE_INFO) {
+            let info = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+            if !info.heap.is_undef() {
+                return Err(Error::unsupported(
+                    "editing attributes in dense storage (fractal heap)",
+                ));
+            }
+        }
+        let mut out = Vec::new();
+        for (loc, m) in h.find_all(kind::ATTRIBUTE) {
+            if m.flags & flags::SHARED != 0 {
+                return Err(Error::unsupported("editing shared attribute messages"));
+            }
+            let msg = AttributeMessage::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+            out.push((loc, msg.name));
+        }
+        Ok(out)
+    }
+
+    /// Create or overwrite attribute `name` of the object at `path` (staged
+    /// until [`FileEditor::flush`]). Variable-length values go to a new
+    /// global heap collection.
+    ///
+    /// # Errors
+    /// `NotFound` for the object; `Usage` for a bad name or a value whose
+    /// bytes do not match its shape; `Unsupported` for dense attribute storage.
+    pub fn set_attr(&mut self, path: &str, name: &str, value: impl Into<AttrValue>) -> Result<()> {
+        let value = value.into();
+        check_name(name, "attribute")?;
+        let a = self.object_addr(path)?;
+        let existing = self.attr_locs(a)?;
+        let n = value
+            .num_elements()
+            .ok_or_else(|| usage("attribute shape overflows"))?;
+        let space = match &value.shape {
+            None => Dataspace {
+                kind: SpaceKind::Scalar,
+                dims: Vec::new(),
+                max_dims: None,
+            },
+            Some(d) => Dataspace {
+                kind: SpaceKind::Simple,
+                dims: d.clone(),
+                max_dims: None,
+            },
+        };
+        let version = if self.header(a)?.version == 1 { 1 } else { 3 };
+        // Validate and size everything before any byte is written.
+        let mut probe = AttributeMessage {
+            name: name.to_string(),
+            dtype: MaybeShared::Inline(value.dtype.clone()),
+            space: MaybeShared::Inline(space),
+            data: Vec::new(),
+        };
+        let data = match &value.data {
+            ElementData::Raw(b) => {
+                if Some(b.len() as u64) != n.checked_mul(value.dtype.size()) {
+                    return Err(usage(alloc::format!(
+                        "attribute {name:?}: {} bytes for {n} elements of {} bytes",
+                        b.len(),
+                        value.dtype.size()
+                    )));
+                }
+                b.clone()
+            }
+            ElementData::VarLen(elems) => {
+                if elems.len() as u64 != n {
+                    return Err(usage("wrong number of variable-length elements"));
+                }
+                probe.data = vec![0; elems.len() * (8 + usize::from(self.ctx.sizes.offsets))];
+                let mut enc = Encoder::new();
+                probe.encode(&mut enc, self.ctx, version)?;
+                if enc.len() > 0xfff0 {
+                    return Err(Error::unsupported("attribute message above 64 KiB"));
+                }
+                self.place_varlen(&value.dtype, elems)?
+            }
+            // Heap ids and references of another file being written.
+            ElementData::File(_) => {
+                return Err(usage(
+                    "ElementData::File values belong to a FileWriter; give Raw or VarLen data",
+                ))
+            }
+        };
+        probe.data = data;
+        let mut enc = Encoder::new();
+        probe.encode(&mut enc, self.ctx, version)?;
+        if enc.len() > 0xfff0 {
+            return Err(Error::unsupported(
+                "attribute message above 64 KiB (dense attribute storage is not written)",
+            ));
+        }
+        let mut next = self.eof;
+        let mut fresh = Vec::new();
+        let h = self.header(a)?;
+        let mut bump = |len: u64| {
+            let r = next;
+            next += len;
+            fresh.push(r);
+            r
+        };
+        match existing.iter().find(|(_, nm)| nm == name) {
+            Some((loc, _)) => h.replace(*loc, enc.as_bytes(), &mut bump),
+            None => h.add(kind::ATTRIBUTE, 0, enc.as_bytes(), &mut bump),
+        }
+        self.eof = next;
+        Ok(())
+    }
+
+    /// Delete attribute `name` of the object at `path` (staged).
+    ///
+    /// # Errors
+    /// `NotFound` when there is no such attribute.
+    pub fn delete_attr(&mut self, path: &str, name: &str) -> Result<()> {
+        let a = self.object_addr(path)?;
+        let existing = self.attr_locs(a)?;
+        let Some((loc, _)) = existing.into_iter().find(|(_, nm)| nm == name) else {
+            return Err(Error::not_found(alloc::format!(
+                "{path}: no attribute {name:?}"
+            )));
+        };
+        self.header(a)?.remove(loc);
+        Ok(())
+    }
+
+    /// Store variable-length elements in a new global heap collection (at
+    /// fresh space, referenced only once the commit writes the attribute).
+    fn place_varlen(&mut self, dtype: &Datatype, elems: &[Vec<u8>]) -> Result<Vec<u8>> {
+        let unit = match dtype {
+            Datatype::VarLenString { .. } => 1,
+            Datatype::VarLenSequence { base, .. } => base.size().max(1),
+            _ => return Err(usage("variable-length data for a fixed-size type")),
+        };
+        let sizes = self.ctx.sizes;
+        let objs: Vec<&[u8]> = elems
+            .iter()
+            .filter(|e| !e.is_empty())
+            .map(Vec::as_slice)
+            .collect();
+        if objs.len() >= usize::from(u16::MAX) {
+            return Err(usage("too many variable-length elements"));
+        }
+        let need = global_heap::header_len(sizes)
+            + global_heap::objects_len(sizes, objs.iter().map(|o| o.len()))
+            + global_heap::object_header_len(sizes);
+        let size = need.max(global_heap::MIN_COLLECTION_SIZE).div_ceil(8) * 8;
+        let addr = if objs.is_empty() {
+            0
+        } else {
+            self.alloc(size as u64)
+        };
+        let mut out = Encoder::new();
+        let mut list = Vec::new();
+        for e in elems {
+            let n = e.len() as u64;
+            if !n.is_multiple_of(unit) {
+                return Err(usage("vlen bytes not a multiple of the element size"));
+            }
+            out.put_u32(u32::try_from(n / unit).map_err(|_| usage("vlen element too long"))?);
+            if e.is_empty() {
+                out.put_addr(Addr(0), sizes);
+                out.put_u32(0);
+                continue;
+            }
+            #[allow(clippy::cast_possible_truncation)] // < u16::MAX, checked above
+            let index = list.len() as u16 + 1;
+            list.push((index, e.as_slice()));
+            out.put_addr(Addr(addr), sizes);
+            out.put_u32(u32::from(index));
+        }
+        if !list.is_empty() {
+            let mut enc = Encoder::with_capacity(size);
+            global_heap::encode_collection(&mut enc, self.ctx, size, &list)?;
+            self.write_at(addr, enc.as_bytes())?;
+        }
+        Ok(out.into_vec())
+    }
+
+    // ---- links ----
+
+    /// The link messages of the group at `a`: (location, link). Errors for
+    /// dense storage.
+    fn link_msgs(&mut self, a: u64) -> Result<Option<Vec<(header::Loc, Link)>>> {
+        let ctx = self.ctx;
+        let h = self.header(a)?;
+        if h.find(kind::SYMBOL_TABLE).is_some() {
+            return Ok(None);
+        }
+        if let Some((_, m)) = h.find(kind::LINK_INFO) {
+            let info = LinkInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+            if !info.heap.is_undef() {
+                return Err(Error::unsupported(
+                    "editing links in dense storage (fractal heap)",
+                ));
+            }
+        } else {
+            return Err(usage("not a group"));
+        }
+        let mut out = Vec::new();
+        for (loc, m) in h.find_all(kind::LINK) {
+            out.push((loc, Link::decode(&mut Cursor::new(&m.data, 0), ctx)?));
+        }
+        Ok(Some(out))
+    }
+
+    fn load_stab(&mut self, a: u64) -> Result<Stab> {
+        let ctx = self.ctx;
+        let st = self.reader.storage().clone();
+        let h = self.header(a)?;
+        let (_, m) = h
+            .find(kind::SYMBOL_TABLE)
+            .ok_or_else(|| usage("not a symbol-table group"))?;
+        let stm = SymbolTableMessage::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+        let hl = LocalHeapHeader::encoded_len(ctx.sizes) as u64;
+        let raw = st.read(stm.heap, hl)?;
+        let heap_hdr = LocalHeapHeader::decode(&mut Cursor::new(&raw, stm.heap.get()), ctx)?;
+        let heap = crate::read::local_heap::LocalHeap::read(&st, ctx, stm.heap)?.data;
+        let plen = BTreeV1Node::prefix_len(ctx.sizes) as u64;
+        let pre = st.read(stm.btree, plen)?;
+        let (ty, level, entries) = BTreeV1Node::peek(&pre, stm.btree.get())?;
+        if ty != NODE_TYPE_GROUP {
+            return Err(Error::corrupt(
+                "group B-tree of the wrong type",
+                stm.btree.get(),
+            ));
+        }
+        if level != 0 {
+            return Err(Error::unsupported(
+                "editing a symbol-table group with more than one B-tree level",
+            ));
+        }
+        let len = BTreeV1Node::used_len(ty, ctx.sizes, 0, entries)?;
+        let raw = st.read(stm.btree, len)?;
+        let root = BTreeV1Node::decode(&mut Cursor::new(&raw, stm.btree.get()), ctx, 0)?;
+        let mut snods = Vec::new();
+        for c in &root.children {
+            snods.push((c.get(), crate::read::btree_v1::read_snod(&st, ctx, *c)?));
+        }
+        Ok(Stab {
+            btree_addr: stm.btree.get(),
+            root,
+            heap_addr: stm.heap.get(),
+            heap_hdr,
+            heap,
+            snods,
+        })
+    }
+
+    fn encode_btree(&self, n: &BTreeV1Node) -> Result<Vec<u8>> {
+        let mut enc = Encoder::new();
+        n.encode(&mut enc, self.ctx, 0, self.internal_k())?;
+        Ok(enc.into_vec())
+    }
+
+    fn encode_snod(&self, n: &SymbolTableNode) -> Result<Vec<u8>> {
+        let mut enc = Encoder::new();
+        n.encode(&mut enc, self.ctx, self.leaf_k())?;
+        Ok(enc.into_vec())
+    }
+
+    /// Create an empty group `name` in the group at `parent`, and commit.
+    ///
+    /// # Errors
+    /// `Usage` for a bad or existing name; `NotFound` for the parent;
+    /// `Unsupported` for dense link storage, multi-level symbol-table
+    /// B-trees and full symbol table nodes. The file is unchanged on error.
+    pub fn create_group(&mut self, parent: &str, name: &str) -> Result<()> {
+        let pa = self.check_new_link(parent, name)?;
+        let ctx = self.ctx;
+        let version = self.header(pa)?.version;
+        if self.link_msgs(pa)?.is_some() {
+            // A new-style empty group: link info + group info.
+            let mut li = Encoder::new();
+            LinkInfo {
+                max_creation_index: None,
+                heap: Addr::UNDEF,
+                name_index: Addr::UNDEF,
+                order_index: Addr::UNDEF,
+            }
+            .encode(&mut li, ctx, false);
+            let mut gi = Encoder::new();
+            GroupInfo::default().encode(&mut gi, ctx);
+            let mut msgs = vec![
+                (kind::LINK_INFO, li.into_vec()),
+                (kind::GROUP_INFO, gi.into_vec()),
+            ];
+            if version == 2 {
+                msgs.push((kind::ATTRIBUTE_INFO, self.empty_attr_info()));
+            }
+            let child = self.new_header(version, msgs)?;
+            self.link_new_object(pa, name, child, EntryCache::None)?;
+        } else {
+            // An old-style empty group: B-tree root without children, local heap.
+            let bt = BTreeV1Node {
+                node_type: NODE_TYPE_GROUP,
+                level: 0,
+                left: Addr::UNDEF,
+                right: Addr::UNDEF,
+                keys: vec![Key::Group { heap_offset: 0 }],
+                children: Vec::new(),
+            };
+            let bt_bytes = self.encode_btree(&bt)?;
+            let bt_addr = self.alloc(bt_bytes.len() as u64);
+            self.write_at(bt_addr, &bt_bytes)?;
+            let (seg, _) = build_data_segment(&[], ctx.sizes);
+            let hl = LocalHeapHeader::encoded_len(ctx.sizes);
+            let heap_addr = self.alloc((hl + seg.len()) as u64);
+            let mut he = Encoder::new();
+            LocalHeapHeader {
+                data_size: seg.len() as u64,
+                free_list: Some(8),
+                data_addr: Addr(heap_addr + hl as u64),
+            }
+            .encode(&mut he, ctx);
+            he.put_bytes(&seg);
+            self.write_at(heap_addr, he.as_bytes())?;
+            let mut sm = Encoder::new();
+            SymbolTableMessage {
+                btree: Addr(bt_addr),
+                heap: Addr(heap_addr),
+            }
+            .encode(&mut sm, ctx);
+            let child = self.new_header(version, vec![(kind::SYMBOL_TABLE, sm.into_vec())])?;
+            self.link_new_object(
+                pa,
+                name,
+                child,
+                EntryCache::Group {
+                    btree: Addr(bt_addr),
+                    heap: Addr(heap_addr),
+                },
+            )?;
+        }
+        self.flush()
+    }
+
+    fn empty_attr_info(&self) -> Vec<u8> {
+        let mut e = Encoder::new();
+        AttributeInfo {
+            max_creation_index: None,
+            heap: Addr::UNDEF,
+            name_index: Addr::UNDEF,
+            order_index: Addr::UNDEF,
+        }
+        .encode(&mut e, self.ctx, false);
+        e.into_vec()
+    }
+
+    /// Validate a new link `name` in `parent` (name, no collision, room in
+    /// a symbol table node); returns the parent's header address.
+    fn check_new_link(&mut self, parent: &str, name: &str) -> Result<u64> {
+        check_name(name, "link")?;
+        let pa = self.object_addr(parent)?;
+        match self.link_msgs(pa)? {
+            Some(links) => {
+                if links.iter().any(|(_, l)| l.name == name) {
+                    return Err(usage(alloc::format!("{parent}: a link {name:?} exists")));
+                }
+            }
+            None => {
+                let stab = self.load_stab(pa)?;
+                if stab.find(name)?.is_some() {
+                    return Err(usage(alloc::format!("{parent}: a link {name:?} exists")));
+                }
+                self.check_stab_insert(&stab, name)?;
+            }
+        }
+        Ok(pa)
+    }
+
+    /// Link the (already written) object at `child` into the group at `pa`.
+    fn link_new_object(
+        &mut self,
+        pa: u64,
+        name: &str,
+        child: u64,
+        cache: EntryCache,
+    ) -> Result<()> {
+        let ctx = self.ctx;
+        if self.link_msgs(pa)?.is_some() {
+            let mut lm = Encoder::new();
+            Link {
+                name: name.to_string(),
+                creation_order: None,
+                target: LinkTarget::Hard(Addr(child)),
+            }
+            .encode(&mut lm, ctx)?;
+            let mut next = self.eof;
+            let h = self.header(pa)?;
+            h.add(kind::LINK, 0, lm.as_bytes(), &mut |len| {
+                let r = next;
+                next += len;
+                r
+            });
+            self.eof = next;
+        } else {
+            let stab = self.load_stab(pa)?;
+            self.stab_insert(stab, name, Addr(child), cache)?;
+        }
+        Ok(())
+    }
+
+    /// Create dataset `name` in the group at `parent` (its elements read
+    /// as the fill value), and commit. Chunked datasets start with an empty
+    /// v1 B-tree index; contiguous ones are allocated and filled at once.
+    /// Write data afterwards with [`FileEditor::write_box`] or
+    /// [`FileEditor::append`].
+    ///
+    /// # Errors
+    /// `Usage` for inconsistent shapes, a bad or existing name, a
+    /// variable-length type; as [`FileEditor::create_group`].
+    pub fn create_dataset(&mut self, parent: &str, name: &str, spec: &NewDataset) -> Result<()> {
+        let ctx = self.ctx;
+        let es = spec.dtype.size();
+        if es == 0 || spec.dtype.is_variable_length() {
+            return Err(usage(
+                "datasets of variable-length or empty elements are not created by the editor",
+            ));
+        }
+        let rank = spec.shape.len();
+        let max: Vec<u64> = match &spec.maxshape {
+            Some(m) if m.len() != rank => {
+                return Err(usage("maxshape rank differs from the shape"))
+            }
+            Some(m) => m
+                .iter()
+                .map(|x| x.unwrap_or(Dataspace::UNLIMITED))
+                .collect(),
+            None => spec.shape.clone(),
+        };
+        if spec.shape.iter().zip(&max).any(|(d, m)| d > m) {
+            return Err(usage("shape beyond maxshape"));
+        }
+        if rank == 0 {
+            return Err(usage("scalar datasets are not created by the editor"));
+        }
+        let fill = match &spec.fill {
+            Some(f) if f.len() as u64 != es => return Err(usage("fill value of the wrong size")),
+            Some(f) => f.clone(),
+            None => vec![0; usize::try_from(es).map_err(|_| usage("element size"))?],
+        };
+        let pipeline = {
+            let mut filters = Vec::new();
+            if spec.shuffle {
+                filters.push(crate::format::message::Filter {
+                    id: 2,
+                    name: None,
+                    flags: 1,
+                    client_data: vec![u32::try_from(es).map_err(|_| usage("element size"))?],
+                });
+            }
+            if let Some(level) = spec.deflate {
+                filters.push(crate::format::message::Filter {
+                    id: 1,
+                    name: None,
+                    flags: 1,
+                    client_data: vec![u32::from(level.min(9))],
+                });
+            }
+            crate::format::message::FilterPipeline { filters }
+        };
+        let chunked = spec.chunks.is_some() || max != spec.shape || !pipeline.filters.is_empty();
+        let chunks = match &spec.chunks {
+            Some(c) if c.len() != rank || c.contains(&0) => {
+                return Err(usage("chunk shape of the wrong rank or with a zero"))
+            }
+            Some(c) => c.clone(),
+            None if chunked => return Err(usage("resizable or filtered datasets need chunks")),
+            None => Vec::new(),
+        };
+        let pa = self.check_new_link(parent, name)?;
+        let version = self.header(pa)?.version;
+        let earliest = version == 1;
+        let mut msgs = Vec::new();
+        let mut e = Encoder::new();
+        Dataspace {
+            kind: SpaceKind::Simple,
+            dims: spec.shape.clone(),
+            max_dims: Some(max),
+        }
+        .encode(&mut e, ctx, if earliest { 1 } else { 2 })?;
+        msgs.push((kind::DATASPACE, e.into_vec()));
+        let mut e = Encoder::new();
+        spec.dtype.encode(
+            &mut e,
+            ctx,
+            spec.dtype.min_version().max(if earliest { 1 } else { 3 }),
+        )?;
+        msgs.push((kind::DATATYPE, e.into_vec()));
+        let mut e = Encoder::new();
+        crate::format::message::FillValue {
+            version: 2,
+            alloc_time: if chunked { 3 } else { 1 },
+            fill_time: 2,
+            state: if spec.fill.is_some() {
+                crate::format::message::FillState::User
+            } else {
+                crate::format::message::FillState::Default
+            },
+            value: spec.fill.clone(),
+        }
+        .encode(&mut e, ctx)?;
+        msgs.push((kind::FILL_VALUE, e.into_vec()));
+        if !pipeline.filters.is_empty() {
+            let mut e = Encoder::new();
+            pipeline.encode(&mut e, ctx, if earliest { 1 } else { 2 })?;
+            msgs.push((kind::FILTER_PIPELINE, e.into_vec()));
+        }
+        let layout = if chunked {
+            crate::format::message::Layout::Chunked(crate::format::message::ChunkedLayout {
+                dims: chunks,
+                element_size: es,
+                flags: 0,
+                index: crate::format::message::ChunkIndex::BTreeV1 { addr: Addr::UNDEF },
+                layout_version: 3,
+            })
+        } else {
+            let n = spec
+                .shape
+                .iter()
+                .try_fold(es, |a, &d| a.checked_mul(d))
+                .ok_or_else(|| usage("dataset size overflows"))?;
+            let nu = usize::try_from(n).map_err(|_| usage("dataset too large"))?;
+            let a = self.alloc(n);
+            // Filled in pieces of at most 1 MiB.
+            let per = (1usize << 20) / fill.len() * fill.len();
+            let block = fill.repeat(per.max(fill.len()) / fill.len());
+            let mut at = 0usize;
+            while at < nu {
+                let k = block.len().min(nu - at);
+                self.write_at(a + at as u64, block.get(..k).unwrap_or(&[]))?;
+                at += k;
+            }
+            crate::format::message::Layout::Contiguous {
+                addr: Addr(a),
+                size: n,
+            }
+        };
+        let mut e = Encoder::new();
+        layout.encode(&mut e, ctx)?;
+        msgs.push((kind::LAYOUT, e.into_vec()));
+        if !earliest {
+            msgs.push((kind::ATTRIBUTE_INFO, self.empty_attr_info()));
+        }
+        let child = self.new_header(version, msgs)?;
+        self.link_new_object(pa, name, child, EntryCache::None)?;
+        self.flush()
+    }
+
+    /// Write a new object header (one chunk, with room to grow) at fresh space.
+    fn new_header(&mut self, version: u8, msgs: Vec<(u16, Vec<u8>)>) -> Result<u64> {
+        let mut messages: Vec<crate::format::message::Message> = msgs
+            .into_iter()
+            .map(|(k, mut data)| {
+                if version == 1 {
+                    data.resize(data.len().div_ceil(8) * 8, 0);
+                }
+                crate::format::message::Message {
+                    kind: k,
+                    flags: 0,
+                    creation_order: None,
+                    data,
+                    offset: 0,
+                }
+            })
+            .collect();
+        messages.push(crate::format::message::Message {
+            kind: kind::NIL,
+            flags: 0,
+            creation_order: None,
+            data: vec![0; 128],
+            offset: 0,
+        });
+        let oh = ObjectHeader {
+            version,
+            flags: 0,
+            refcount: 1,
+            messages,
+            times: None,
+            attr_phase_change: None,
+        };
+        let mut enc = Encoder::new();
+        oh.encode(&mut enc)?;
+        let a = self.alloc(enc.len() as u64);
+        self.write_at(a, enc.as_bytes())?;
+        Ok(a)
+    }
+
+    fn check_stab_insert(&self, stab: &Stab, name: &str) -> Result<()> {
+        let cap = 2 * usize::from(self.leaf_k());
+        if stab.snods.is_empty() {
+            return Ok(());
+        }
+        let i = self.stab_target(stab, name)?;
+        let full = stab
+            .snods
+            .get(i)
+            .is_some_and(|(_, n)| n.entries.len() >= cap);
+        if full && stab.root.children.len() >= 2 * usize::from(self.internal_k()) {
+            return Err(Error::unsupported(
+                "the group's B-tree root is full (adding a B-tree level is not implemented)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The child of the root B-tree node that takes `name`.
+    fn stab_target(&self, stab: &Stab, name: &str) -> Result<usize> {
+        let n = stab.snods.len();
+        for i in 0..n {
+            let Some(Key::Group { heap_offset }) = stab.root.keys.get(i + 1) else {
+                return Err(Error::corrupt("group B-tree key", stab.btree_addr));
+            };
+            if name.as_bytes() <= stab.name_at(*heap_offset)? {
+                return Ok(i);
+            }
+        }
+        Ok(n.saturating_sub(1))
+    }
+
+    /// Insert an entry: new heap data segment (fresh) and heap header, the
+    /// B-tree root when its keys change, the symbol table node; staged as
+    /// in-place writes in that order (each state a valid file).
+    fn stab_insert(
+        &mut self,
+        stab: Stab,
+        name: &str,
+        target: Addr,
+        cache: EntryCache,
+    ) -> Result<()> {
+        let ctx = self.ctx;
+        let off = stab.heap_hdr.data_size;
+        let mut seg = stab.heap.clone();
+        seg.extend_from_slice(name.as_bytes());
+        seg.push(0);
+        seg.resize(seg.len().div_ceil(8) * 8, 0);
+        let seg_addr = self.alloc(seg.len() as u64);
+        self.write_at(seg_addr, &seg)?;
+        let mut he = Encoder::new();
+        LocalHeapHeader {
+            data_size: seg.len() as u64,
+            free_list: stab.heap_hdr.free_list,
+            data_addr: Addr(seg_addr),
+        }
+        .encode(&mut he, ctx);
+        self.raw_writes.push((stab.heap_addr, he.into_vec()));
+        if let Some(old) = stab.heap_hdr.data_addr.defined() {
+            self.pending_free.push((old.get(), stab.heap_hdr.data_size));
+        }
+        let entry = SymbolTableEntry {
+            name_offset: off,
+            header: target,
+            cache,
+        };
+        // Names, the new one included, for ordering.
+        let mut heap_view = stab.heap.clone();
+        heap_view.resize(usize::try_from(off).unwrap_or(0), 0);
+        heap_view.extend_from_slice(seg.get(usize::try_from(off).unwrap_or(0)..).unwrap_or(&[]));
+        let name_of = |o: u64| -> Vec<u8> {
+            let rest = heap_view
+                .get(usize::try_from(o).unwrap_or(usize::MAX)..)
+                .unwrap_or(&[]);
+            let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+            rest.get(..end).unwrap_or(&[]).to_vec()
+        };
+        if stab.snods.is_empty() {
+            let node = SymbolTableNode {
+                entries: vec![entry],
+            };
+            let bytes = self.encode_snod(&node)?;
+            let a = self.alloc(bytes.len() as u64);
+            self.write_at(a, &bytes)?;
+            let mut root = stab.root.clone();
+            root.children = vec![Addr(a)];
+            root.keys = vec![
+                Key::Group { heap_offset: 0 },
+                Key::Group { heap_offset: off },
+            ];
+            let b = self.encode_btree(&root)?;
+            self.raw_writes.push((stab.btree_addr, b));
+            return Ok(());
+        }
+        let i = self.stab_target(&stab, name)?;
+        let (snod_addr, mut node) = stab.snods.get(i).cloned().ok_or_else(|| usage("no node"))?;
+        let pos = node
+            .entries
+            .iter()
+            .position(|e| name_of(e.name_offset).as_slice() > name.as_bytes())
+            .unwrap_or(node.entries.len());
+        node.entries.insert(pos, entry);
+        // The root's upper key of this child must stay ≥ every name in it.
+        let mut root = stab.root.clone();
+        let mut root_changed = false;
+        if i + 1 == stab.snods.len() {
+            if let Some(Key::Group { heap_offset }) = stab.root.keys.get(i + 1) {
+                if name_of(*heap_offset).as_slice() < name.as_bytes() {
+                    if let Some(k) = root.keys.get_mut(i + 1) {
+                        *k = Key::Group { heap_offset: off };
+                    }
+                    root_changed = true;
+                }
+            }
+        }
+        let cap = 2 * usize::from(self.leaf_k());
+        if node.entries.len() > cap {
+            // Split: two new nodes (fresh), then the root points to both.
+            let right = SymbolTableNode {
+                entries: node.entries.split_off(node.entries.len() / 2),
+            };
+            let sep = node
+                .entries
+                .last()
+                .map(|e| e.name_offset)
+                .ok_or_else(|| usage("empty split"))?;
+            let mut addrs = Vec::new();
+            for n in [&node, &right] {
+                let bytes = self.encode_snod(n)?;
+                let a = self.alloc(bytes.len() as u64);
+                self.write_at(a, &bytes)?;
+                addrs.push(Addr(a));
+            }
+            root.children.splice(i..=i, addrs);
+            root.keys.insert(i + 1, Key::Group { heap_offset: sep });
+            let b = self.encode_btree(&root)?;
+            self.raw_writes.push((stab.btree_addr, b));
+            let len = SymbolTableNode::encoded_len(self.ctx.sizes, self.leaf_k()) as u64;
+            self.pending_free.push((snod_addr, len));
+            return Ok(());
+        }
+        if root_changed {
+            let b = self.encode_btree(&root)?;
+            self.raw_writes.push((stab.btree_addr, b));
+        }
+        let bytes = self.encode_snod(&node)?;
+        self.raw_writes.push((snod_addr, bytes));
+        Ok(())
+    }
+
+    /// Delete link `name` from the group at `parent`, and commit. When it
+    /// was the target's last hard link, the target's object header space
+    /// is released (otherwise its reference count drops by one).
+    ///
+    /// # Errors
+    /// `NotFound` when there is no such link; `Unsupported` as for
+    /// [`FileEditor::create_group`]. The file is unchanged on error.
+    pub fn delete_link(&mut self, parent: &str, name: &str) -> Result<()> {
+        let pa = self.object_addr(parent)?;
+        let target = match self.link_msgs(pa)? {
+            Some(links) => {
+                let Some((loc, l)) = links.into_iter().find(|(_, l)| l.name == name) else {
+                    return Err(Error::not_found(alloc::format!(
+                        "{parent}: no link {name:?}"
+                    )));
+                };
+                self.header(pa)?.remove(loc);
+                match l.target {
+                    LinkTarget::Hard(a) => Some(a.get()),
+                    _ => None,
+                }
+            }
+            None => {
+                let stab = self.load_stab(pa)?;
+                let Some((i, j)) = stab.find(name)? else {
+                    return Err(Error::not_found(alloc::format!(
+                        "{parent}: no link {name:?}"
+                    )));
+                };
+                let (snod_addr, mut node) =
+                    stab.snods.get(i).cloned().ok_or_else(|| usage("no node"))?;
+                let e = node.entries.remove(j);
+                if node.entries.is_empty() {
+                    // Drop the child from the root (one write).
+                    let mut root = stab.root.clone();
+                    root.children.remove(i);
+                    if root.children.is_empty() {
+                        root.keys = vec![Key::Group { heap_offset: 0 }];
+                    } else {
+                        root.keys.remove(i + 1);
+                    }
+                    let b = self.encode_btree(&root)?;
+                    self.raw_writes.push((stab.btree_addr, b));
+                    let len = SymbolTableNode::encoded_len(self.ctx.sizes, self.leaf_k()) as u64;
+                    self.pending_free.push((snod_addr, len));
+                } else {
+                    let b = self.encode_snod(&node)?;
+                    self.raw_writes.push((snod_addr, b));
+                }
+                match e.cache {
+                    EntryCache::SoftLink { .. } => None,
+                    _ => Some(e.header.get()),
+                }
+            }
+        };
+        if let Some(t) = target {
+            self.release_object(t)?;
+        }
+        self.flush()
+    }
+
+    /// Drop one hard link of the object at `a`: decrement its reference
+    /// count, or release its header chunks when it was the last.
+    fn release_object(&mut self, a: u64) -> Result<()> {
+        let ctx = self.ctx;
+        let h = self.header(a)?;
+        let count = if h.version == 1 {
+            h.chunks
+                .first()
+                .and_then(|c| c.prefix.get(4..8))
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map_or(1, u32::from_le_bytes)
+        } else {
+            match h.find(kind::REF_COUNT) {
+                Some((_, m)) => {
+                    crate::format::message::misc::RefCount::decode(
+                        &mut Cursor::new(&m.data, 0),
+                        ctx,
+                    )?
+                    .count
+                }
+                None => 1,
+            }
+        };
+        if count <= 1 {
+            let hdr = self.headers.remove(&a);
+            if let Some(h) = hdr {
+                for c in &h.chunks {
+                    let len = c.prefix.len() + c.cap + if h.version == 2 { 4 } else { 0 };
+                    self.pending_free.push((c.addr, len as u64));
+                }
+            }
+            self.datasets.remove(&a);
+            return Ok(());
+        }
+        let h = self.header(a)?;
+        if h.version == 1 {
+            if let Some(c) = h.chunks.first_mut() {
+                if let Some(b) = c.prefix.get_mut(4..8) {
+                    b.copy_from_slice(&(count - 1).to_le_bytes());
+                }
+                c.dirty = true;
+            }
+        } else if let Some((loc, _)) = h.find(kind::REF_COUNT) {
+            let mut body = vec![0u8];
+            body.extend_from_slice(&(count - 1).to_le_bytes());
+            h.replace(loc, &body, &mut |_| 0);
+        }
+        Ok(())
+    }
+}
+
+/// What [`FileEditor::create_dataset`] creates.
+#[derive(Debug, Clone)]
+pub struct NewDataset {
+    /// Element type (fixed size).
+    pub dtype: Datatype,
+    /// Initial shape.
+    pub shape: Vec<u64>,
+    /// Maximum shape (`None` per dimension: unlimited); default the shape.
+    pub maxshape: Option<Vec<Option<u64>>>,
+    /// Chunk shape (needed for resizable or filtered datasets).
+    pub chunks: Option<Vec<u64>>,
+    /// Deflate level.
+    pub deflate: Option<u8>,
+    /// Shuffle before deflate.
+    pub shuffle: bool,
+    /// Fill value bytes (one element); default zeros.
+    pub fill: Option<Vec<u8>>,
+}
+
+impl NewDataset {
+    /// A contiguous dataset of `shape`.
+    pub fn new(dtype: Datatype, shape: &[u64]) -> Self {
+        NewDataset {
+            dtype,
+            shape: shape.to_vec(),
+            maxshape: None,
+            chunks: None,
+            deflate: None,
+            shuffle: false,
+            fill: None,
+        }
+    }
+    /// Maximum shape.
+    pub fn maxshape(mut self, m: &[Option<u64>]) -> Self {
+        self.maxshape = Some(m.to_vec());
+        self
+    }
+    /// Chunk shape.
+    pub fn chunks(mut self, c: &[u64]) -> Self {
+        self.chunks = Some(c.to_vec());
+        self
+    }
+    /// Deflate at `level`.
+    pub fn deflate(mut self, level: u8) -> Self {
+        self.deflate = Some(level);
+        self
+    }
+    /// Shuffle.
+    pub fn shuffle(mut self) -> Self {
+        self.shuffle = true;
+        self
+    }
+    /// Fill value.
+    pub fn fill<T: crate::write::H5Type>(mut self, v: T) -> Self {
+        self.fill = Some(crate::write::value::to_bytes(&[v]));
+        self
+    }
+}
