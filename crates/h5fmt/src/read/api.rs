@@ -503,6 +503,16 @@ pub struct Link {
     pub creation_order: Option<u64>,
 }
 
+impl From<LinkMessage> for Link {
+    fn from(l: LinkMessage) -> Self {
+        Link {
+            name: l.name,
+            target: l.target,
+            creation_order: l.creation_order,
+        }
+    }
+}
+
 /// A group.
 #[derive(Clone)]
 pub struct Group {
@@ -559,12 +569,7 @@ impl Group {
             return Ok(out);
         }
         for m in self.base.header.all(kind::LINK) {
-            let l = self.base.decode_msg(m, LinkMessage::decode)?;
-            out.push(Link {
-                name: l.name,
-                target: l.target,
-                creation_order: l.creation_order,
-            });
+            out.push(self.base.decode_msg(m, LinkMessage::decode)?.into());
         }
         if let Some(m) = self.base.header.find(kind::LINK_INFO) {
             let info = self.base.decode_msg(m, LinkInfo::decode)?;
@@ -622,11 +627,7 @@ impl Group {
         for m in self.base.header.all(kind::LINK) {
             let l = self.base.decode_msg(m, LinkMessage::decode)?;
             if l.name == name {
-                return Ok(Some(Link {
-                    name: l.name,
-                    target: l.target,
-                    creation_order: l.creation_order,
-                }));
+                return Ok(Some(l.into()));
             }
         }
         if let Some(m) = self.base.header.find(kind::LINK_INFO) {
@@ -706,12 +707,7 @@ fn dense_link(heap: &FractalHeap, rec: &[u8], ctx: Ctx) -> Result<Link> {
         .get(4..)
         .ok_or_else(|| Error::corrupt("short link name record", 0))?;
     let bytes = heap.get(id)?;
-    let l = LinkMessage::decode(&mut crate::codec::Cursor::new(&bytes, 0), ctx)?;
-    Ok(Link {
-        name: l.name,
-        target: l.target,
-        creation_order: l.creation_order,
-    })
+    Ok(LinkMessage::decode(&mut crate::codec::Cursor::new(&bytes, 0), ctx)?.into())
 }
 
 fn find_attr(attrs: Vec<Attribute>, name: &str, path: &str) -> Result<Attribute> {
