@@ -160,7 +160,7 @@ where
 
 fn attr_value(ty: Ty, vals: &Vals, scalar: bool) -> AttrValue {
     macro_rules! num {
-        ($t:ty, $v:expr) => {
+        ($v:expr) => {
             if scalar {
                 AttrValue::from($v[0])
             } else {
@@ -169,23 +169,23 @@ fn attr_value(ty: Ty, vals: &Vals, scalar: bool) -> AttrValue {
         };
     }
     match (ty, vals) {
-        (Ty::I8, Vals::Int(v)) => num!(i8, ints::<i8>(v)),
-        (Ty::I16, Vals::Int(v)) => num!(i16, ints::<i16>(v)),
-        (Ty::I32, Vals::Int(v)) => num!(i32, ints::<i32>(v)),
-        (Ty::I64, Vals::Int(v)) => num!(i64, ints::<i64>(v)),
-        (Ty::U8, Vals::Int(v)) => num!(u8, ints::<u8>(v)),
-        (Ty::U16, Vals::Int(v)) => num!(u16, ints::<u16>(v)),
-        (Ty::U32, Vals::Int(v)) => num!(u32, ints::<u32>(v)),
-        (Ty::U64, Vals::Int(v)) => num!(u64, ints::<u64>(v)),
+        (Ty::I8, Vals::Int(v)) => num!(ints::<i8>(v)),
+        (Ty::I16, Vals::Int(v)) => num!(ints::<i16>(v)),
+        (Ty::I32, Vals::Int(v)) => num!(ints::<i32>(v)),
+        (Ty::I64, Vals::Int(v)) => num!(ints::<i64>(v)),
+        (Ty::U8, Vals::Int(v)) => num!(ints::<u8>(v)),
+        (Ty::U16, Vals::Int(v)) => num!(ints::<u16>(v)),
+        (Ty::U32, Vals::Int(v)) => num!(ints::<u32>(v)),
+        (Ty::U64, Vals::Int(v)) => num!(ints::<u64>(v)),
         (Ty::Bool, Vals::Int(v)) => {
             let b: Vec<bool> = v.iter().map(|&x| x != 0).collect();
-            num!(bool, b)
+            num!(b)
         }
         (Ty::F32, Vals::Float(v)) => {
             let f: Vec<f32> = v.iter().map(|&x| x as f32).collect();
-            num!(f32, f)
+            num!(f)
         }
-        (Ty::F64, Vals::Float(v)) => num!(f64, v.clone()),
+        (Ty::F64, Vals::Float(v)) => num!(v.clone()),
         (Ty::Str, Vals::Str(v)) => {
             if scalar {
                 AttrValue::from(v[0].as_str())

@@ -113,7 +113,7 @@ fn main() {
             }
             "message" | "datatype" | "roundtrip" => {
                 if target == "roundtrip" {
-                    let sig = h5fmt::format::superblock::locate(&bytes).unwrap_or(0) as usize;
+                    let sig = f.superblock().sig_offset as usize;
                     let mut v = vec![c, 0xFF];
                     v.extend(bytes.iter().skip(sig).take(512));
                     seeds.push(v);

@@ -116,18 +116,7 @@ pub(super) fn decode(data: &[u8], cd: &[u32], bound: usize) -> Result<Vec<u8>> {
             pos += nbytes;
             s
         } else {
-            let csize = usize::try_from(super::be_u32(data, pos, "bitshuffle block")?)
-                .map_err(|_| super::corrupt("bitshuffle block size"))?;
-            pos += 4;
-            let src = pos
-                .checked_add(csize)
-                .and_then(|end| data.get(pos..end))
-                .ok_or_else(|| {
-                    super::corrupt(alloc::format!(
-                        "bitshuffle block of {csize} bytes at {pos} is truncated"
-                    ))
-                })?;
-            pos += csize;
+            let src = super::be_sized_block(data, &mut pos, "bitshuffle")?;
             let t = tmp
                 .get_mut(..nbytes)
                 .ok_or_else(|| super::corrupt("bitshuffle block"))?;

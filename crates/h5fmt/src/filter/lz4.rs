@@ -20,21 +20,11 @@ pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
     let mut done = 0usize;
     while done < total {
         let this = block.min(total - done);
-        let csize = usize::try_from(super::be_u32(data, pos, "lz4")?)
-            .map_err(|_| super::corrupt("lz4 block size"))?;
-        pos += 4;
-        let src = pos
-            .checked_add(csize)
-            .and_then(|end| data.get(pos..end))
-            .ok_or_else(|| {
-                super::corrupt(alloc::format!(
-                    "lz4 block of {csize} bytes at {pos} is truncated"
-                ))
-            })?;
+        let src = super::be_sized_block(data, &mut pos, "lz4")?;
         let dst = out
             .get_mut(done..done + this)
             .ok_or_else(|| super::corrupt("lz4 block"))?;
-        if csize == this {
+        if src.len() == this {
             dst.copy_from_slice(src);
         } else {
             let n = lz4_flex::block::decompress_into(src, dst)
@@ -45,7 +35,6 @@ pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
                 )));
             }
         }
-        pos += csize;
         done += this;
     }
     Ok(out)

@@ -383,6 +383,25 @@ pub(crate) fn be_u32(d: &[u8], at: usize, what: &str) -> Result<u32> {
     Ok(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
 }
 
+/// A block stored as its byte count (u32 big-endian) and its bytes at
+/// `*pos`, as the LZ4 and bitshuffle filter formats store compressed
+/// blocks; `*pos` moves past it.
+pub(crate) fn be_sized_block<'a>(data: &'a [u8], pos: &mut usize, what: &str) -> Result<&'a [u8]> {
+    let csize = usize::try_from(be_u32(data, *pos, what)?)
+        .map_err(|_| corrupt(alloc::format!("{what} block size")))?;
+    let start = pos.saturating_add(4);
+    let src = start
+        .checked_add(csize)
+        .and_then(|end| data.get(start..end))
+        .ok_or_else(|| {
+            corrupt(alloc::format!(
+                "{what} block of {csize} bytes at {start} is truncated"
+            ))
+        })?;
+    *pos = start + csize;
+    Ok(src)
+}
+
 /// The 12-byte header shared by the LZ4 and bitshuffle filter formats: the
 /// decoded size (u64 big-endian, checked against `bound`) and the block size
 /// in bytes (u32 big-endian).

@@ -5,13 +5,14 @@ use crate::error::{Error, Result};
 use crate::format::message::continuation::Continuation;
 use crate::format::message::kind;
 use crate::format::message::misc::RefCount;
+use crate::format::message::Message;
 use crate::format::object_header::{
-    decode_messages, verify_chunk_checksum, ObjectHeader, V1Prefix, V2Prefix, OCHK_SIGNATURE,
-    OHDR_SIGNATURE, V1_PREFIX_SIZE, V2_MAX_PREFIX_SIZE,
+    decode_messages, verify_chunk_checksum, ObjectHeader, Times, V1Prefix, V2Prefix,
+    OCHK_SIGNATURE, OHDR_SIGNATURE, V1_PREFIX_SIZE, V2_MAX_PREFIX_SIZE,
 };
 use crate::io::Storage;
 use crate::{Addr, Ctx};
-use alloc::collections::{BTreeSet, VecDeque};
+use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
 fn check_block(len: u64, ctx: Ctx, at: u64) -> Result<()> {
@@ -33,134 +34,195 @@ fn check_block(len: u64, ctx: Ctx, at: u64) -> Result<()> {
 /// `Truncated`, `Corrupt`, `Checksum`, `Cycle`, `Limit`, `Unsupported` (an
 /// unknown message type flagged "fail if unknown").
 pub fn read_object_header(st: &Storage, addr: Addr, ctx: Ctx) -> Result<ObjectHeader> {
-    read_inner(st, addr, ctx).map_err(|e| e.context(&alloc::format!("object header at {addr}")))
-}
-
-fn read_inner(st: &Storage, addr: Addr, ctx: Ctx) -> Result<ObjectHeader> {
-    let abs = st.absolute(addr, 1)?;
-    let head = st.read_upto(addr, V2_MAX_PREFIX_SIZE as u64)?;
-    let mut messages = Vec::new();
-    let mut visited = BTreeSet::new();
-    visited.insert(addr.get());
-
-    let (version, flags, mut refcount, times, attr_phase_change) =
-        if head.starts_with(&OHDR_SIGNATURE) {
-            let prefix = V2Prefix::decode(&mut Cursor::new(&head, abs))?;
-            let total = (prefix.prefix_len as u64)
-                .checked_add(prefix.chunk0_size)
-                .and_then(|t| t.checked_add(4))
-                .ok_or_else(|| Error::corrupt("object header chunk size overflows", abs))?;
-            check_block(total, ctx, abs)?;
-            let chunk = st.read(addr, total)?;
-            verify_chunk_checksum(&chunk, abs)?;
-            let end = chunk.len().saturating_sub(4);
-            let area = chunk.get(prefix.prefix_len..end).unwrap_or(&[]);
-            let area_abs = abs.saturating_add(prefix.prefix_len as u64);
-            decode_messages(
-                &mut Cursor::new(area, area_abs),
-                2,
-                prefix.flags,
-                ctx.limits.max_messages,
-                &mut messages,
-            )?;
-            (
-                2u8,
-                prefix.flags,
-                1u32,
-                prefix.times,
-                prefix.attr_phase_change,
-            )
-        } else {
-            let prefix =
-                V1Prefix::decode(&mut Cursor::new(&head, abs)).map_err(|e| match head.first() {
-                    Some(&v) if v != 1 => Error::corrupt(
-                        alloc::format!("not an object header (version byte {v})"),
-                        abs,
-                    ),
-                    _ => e,
-                })?;
-            let size = u64::from(prefix.header_size);
-            check_block(size, ctx, abs)?;
-            let area_addr = Addr(
-                addr.get()
-                    .checked_add(V1_PREFIX_SIZE as u64)
-                    .ok_or_else(|| Error::corrupt("address overflows", abs))?,
-            );
-            let area = st.read(area_addr, size)?;
-            let area_abs = abs.saturating_add(V1_PREFIX_SIZE as u64);
-            decode_messages(
-                &mut Cursor::new(&area, area_abs),
-                1,
-                0,
-                ctx.limits.max_messages,
-                &mut messages,
-            )?;
-            (1u8, 0u8, prefix.refcount, None, None)
-        };
-
-    // Follow continuations breadth-first, in the order they were found (as libhdf5 does).
-    let mut queue: VecDeque<Continuation> = VecDeque::new();
-    let mut scanned = 0usize;
-    let mut chunks = 1usize;
-    loop {
-        for m in messages.get(scanned..).unwrap_or(&[]) {
-            if m.kind == kind::CONTINUATION {
-                queue.push_back(Continuation::decode(&mut m.cursor(), ctx)?);
-            }
-        }
-        scanned = messages.len();
-        let Some(cont) = queue.pop_front() else { break };
-        let cabs = st.absolute(cont.addr, cont.len)?;
-        if !visited.insert(cont.addr.get()) {
-            return Err(Error::cycle("object header continuation chain loops", cabs));
-        }
-        chunks += 1;
-        if chunks > ctx.limits.max_header_chunks {
-            return Err(Error::limit(alloc::format!(
-                "more than {} object header chunks",
-                ctx.limits.max_header_chunks
-            ))
-            .with_offset(cabs));
-        }
-        check_block(cont.len, ctx, cabs)?;
-        let chunk = st.read(cont.addr, cont.len)?;
-        if version == 1 {
-            decode_messages(
-                &mut Cursor::new(&chunk, cabs),
-                1,
-                0,
-                ctx.limits.max_messages,
-                &mut messages,
-            )?;
-        } else {
-            let mut c = Cursor::new(&chunk, cabs);
-            c.expect_signature(&OCHK_SIGNATURE)?;
-            verify_chunk_checksum(&chunk, cabs)?;
-            let end = chunk.len().saturating_sub(4);
-            let area = chunk.get(4..end).unwrap_or(&[]);
-            decode_messages(
-                &mut Cursor::new(area, cabs.saturating_add(4)),
-                2,
-                flags,
-                ctx.limits.max_messages,
-                &mut messages,
-            )?;
-        }
-    }
-
-    if version == 2 {
+    let h = read_header_chunks(st, addr, ctx)?;
+    let mut refcount = h.v1_refcount;
+    let messages: Vec<Message> = h.chunks.into_iter().flat_map(|c| c.messages).collect();
+    if h.version == 2 {
+        refcount = 1;
         if let Some(m) = messages.iter().find(|m| m.kind == kind::REF_COUNT) {
-            refcount = RefCount::decode(&mut m.cursor(), ctx)?.count;
+            refcount = RefCount::decode(&mut m.cursor(), ctx)
+                .map_err(|e| e.context(&alloc::format!("object header at {addr}")))?
+                .count;
         }
     }
     Ok(ObjectHeader {
-        version,
-        flags,
+        version: h.version,
+        flags: h.flags,
         refcount,
         messages,
-        times,
-        attr_phase_change,
+        times: h.times,
+        attr_phase_change: h.attr_phase_change,
     })
+}
+
+/// One chunk of an object header as stored.
+#[derive(Debug, Clone)]
+pub struct StoredChunk {
+    /// Address of the chunk's first byte (the prefix, for chunk 0).
+    pub addr: Addr,
+    /// Bytes before the message area: the v1 or v2 prefix for chunk 0,
+    /// `OCHK` for v2 continuation chunks, nothing for v1 ones.
+    pub prefix: Vec<u8>,
+    /// Bytes of the message area (messages and gap; no checksum).
+    pub area_len: usize,
+    /// The chunk's messages, NIL ones included.
+    pub messages: Vec<Message>,
+}
+
+/// An object header chunk by chunk, in the order libhdf5 reads them (chunk
+/// 0, then continuations breadth-first in the order they are found).
+#[derive(Debug, Clone)]
+pub struct HeaderChunks {
+    /// 1 or 2.
+    pub version: u8,
+    /// v2 header flags (0 for v1).
+    pub flags: u8,
+    /// The v1 prefix's reference count (1 for v2: see the message).
+    pub v1_refcount: u32,
+    /// v2 times, when stored.
+    pub times: Option<Times>,
+    /// v2 attribute phase change values, when stored.
+    pub attr_phase_change: Option<(u16, u16)>,
+    /// The chunks.
+    pub chunks: Vec<StoredChunk>,
+}
+
+/// Read and validate every chunk of the object header at `addr`
+/// (checksums, continuation cycles, chunk, block and message limits),
+/// keeping which chunk each message lives in.
+///
+/// # Errors
+/// As [`read_object_header`].
+pub fn read_header_chunks(st: &Storage, addr: Addr, ctx: Ctx) -> Result<HeaderChunks> {
+    chunks_inner(st, addr, ctx).map_err(|e| e.context(&alloc::format!("object header at {addr}")))
+}
+
+fn chunks_inner(st: &Storage, addr: Addr, ctx: Ctx) -> Result<HeaderChunks> {
+    let abs = st.absolute(addr, 1)?;
+    let head = st.read_upto(addr, V2_MAX_PREFIX_SIZE as u64)?;
+    let mut messages = Vec::new();
+    let mut h = if head.starts_with(&OHDR_SIGNATURE) {
+        let prefix = V2Prefix::decode(&mut Cursor::new(&head, abs))?;
+        let total = (prefix.prefix_len as u64)
+            .checked_add(prefix.chunk0_size)
+            .and_then(|t| t.checked_add(4))
+            .ok_or_else(|| Error::corrupt("object header chunk size overflows", abs))?;
+        check_block(total, ctx, abs)?;
+        let chunk = st.read(addr, total)?;
+        verify_chunk_checksum(&chunk, abs)?;
+        let end = chunk.len().saturating_sub(4);
+        let area = chunk.get(prefix.prefix_len..end).unwrap_or(&[]);
+        let area_abs = abs.saturating_add(prefix.prefix_len as u64);
+        decode_messages(
+            &mut Cursor::new(area, area_abs),
+            2,
+            prefix.flags,
+            ctx.limits.max_messages,
+            &mut messages,
+        )?;
+        HeaderChunks {
+            version: 2,
+            flags: prefix.flags,
+            v1_refcount: 1,
+            times: prefix.times,
+            attr_phase_change: prefix.attr_phase_change,
+            chunks: alloc::vec![StoredChunk {
+                addr,
+                prefix: chunk.get(..prefix.prefix_len).unwrap_or(&[]).to_vec(),
+                area_len: area.len(),
+                messages,
+            }],
+        }
+    } else {
+        let prefix =
+            V1Prefix::decode(&mut Cursor::new(&head, abs)).map_err(|e| match head.first() {
+                Some(&v) if v != 1 => Error::corrupt(
+                    alloc::format!("not an object header (version byte {v})"),
+                    abs,
+                ),
+                _ => e,
+            })?;
+        let size = u64::from(prefix.header_size);
+        check_block(size, ctx, abs)?;
+        let area_addr = Addr(
+            addr.get()
+                .checked_add(V1_PREFIX_SIZE as u64)
+                .ok_or_else(|| Error::corrupt("address overflows", abs))?,
+        );
+        let area = st.read(area_addr, size)?;
+        let area_abs = abs.saturating_add(V1_PREFIX_SIZE as u64);
+        decode_messages(
+            &mut Cursor::new(&area, area_abs),
+            1,
+            0,
+            ctx.limits.max_messages,
+            &mut messages,
+        )?;
+        HeaderChunks {
+            version: 1,
+            flags: 0,
+            v1_refcount: prefix.refcount,
+            times: None,
+            attr_phase_change: None,
+            chunks: alloc::vec![StoredChunk {
+                addr,
+                prefix: head.get(..V1_PREFIX_SIZE).unwrap_or(&[]).to_vec(),
+                area_len: area.len(),
+                messages,
+            }],
+        }
+    };
+
+    // Follow continuations breadth-first, in the order they were found (as libhdf5 does).
+    let mut visited = BTreeSet::from([addr.get()]);
+    let mut total = h.chunks.first().map_or(0, |c| c.messages.len());
+    let mut next = 0usize;
+    while let Some(c) = h.chunks.get(next) {
+        next += 1;
+        let mut conts = Vec::new();
+        for m in c.messages.iter().filter(|m| m.kind == kind::CONTINUATION) {
+            conts.push(Continuation::decode(&mut m.cursor(), ctx)?);
+        }
+        for cont in conts {
+            let cabs = st.absolute(cont.addr, cont.len)?;
+            if !visited.insert(cont.addr.get()) {
+                return Err(Error::cycle("object header continuation chain loops", cabs));
+            }
+            if h.chunks.len() >= ctx.limits.max_header_chunks {
+                return Err(Error::limit(alloc::format!(
+                    "more than {} object header chunks",
+                    ctx.limits.max_header_chunks
+                ))
+                .with_offset(cabs));
+            }
+            check_block(cont.len, ctx, cabs)?;
+            let chunk = st.read(cont.addr, cont.len)?;
+            let (prefix, area): (&[u8], &[u8]) = if h.version == 1 {
+                (&[], &chunk)
+            } else {
+                Cursor::new(&chunk, cabs).expect_signature(&OCHK_SIGNATURE)?;
+                verify_chunk_checksum(&chunk, cabs)?;
+                let end = chunk.len().saturating_sub(4);
+                (&OCHK_SIGNATURE, chunk.get(4..end).unwrap_or(&[]))
+            };
+            let mut messages = Vec::new();
+            decode_messages(
+                &mut Cursor::new(area, cabs.saturating_add(prefix.len() as u64)),
+                h.version,
+                h.flags,
+                ctx.limits.max_messages.saturating_sub(total),
+                &mut messages,
+            )?;
+            total = total.saturating_add(messages.len());
+            h.chunks.push(StoredChunk {
+                addr: cont.addr,
+                prefix: prefix.to_vec(),
+                area_len: area.len(),
+                messages,
+            });
+        }
+    }
+    Ok(h)
 }
 
 #[cfg(test)]

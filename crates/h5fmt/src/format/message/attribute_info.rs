@@ -1,7 +1,8 @@
 //! Attribute info message (0x0015), IV.A.2.v.
 
+use super::DenseInfo;
 use crate::codec::{Cursor, Encoder};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::{Addr, Ctx};
 
 /// Where an object keeps its attributes when they are dense.
@@ -23,39 +24,12 @@ impl AttributeInfo {
     /// # Errors
     /// `Truncated`, `Corrupt`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let at = cur.offset();
-        let version = cur.read_u8()?;
-        if version != 0 {
-            return Err(Error::corrupt(
-                alloc::format!("attribute info message version {version}"),
-                at,
-            ));
-        }
-        let flags_at = cur.offset();
-        let flags = cur.read_u8()?;
-        if flags & !0x03 != 0 {
-            return Err(Error::corrupt(
-                alloc::format!("attribute info flags {flags:#x}"),
-                flags_at,
-            ));
-        }
-        let max_creation_index = if flags & 0x01 != 0 {
-            Some(cur.read_u16()?)
-        } else {
-            None
-        };
-        let heap = cur.read_addr(ctx.sizes)?;
-        let name_index = cur.read_addr(ctx.sizes)?;
-        let order_index = if flags & 0x02 != 0 {
-            cur.read_addr(ctx.sizes)?
-        } else {
-            Addr::UNDEF
-        };
+        let d = DenseInfo::decode(cur, ctx, "attribute info", 2)?;
         Ok(AttributeInfo {
-            max_creation_index,
-            heap,
-            name_index,
-            order_index,
+            max_creation_index: d.max_creation_index.and_then(|m| u16::try_from(m).ok()),
+            heap: d.heap,
+            name_index: d.name_index,
+            order_index: d.order_index,
         })
     }
 }
@@ -64,16 +38,13 @@ impl AttributeInfo {
     /// Encode the message body (version 0); `indexed` stores the
     /// creation-order index address (flag bit 1).
     pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, indexed: bool) {
-        enc.put_u8(0);
-        enc.put_u8(u8::from(self.max_creation_index.is_some()) | (u8::from(indexed) << 1));
-        if let Some(m) = self.max_creation_index {
-            enc.put_u16(m);
+        DenseInfo {
+            max_creation_index: self.max_creation_index.map(u64::from),
+            heap: self.heap,
+            name_index: self.name_index,
+            order_index: self.order_index,
         }
-        enc.put_addr(self.heap, ctx.sizes);
-        enc.put_addr(self.name_index, ctx.sizes);
-        if indexed {
-            enc.put_addr(self.order_index, ctx.sizes);
-        }
+        .encode(enc, ctx, 2, indexed);
     }
 }
 

@@ -1,7 +1,8 @@
 //! Link info message (0x0002), IV.A.2.c.
 
+use super::DenseInfo;
 use crate::codec::{Cursor, Encoder};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::{Addr, Ctx};
 
 /// Where a new-style group keeps its links when they are dense.
@@ -23,39 +24,12 @@ impl LinkInfo {
     /// # Errors
     /// `Truncated`, `Corrupt`.
     pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
-        let at = cur.offset();
-        let version = cur.read_u8()?;
-        if version != 0 {
-            return Err(Error::corrupt(
-                alloc::format!("link info message version {version}"),
-                at,
-            ));
-        }
-        let flags_at = cur.offset();
-        let flags = cur.read_u8()?;
-        if flags & !0x03 != 0 {
-            return Err(Error::corrupt(
-                alloc::format!("link info flags {flags:#x}"),
-                flags_at,
-            ));
-        }
-        let max_creation_index = if flags & 0x01 != 0 {
-            Some(cur.read_u64()?)
-        } else {
-            None
-        };
-        let heap = cur.read_addr(ctx.sizes)?;
-        let name_index = cur.read_addr(ctx.sizes)?;
-        let order_index = if flags & 0x02 != 0 {
-            cur.read_addr(ctx.sizes)?
-        } else {
-            Addr::UNDEF
-        };
+        let d = DenseInfo::decode(cur, ctx, "link info", 8)?;
         Ok(LinkInfo {
-            max_creation_index,
-            heap,
-            name_index,
-            order_index,
+            max_creation_index: d.max_creation_index,
+            heap: d.heap,
+            name_index: d.name_index,
+            order_index: d.order_index,
         })
     }
 }
@@ -64,17 +38,13 @@ impl LinkInfo {
     /// Encode the message body (version 0). `indexed` stores the
     /// creation-order index address (flag bit 1).
     pub fn encode(&self, enc: &mut Encoder, ctx: Ctx, indexed: bool) {
-        let flags = u8::from(self.max_creation_index.is_some()) | (u8::from(indexed) << 1);
-        enc.put_u8(0);
-        enc.put_u8(flags);
-        if let Some(m) = self.max_creation_index {
-            enc.put_u64(m);
+        DenseInfo {
+            max_creation_index: self.max_creation_index,
+            heap: self.heap,
+            name_index: self.name_index,
+            order_index: self.order_index,
         }
-        enc.put_addr(self.heap, ctx.sizes);
-        enc.put_addr(self.name_index, ctx.sizes);
-        if indexed {
-            enc.put_addr(self.order_index, ctx.sizes);
-        }
+        .encode(enc, ctx, 8, indexed);
     }
 }
 

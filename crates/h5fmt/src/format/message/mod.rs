@@ -30,6 +30,9 @@ pub use link_info::LinkInfo;
 pub use shared::{SharedMessage, SharedTarget};
 pub use symbol_table::SymbolTableMessage;
 
+use crate::codec::{Cursor, Encoder};
+use crate::error::{Error, Result};
+use crate::{Addr, Ctx};
 use alloc::vec::Vec;
 
 /// Message type numbers.
@@ -130,5 +133,77 @@ impl Message {
     /// Whether the body is a shared-message reference rather than the message itself.
     pub fn is_shared(&self) -> bool {
         self.flags & flags::SHARED != 0
+    }
+}
+
+/// The body the link info (0x0002) and attribute info (0x0015) messages
+/// share: version 0, flags (bit 0: a maximum creation index of
+/// `index_bytes` bytes follows; bit 1: the creation-order index address is
+/// stored), fractal heap, name index, creation-order index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DenseInfo {
+    pub(crate) max_creation_index: Option<u64>,
+    pub(crate) heap: Addr,
+    pub(crate) name_index: Addr,
+    pub(crate) order_index: Addr,
+}
+
+impl DenseInfo {
+    /// Decode the shared body; `what` names the message in errors.
+    pub(crate) fn decode(
+        cur: &mut Cursor<'_>,
+        ctx: Ctx,
+        what: &str,
+        index_bytes: usize,
+    ) -> Result<Self> {
+        let at = cur.offset();
+        let version = cur.read_u8()?;
+        if version != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("{what} message version {version}"),
+                at,
+            ));
+        }
+        let flags_at = cur.offset();
+        let flags = cur.read_u8()?;
+        if flags & !0x03 != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("{what} flags {flags:#x}"),
+                flags_at,
+            ));
+        }
+        let max_creation_index = if flags & 0x01 != 0 {
+            Some(cur.read_uint(index_bytes)?)
+        } else {
+            None
+        };
+        let heap = cur.read_addr(ctx.sizes)?;
+        let name_index = cur.read_addr(ctx.sizes)?;
+        let order_index = if flags & 0x02 != 0 {
+            cur.read_addr(ctx.sizes)?
+        } else {
+            Addr::UNDEF
+        };
+        Ok(DenseInfo {
+            max_creation_index,
+            heap,
+            name_index,
+            order_index,
+        })
+    }
+
+    /// Encode the shared body (version 0); `indexed` stores the
+    /// creation-order index address (flag bit 1).
+    pub(crate) fn encode(&self, enc: &mut Encoder, ctx: Ctx, index_bytes: usize, indexed: bool) {
+        enc.put_u8(0);
+        enc.put_u8(u8::from(self.max_creation_index.is_some()) | (u8::from(indexed) << 1));
+        if let Some(m) = self.max_creation_index {
+            enc.put_uint(m, index_bytes);
+        }
+        enc.put_addr(self.heap, ctx.sizes);
+        enc.put_addr(self.name_index, ctx.sizes);
+        if indexed {
+            enc.put_addr(self.order_index, ctx.sizes);
+        }
     }
 }

@@ -6,17 +6,12 @@
 //! longer fits moves to a new continuation chunk written beforehand at fresh
 //! space.
 
-use crate::codec::{Cursor, Encoder};
+use crate::codec::Encoder;
 use crate::error::{Error, Result};
-use crate::format::message::continuation::Continuation;
 use crate::format::message::kind;
-use crate::format::object_header::{
-    decode_messages, verify_chunk_checksum, V1Prefix, V2Prefix, FLAG_ATTR_CRT_ORDER_TRACKED,
-    OCHK_SIGNATURE, OHDR_SIGNATURE, V1_PREFIX_SIZE, V2_MAX_PREFIX_SIZE,
-};
+use crate::format::object_header::{FLAG_ATTR_CRT_ORDER_TRACKED, OCHK_SIGNATURE};
 use crate::io::Storage;
 use crate::{Addr, Ctx};
-use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
 /// One message as stored (body padded to 8 bytes in v1 headers).
@@ -64,122 +59,22 @@ pub(crate) type Loc = (usize, usize);
 impl HeaderImage {
     /// Read and fully validate the header at `addr` (checksums, continuation cycles, limits).
     pub(crate) fn load(st: &Storage, ctx: Ctx, addr: Addr) -> Result<Self> {
-        let abs = st.absolute(addr, 1)?;
-        let head = st.read_upto(addr, V2_MAX_PREFIX_SIZE as u64)?;
-        let mut chunks = Vec::new();
-        let (version, flags);
-        if head.starts_with(&OHDR_SIGNATURE) {
-            let p = V2Prefix::decode(&mut Cursor::new(&head, abs))?;
-            let total = (p.prefix_len as u64)
-                .checked_add(p.chunk0_size)
-                .and_then(|t| t.checked_add(4))
-                .ok_or_else(|| Error::corrupt("object header chunk size overflows", abs))?;
-            check_block(total, ctx, abs)?;
-            let bytes = st.read(addr, total)?;
-            verify_chunk_checksum(&bytes, abs)?;
-            let end = bytes.len().saturating_sub(4);
-            let area = bytes.get(p.prefix_len..end).unwrap_or(&[]);
-            let mut out = Vec::new();
-            decode_messages(
-                &mut Cursor::new(area, abs.saturating_add(p.prefix_len as u64)),
-                2,
-                p.flags,
-                ctx.limits.max_messages,
-                &mut out,
-            )?;
-            version = 2;
-            flags = p.flags;
-            chunks.push(Chunk {
-                addr: addr.get(),
-                prefix: bytes.get(..p.prefix_len).unwrap_or(&[]).to_vec(),
-                cap: area.len(),
-                msgs: out.into_iter().map(to_msg).collect(),
-                dirty: false,
-                fresh: false,
-            });
-        } else {
-            let p = V1Prefix::decode(&mut Cursor::new(&head, abs))?;
-            let size = u64::from(p.header_size);
-            check_block(size, ctx, abs)?;
-            let area_addr = Addr(
-                addr.get()
-                    .checked_add(V1_PREFIX_SIZE as u64)
-                    .ok_or_else(|| Error::corrupt("address overflows", abs))?,
-            );
-            let area = st.read(area_addr, size)?;
-            let mut out = Vec::new();
-            decode_messages(
-                &mut Cursor::new(&area, abs.saturating_add(V1_PREFIX_SIZE as u64)),
-                1,
-                0,
-                ctx.limits.max_messages,
-                &mut out,
-            )?;
-            version = 1;
-            flags = 0;
-            chunks.push(Chunk {
-                addr: addr.get(),
-                prefix: head.get(..V1_PREFIX_SIZE).unwrap_or(&[]).to_vec(),
-                cap: area.len(),
-                msgs: out.into_iter().map(to_msg).collect(),
-                dirty: false,
-                fresh: false,
-            });
-        }
-        let mut visited = BTreeSet::new();
-        visited.insert(addr.get());
-        let mut i = 0usize;
-        let mut total_msgs = chunks.first().map_or(0, |c| c.msgs.len());
-        while let Some(c) = chunks.get(i) {
-            let mut conts = Vec::new();
-            for m in &c.msgs {
-                if m.kind == kind::CONTINUATION {
-                    conts.push(Continuation::decode(&mut Cursor::new(&m.data, 0), ctx)?);
-                }
-            }
-            for cont in conts {
-                let cabs = st.absolute(cont.addr, cont.len)?;
-                if !visited.insert(cont.addr.get()) {
-                    return Err(Error::cycle("object header continuation chain loops", cabs));
-                }
-                if chunks.len() >= ctx.limits.max_header_chunks {
-                    return Err(Error::limit("too many object header chunks").with_offset(cabs));
-                }
-                check_block(cont.len, ctx, cabs)?;
-                let bytes = st.read(cont.addr, cont.len)?;
-                let mut out = Vec::new();
-                let (prefix, area) = if version == 1 {
-                    (Vec::new(), bytes.as_slice())
-                } else {
-                    Cursor::new(&bytes, cabs).expect_signature(&OCHK_SIGNATURE)?;
-                    verify_chunk_checksum(&bytes, cabs)?;
-                    let end = bytes.len().saturating_sub(4);
-                    (OCHK_SIGNATURE.to_vec(), bytes.get(4..end).unwrap_or(&[]))
-                };
-                let max = ctx.limits.max_messages.saturating_sub(total_msgs);
-                decode_messages(
-                    &mut Cursor::new(area, cabs.saturating_add(prefix.len() as u64)),
-                    version,
-                    flags,
-                    max,
-                    &mut out,
-                )?;
-                total_msgs = total_msgs.saturating_add(out.len());
-                chunks.push(Chunk {
-                    addr: cont.addr.get(),
-                    cap: area.len(),
-                    prefix,
-                    msgs: out.into_iter().map(to_msg).collect(),
+        let h = crate::read::object_header::read_header_chunks(st, addr, ctx)?;
+        Ok(HeaderImage {
+            version: h.version,
+            flags: h.flags,
+            chunks: h
+                .chunks
+                .into_iter()
+                .map(|c| Chunk {
+                    addr: c.addr.get(),
+                    prefix: c.prefix,
+                    cap: c.area_len,
+                    msgs: c.messages.into_iter().map(to_msg).collect(),
                     dirty: false,
                     fresh: false,
-                });
-            }
-            i += 1;
-        }
-        Ok(HeaderImage {
-            version,
-            flags,
-            chunks,
+                })
+                .collect(),
             sizes: ctx.sizes,
         })
     }
@@ -454,13 +349,4 @@ fn to_msg(m: crate::format::message::Message) -> Msg {
         co: m.creation_order,
         data: m.data,
     }
-}
-
-fn check_block(len: u64, ctx: Ctx, at: u64) -> Result<()> {
-    if len > ctx.limits.max_metadata_block {
-        return Err(
-            Error::limit("object header chunk exceeds the metadata block limit").with_offset(at),
-        );
-    }
-    Ok(())
 }
