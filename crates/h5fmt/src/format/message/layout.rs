@@ -368,8 +368,9 @@ impl Layout {
     /// chunk indexes of layout 4.
     ///
     /// # Errors
-    /// `Usage` for compact data of 64 KiB or more, a chunk index that the
-    /// layout version cannot describe, or a chunk rank above 32.
+    /// `Usage` for compact data of 64 KiB or more, a contiguous size wider
+    /// than the size of lengths, a chunk index that the layout version
+    /// cannot describe, or a chunk rank above 32.
     pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) -> Result<()> {
         match self {
             Layout::Compact { data } => {
@@ -381,6 +382,15 @@ impl Layout {
                 enc.put_bytes(data);
             }
             Layout::Contiguous { addr, size } => {
+                // Layout versions 1 and 2 store the size as a product of
+                // 32-bit dimensions; version 3 stores it in "size of lengths"
+                // bytes, which may be narrower.
+                let bits = 8 * u32::from(ctx.sizes.lengths);
+                if bits < 64 && size >> bits != 0 {
+                    return Err(Error::usage(
+                        "contiguous size does not fit the file's size of lengths",
+                    ));
+                }
                 enc.put_u8(3);
                 enc.put_u8(CLASS_CONTIGUOUS);
                 enc.put_addr(*addr, ctx.sizes);
