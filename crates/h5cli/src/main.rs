@@ -13,7 +13,7 @@ const USAGE: &str = "usage:
   h5 check [--strict] FILE        validate the file: one line per problem
                                   (ADDRESS PATH: finding), exit 0 only when clean
                                   (--strict: warnings count as problems)
-  h5 repack SRC DST [--format earliest|v18|latest] [--filter SPEC] [--chunk DIMS]
+  h5 repack SRC DST [--format earliest|v18|latest|v200] [--filter SPEC] [--chunk DIMS]
                                   rewrite SRC as DST with this library's writer;
                                   SPEC: none | gzip=N,shuffle | zstd=N | lz4 | fletcher32
                                   (comma-separated); DIMS: chunk shape for datasets

@@ -70,7 +70,10 @@ pub fn parse_format(s: &str) -> Result<Format, String> {
         "earliest" => Ok(Format::Earliest),
         "v18" => Ok(Format::V18),
         "latest" => Ok(Format::Latest),
-        _ => Err(format!("unknown format {s:?} (earliest, v18 or latest)")),
+        "v200" => Ok(Format::V200),
+        _ => Err(format!(
+            "unknown format {s:?} (earliest, v18, latest or v200)"
+        )),
     }
 }
 

@@ -297,6 +297,105 @@ fn latest_indexes_times_filters() {
     );
 }
 
+/// h5py writes the same datasets with `libver=('v200', 'v200')`: JSON
+/// `[[name, shape, maxshape (null = unlimited), chunks, filter], ...]`.
+const WRITE_V200: &str = r#"
+import sys, json, h5py, hdf5plugin, numpy as np
+cases = json.loads(sys.argv[2])
+with h5py.File(sys.argv[1], 'w', libver=('v200', 'v200')) as f:
+    for name, shape, maxshape, chunks, filt in cases:
+        kw = {}
+        if filt == 'GzipShuffle': kw = dict(compression='gzip', compression_opts=4, shuffle=True)
+        elif filt == 'Fletcher32': kw = dict(fletcher32=True)
+        elif filt == 'Zstd': kw = dict(**hdf5plugin.Zstd(clevel=3))
+        elif filt == 'Lz4': kw = dict(**hdf5plugin.LZ4())
+        n = int(np.prod(shape))
+        i = np.arange(n)
+        v = (i * 0.5 - 1000.0 + ((i * 7919) % 13)).reshape(shape)
+        f.create_dataset(name, data=v, maxshape=tuple(maxshape) if maxshape else None,
+                         chunks=tuple(chunks), **kw)
+"#;
+
+/// `Format::V200`: every layout-4 index × filter read back by libhdf5, and
+/// the layout message version and index type of each dataset equal those
+/// of the same dataset written by libhdf5 2.0 with `libver='v200'`.
+#[test]
+fn v200_layout_versions_as_libhdf5() {
+    let cases = cases(latest_variants(), &FILTERS);
+    let ours = tmp("v200.h5");
+    let mut fw = FileWriter::create_with(&ours, Format::V200).unwrap();
+    for c in &cases {
+        write_case(&mut fw, c);
+    }
+    fw.close().unwrap();
+    check_file(&ours, &cases);
+    let Some(py) = python() else {
+        eprintln!("skipping libhdf5 comparison: no python venv (set H5FMT_VENV)");
+        return;
+    };
+    let spec: Vec<serde_json::Value> = cases
+        .iter()
+        .map(|c| {
+            serde_json::json!([
+                c.name,
+                c.shape,
+                c.maxshape
+                    .as_ref()
+                    .unwrap_or(&c.shape.iter().map(|&d| Some(d)).collect()),
+                c.chunks,
+                format!("{:?}", c.filters)
+            ])
+        })
+        .collect();
+    let theirs = tmp("v200-libhdf5.h5");
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(WRITE_V200)
+        .arg(&theirs)
+        .arg(serde_json::Value::Array(spec).to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "h5py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (a, b) = (
+        h5fmt::File::open(&ours).unwrap(),
+        h5fmt::File::open(&theirs).unwrap(),
+    );
+    let mut fives = 0;
+    for c in &cases {
+        let p = format!("/{}", c.name);
+        let (da, db) = (a.dataset(&p).unwrap(), b.dataset(&p).unwrap());
+        let version = |l: &Layout| match l {
+            Layout::Chunked(c) => c.layout_version,
+            _ => 0,
+        };
+        assert_eq!(
+            (index_of(da.layout()), version(da.layout())),
+            (index_of(db.layout()), version(db.layout())),
+            "{}: (index, layout version) ours vs libhdf5",
+            c.name
+        );
+        fives += usize::from(version(db.layout()) == 5);
+        assert_eq!(
+            da.read::<f64>().unwrap(),
+            db.read::<f64>().unwrap(),
+            "{}",
+            c.name
+        );
+    }
+    // The comparison covers both versions.
+    assert!(
+        fives > 0 && fives < cases.len(),
+        "{fives} of {}",
+        cases.len()
+    );
+    std::fs::remove_file(&ours).ok();
+    std::fs::remove_file(&theirs).ok();
+}
+
 #[test]
 fn v1_btree_times_filters() {
     let variants: Vec<Variant> = vec![

@@ -7,7 +7,7 @@ use h5fmt::{Datatype, FileWriter};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const FORMATS: [Format; 3] = [Format::Earliest, Format::V18, Format::Latest];
+const FORMATS: [Format; 4] = [Format::Earliest, Format::V18, Format::Latest, Format::V200];
 
 fn python() -> Option<PathBuf> {
     let venv = std::env::var("H5FMT_VENV").unwrap_or_else(|_| "/work/main/.venv".into());
@@ -191,7 +191,7 @@ fn presets_read_back_by_h5py_and_our_reader() {
             match format {
                 Format::Earliest => 0,
                 Format::V18 => 2,
-                Format::Latest => 3,
+                Format::Latest | Format::V200 => 3,
             }
         );
         let ints = f.dataset("/ints").unwrap();
@@ -216,7 +216,7 @@ fn presets_read_back_by_h5py_and_our_reader() {
             l => panic!("{p}: not chunked: {l:?}"),
         };
         match format {
-            Format::Latest => {
+            Format::Latest | Format::V200 => {
                 assert!(matches!(index("/chunked"), ChunkIndex::FixedArray { .. }));
                 assert!(matches!(index("/gzip"), ChunkIndex::FixedArray { .. }));
                 assert!(matches!(

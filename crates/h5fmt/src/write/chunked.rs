@@ -169,7 +169,7 @@ enum IndexKind {
 /// datasets allocated early, else a fixed array. Earlier formats use the
 /// v1 B-tree.
 fn choose_index(format: Format, space: &Dataspace, chunks: &[u64], implicit_ok: bool) -> IndexKind {
-    if format != Format::Latest {
+    if !format.layout4() {
         return IndexKind::BTreeV1;
     }
     let max = space.max_dims.as_deref().unwrap_or(&space.dims);
@@ -439,7 +439,7 @@ pub(super) fn write_chunked(
             0
         },
         index,
-        layout_version: 4,
+        layout_version: layout_version(fw.format, filtered),
     }))
 }
 
@@ -494,12 +494,25 @@ pub(super) fn write_btree(
     Ok(root)
 }
 
-/// Width of the stored-size field of filtered chunk entries (layout 4).
-fn size_field(filtered: bool, chunk_bytes: u64) -> usize {
-    if filtered {
-        fixed_array::chunk_size_len(chunk_bytes)
+/// The layout message version libhdf5 2.0 writes: 5 for filtered chunked
+/// datasets under [`Format::V200`], else 4.
+fn layout_version(format: Format, filtered: bool) -> u8 {
+    if format == Format::V200 && filtered {
+        5
     } else {
+        4
+    }
+}
+
+/// Width of the stored-size field of filtered chunk entries: derived from
+/// the chunk size in layout version 4, "size of lengths" in version 5.
+fn size_field(fw: &FileWriter, filtered: bool, chunk_bytes: u64) -> usize {
+    if !filtered {
         0
+    } else if layout_version(fw.format, filtered) >= 5 {
+        usize::from(fw.ctx.sizes.lengths)
+    } else {
+        fixed_array::chunk_size_len(chunk_bytes)
     }
 }
 
@@ -574,7 +587,7 @@ fn write_fixed_array(
     max_dims: &[u64],
 ) -> Result<Addr> {
     let ctx = fw.ctx;
-    let size_len = size_field(filtered, chunk_bytes);
+    let size_len = size_field(fw, filtered, chunk_bytes);
     let n: u64 = max_dims
         .iter()
         .zip(chunks)
@@ -612,7 +625,7 @@ fn write_extensible_array(
     max_dims: &[u64],
 ) -> Result<Addr> {
     let ctx = fw.ctx;
-    let size_len = size_field(filtered, chunk_bytes);
+    let size_len = size_field(fw, filtered, chunk_bytes);
     let unlim = max_dims
         .iter()
         .position(|&m| m == Dataspace::UNLIMITED)
@@ -681,7 +694,7 @@ fn write_btree_v2(
     chunks: &[u64],
 ) -> Result<Addr> {
     let ctx = fw.ctx;
-    let size_len = size_field(filtered, chunk_bytes);
+    let size_len = size_field(fw, filtered, chunk_bytes);
     let rank = chunks.len();
     let record_size =
         usize::from(ctx.sizes.offsets) + if filtered { size_len + 4 } else { 0 } + 8 * rank;

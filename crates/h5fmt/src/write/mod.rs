@@ -68,7 +68,10 @@ use alloc::vec::Vec;
 /// since 1.8 (2008) reads it, and it has checksummed superblock and object
 /// headers and link-message groups. [`Format::Earliest`] is for readers that
 /// only implement the original format (pyfive, jsfive, old libhdf5);
-/// [`Format::Latest`] adds superblock v3 and the layout-4 chunk indexes.
+/// [`Format::Latest`] adds superblock v3 and the layout-4 chunk indexes;
+/// [`Format::V200`] is what libhdf5 2.0 writes under `libver='latest'`
+/// (or `v200`): as `Latest`, with version 5 layout messages for filtered
+/// chunked datasets, which only libhdf5 2.0 and later read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     /// Superblock v0, object header v1, symbol-table groups (v1 B-tree,
@@ -83,8 +86,13 @@ pub enum Format {
     /// Superblock v3, object header v2, fill value message v3, filter
     /// pipeline v2, layout v4 with the chunk index libhdf5 2.0 picks:
     /// single chunk, fixed array, extensible array (one unlimited
-    /// dimension) or v2 B-tree (several).
+    /// dimension) or v2 B-tree (several). libhdf5 1.10 and later read it.
     Latest,
+    /// As [`Format::Latest`], with the layout message version 5 of HDF5 2.0
+    /// for filtered chunked datasets (the chunk index stores filtered chunk
+    /// sizes in "size of lengths" bytes), as libhdf5 2.0 writes them with
+    /// library version bounds `v200` or `latest`. Needs libhdf5 ≥ 2.0.
+    V200,
 }
 
 impl Format {
@@ -92,8 +100,12 @@ impl Format {
         match self {
             Format::Earliest => 0,
             Format::V18 => 2,
-            Format::Latest => 3,
+            Format::Latest | Format::V200 => 3,
         }
+    }
+    /// Layout version 4 chunk indexes, fill value v3, filter pipeline v2.
+    pub(crate) fn layout4(self) -> bool {
+        matches!(self, Format::Latest | Format::V200)
     }
     fn header_version(self) -> u8 {
         if self == Format::Earliest {
@@ -124,14 +136,14 @@ impl Format {
         }
     }
     fn fill_version(self) -> u8 {
-        if self == Format::Latest {
+        if self.layout4() {
             3
         } else {
             2
         }
     }
     fn pipeline_version(self) -> u8 {
-        if self == Format::Latest {
+        if self.layout4() {
             2
         } else {
             1
