@@ -144,3 +144,252 @@ fn writer_dense_5000_links_2000_attrs() {
         serde_json::json!([20000, (0..20000).sum::<i64>() as f64])
     );
 }
+
+const GEN: &str = r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'w', libver='latest') as f:
+    for name, n, order in [('d20', 20, False), ('d3000', 3000, False), ('o20', 20, True),
+                           ('o3000', 3000, True), ('c8', 8, False), ('o8', 8, True)]:
+        g = f.create_group(name, track_order=order)
+        for i in reversed(range(n)):
+            g.create_group(f'g{i:04}')
+    a = f.create_group('a20')
+    for i in range(20):
+        a.attrs[f'a{i:02}'] = i
+    b = f.create_group('abig')
+    b.attrs['small1'] = 1
+    b.attrs['big'] = np.arange(100 * 1024 // 8, dtype='f8')
+    b.attrs['small2'] = 2
+    c = f.create_group('a8')
+    for i in range(8):
+        c.attrs[f'a{i}'] = i
+    f.create_group('a2').attrs['x'] = 5
+    t = f.create_group('ao20', track_order=True)
+    for i in reversed(range(20)):
+        t.attrs[f't{i:02}'] = i
+"#;
+
+/// What h5py does to the edited file: in each group add 3 links and delete
+/// 2, on each attribute holder add 2 attributes and delete 1.
+const H5PY_MORE: &str = r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'r+') as f:
+    for name in ['d20', 'd3000', 'o20', 'o3000', 'c8', 'o8']:
+        g = f[name]
+        for k in ['py1', 'py2', 'py3']:
+            g.create_group(k)
+        keys = [k for k in g.keys() if not k.startswith('py')]
+        del g[keys[0]]
+        del g[keys[-1]]
+    for name in ['a20', 'abig', 'a8', 'a2', 'ao20']:
+        o = f[name]
+        o.attrs['pyA'] = 11
+        o.attrs['pyB'] = np.arange(3000, dtype='f8')
+        del o.attrs[list(o.attrs.keys())[0]]
+"#;
+
+/// The model of one group: link names in creation order, tracked or not.
+#[derive(Clone, Debug)]
+struct GroupModel {
+    links: Vec<String>,
+    tracked: bool,
+}
+
+impl GroupModel {
+    fn view(&self) -> serde_json::Value {
+        let mut v = self.links.clone();
+        if !self.tracked {
+            v.sort();
+        }
+        serde_json::json!(v)
+    }
+}
+
+#[test]
+fn editor_dense_links_and_attributes() {
+    let path = scratch("h5py_dense.h5");
+    let Some(_) = run_py(GEN, &[path.to_str().expect("utf-8")]) else {
+        println!("skipped: no python");
+        return;
+    };
+    let mut groups: std::collections::BTreeMap<&str, GroupModel> = Default::default();
+    for (name, n, tracked) in [
+        ("d20", 20, false),
+        ("d3000", 3000, false),
+        ("o20", 20, true),
+        ("o3000", 3000, true),
+        ("c8", 8, false),
+        ("o8", 8, true),
+    ] {
+        groups.insert(
+            name,
+            GroupModel {
+                links: (0..n).rev().map(|i| format!("g{i:04}")).collect(),
+                tracked,
+            },
+        );
+    }
+    let mut ed = FileEditor::open(&path).expect("open");
+    let ds = h5fmt::write::edit::NewDataset::new(h5fmt::Datatype::int_le(4, true), &[3]);
+    // d20: add two, then delete down to 5 links (dense → compact).
+    ed.create_group("/d20", "new1").expect("group");
+    ed.create_dataset("/d20", "ds", &ds).expect("dataset");
+    ed.write("/d20/ds", &[0], &[3], &[7i32, 8, 9]).expect("write");
+    let m = groups.get_mut("d20").expect("d20");
+    m.links.push("new1".into());
+    m.links.push("ds".into());
+    for i in 0..17 {
+        let n = format!("g{i:04}");
+        ed.delete_link("/d20", &n).expect("delete");
+        m.links.retain(|l| *l != n);
+    }
+    // Large groups: add and delete.
+    for g in ["d3000", "o3000"] {
+        let m = groups.get_mut(g).expect("group");
+        for i in 0..5 {
+            let n = format!("x{i}");
+            ed.create_group(&format!("/{g}"), &n).expect("group");
+            m.links.push(n);
+        }
+        for i in (0..3000).step_by(600) {
+            let n = format!("g{i:04}");
+            ed.delete_link(&format!("/{g}"), &n).expect("delete");
+            m.links.retain(|l| *l != n);
+        }
+    }
+    // o20: ordered additions and a delete.
+    let m = groups.get_mut("o20").expect("o20");
+    for n in ["zz_new", "aa_new"] {
+        ed.create_group("/o20", n).expect("group");
+        m.links.push(n.into());
+    }
+    ed.delete_link("/o20", "g0005").expect("delete");
+    m.links.retain(|l| l != "g0005");
+    // Compact groups at max_compact: one more turns them dense.
+    for g in ["c8", "o8"] {
+        ed.create_group(&format!("/{g}"), "ninth").expect("group");
+        groups.get_mut(g).expect("g").links.push("ninth".into());
+    }
+    let e = ed.create_group("/d3000", "x1").expect_err("collision");
+    assert_eq!(e.kind(), h5fmt::ErrorKind::Usage);
+    let e = ed.delete_link("/d3000", "nope").expect_err("missing");
+    assert_eq!(e.kind(), h5fmt::ErrorKind::NotFound);
+
+    // Attributes.
+    for i in 20..25i64 {
+        ed.set_attr("/a20", &format!("a{i:02}"), i).expect("attr");
+    }
+    ed.set_attr("/a20", "a03", "three").expect("overwrite");
+    for i in 5..15 {
+        ed.delete_attr("/a20", &format!("a{i:02}")).expect("delete attr");
+    }
+    let big: Vec<f64> = (0..25_600).map(f64::from).collect();
+    ed.set_attr("/abig", "big", big.clone()).expect("bigger attr");
+    ed.delete_attr("/abig", "small1").expect("delete");
+    ed.set_attr("/abig", "small3", 3i64).expect("attr");
+    ed.set_attr("/a8", "a8", 8i64).expect("ninth attr");
+    let big2: Vec<f64> = (0..12_800).map(|i| f64::from(i) * 0.5).collect();
+    ed.set_attr("/a2", "huge", big2.clone()).expect("large attr");
+    ed.set_attr("/ao20", "new", 100i64).expect("attr");
+    ed.delete_attr("/ao20", "t03").expect("delete");
+    ed.close().expect("close");
+    assert_clean(&path);
+
+    let sum = |v: &[f64]| v.iter().sum::<f64>();
+    let mut want_attrs = serde_json::json!({
+        "/a20": {},
+        "/abig": {"big": [big.len(), sum(&big)], "small2": 2, "small3": 3},
+        "/a8": {},
+        "/a2": {"x": 5, "huge": [big2.len(), sum(&big2)]},
+        "/ao20": {},
+    });
+    {
+        let a = want_attrs["/a20"].as_object_mut().expect("obj");
+        for i in (0..5).chain(15..25) {
+            a.insert(format!("a{i:02}"), serde_json::json!(i));
+        }
+        a.insert("a03".into(), serde_json::json!("three"));
+        let a = want_attrs["/a8"].as_object_mut().expect("obj");
+        for i in 0..9 {
+            a.insert(format!("a{i}"), serde_json::json!(i));
+        }
+        let a = want_attrs["/ao20"].as_object_mut().expect("obj");
+        for i in (0..20).rev().filter(|&i| i != 3) {
+            a.insert(format!("t{i:02}"), serde_json::json!(i));
+        }
+        a.insert("new".into(), serde_json::json!(100));
+    }
+    let check = |v: &serde_json::Value,
+                 groups: &std::collections::BTreeMap<&str, GroupModel>,
+                 want_attrs: &serde_json::Value| {
+        for (g, m) in groups {
+            assert_eq!(v[format!("/{g}")]["links"], m.view(), "links of /{g}");
+        }
+        for (o, want) in want_attrs.as_object().expect("obj") {
+            let got = &v[o]["attrs"];
+            // Unordered objects: compare as maps; ordered: also the key order.
+            assert_eq!(
+                got.as_object().expect("attrs").len(),
+                want.as_object().expect("attrs").len(),
+                "attributes of {o}: {got}"
+            );
+            for (k, val) in want.as_object().expect("attrs") {
+                assert_eq!(&got[k], val, "attribute {o}/{k}");
+            }
+            if o == "/ao20" {
+                let keys: Vec<&String> = got.as_object().expect("attrs").keys().collect();
+                let want_keys: Vec<&String> = want.as_object().expect("attrs").keys().collect();
+                assert_eq!(keys, want_keys, "attribute order of {o}");
+            }
+        }
+    };
+    let v = view(&path).expect("view");
+    check(&v, &groups, &want_attrs);
+    assert_eq!(v["/d20/ds"]["attrs"], serde_json::json!({}));
+
+    // libhdf5 edits the file we edited.
+    run_py(H5PY_MORE, &[path.to_str().expect("utf-8")]).expect("h5py edits");
+    for m in groups.values_mut() {
+        let mut order = m.view();
+        let keys: Vec<String> = order
+            .as_array_mut()
+            .expect("arr")
+            .iter()
+            .map(|k| k.as_str().expect("s").to_string())
+            .collect();
+        let (first, last) = (keys[0].clone(), keys[keys.len() - 1].clone());
+        m.links.retain(|l| *l != first && *l != last);
+        m.links.extend(["py1", "py2", "py3"].map(String::from));
+    }
+    for (o, want) in want_attrs.as_object_mut().expect("obj") {
+        let w = want.as_object_mut().expect("obj");
+        // h5py deletes the first key in its iteration order (by name unless tracked).
+        let first = if o == "/ao20" {
+            w.keys().next().cloned()
+        } else {
+            let mut k: Vec<String> = w.keys().cloned().collect();
+            k.push("pyA".into());
+            k.push("pyB".into());
+            k.sort();
+            k.first().cloned()
+        };
+        w.insert("pyA".into(), serde_json::json!(11));
+        w.insert(
+            "pyB".into(),
+            serde_json::json!([3000, (0..3000).sum::<i64>() as f64]),
+        );
+        if let Some(f) = first {
+            w.shift_remove(&f);
+        }
+    }
+    let v = view(&path).expect("view");
+    check(&v, &groups, &want_attrs);
+    assert_clean(&path);
+    // Our reader agrees after libhdf5's edits.
+    let f = h5fmt::File::open(&path).expect("open");
+    let mut names = f.group("/o3000").expect("g").member_names().expect("names");
+    let mut want = groups["o3000"].links.clone();
+    names.sort();
+    want.sort();
+    assert_eq!(names, want);
+}

@@ -46,8 +46,6 @@ use alloc::vec::Vec;
 
 /// Links or attributes beyond this count are stored densely (libhdf5's default).
 pub(crate) const MAX_COMPACT: usize = 8;
-/// Fewer links or attributes than this go back to compact storage (libhdf5's default).
-pub(crate) const MIN_DENSE: usize = 6;
 /// Heap id length of dense links (`H5G_DENSE_FHEAP_ID_LEN`).
 pub(crate) const LINK_ID_LEN: u16 = 7;
 /// Heap id length of dense attributes (`H5O_FHEAP_ID_LEN`).

@@ -46,6 +46,7 @@
 //! editor. It is not recorded in the file: after reopening, it is lost (as
 //! with libhdf5 without persistent free-space management).
 
+mod dense;
 mod header;
 mod objects;
 pub use objects::NewDataset;
@@ -138,6 +139,12 @@ pub struct FileEditor {
     /// Other in-place metadata writes of the next commit, in order.
     raw_writes: Vec<(u64, Vec<u8>)>,
     datasets: BTreeMap<u64, DsState>,
+    /// Dense link or attribute sets being edited, by header address.
+    dense_sets: BTreeMap<u64, dense::DenseSet>,
+    /// Header chunks to write first / last in the next commit (header
+    /// address, chunk index): storage conversions.
+    switch_first: Vec<(u64, usize)>,
+    switch_last: Vec<(u64, usize)>,
     /// Bytes of decoded chunks kept in memory before they are written out.
     pub cache_limit: usize,
     /// `fsync` at the commit (default true).
@@ -231,6 +238,9 @@ impl FileEditor {
             dirty_order: Vec::new(),
             raw_writes: Vec::new(),
             datasets: BTreeMap::new(),
+            dense_sets: BTreeMap::new(),
+            switch_first: Vec::new(),
+            switch_last: Vec::new(),
             cache_limit: 64 << 20,
             sync: true,
         })
@@ -299,6 +309,27 @@ impl FileEditor {
         self.headers
             .get_mut(&addr)
             .ok_or_else(|| usage("header vanished"))
+    }
+
+    /// Edit the (staged) header at `a` with an allocator of fresh space
+    /// for new continuation chunks.
+    fn with_header<R>(
+        &mut self,
+        a: u64,
+        f: impl FnOnce(&mut HeaderImage, &mut dyn FnMut(u64) -> u64) -> R,
+    ) -> Result<R> {
+        let mut next = self.eof;
+        let r = {
+            let h = self.header(a)?;
+            let mut bump = |len: u64| {
+                let r = next;
+                next += len;
+                r
+            };
+            f(h, &mut bump)
+        };
+        self.eof = next;
+        Ok(r)
     }
 
     // ---- datasets ----
@@ -1016,6 +1047,7 @@ impl FileEditor {
     /// # Errors
     /// `Io`; encode errors (the file then still holds the last commit).
     pub fn flush(&mut self) -> Result<()> {
+        self.commit_dense()?;
         let addrs: Vec<u64> = self.datasets.keys().copied().collect();
         // Dirty chunks in the order: (header addr, grow?) for in-place ordering.
         let mut order: Vec<(u64, bool, Option<usize>, Option<usize>)> = Vec::new();
@@ -1050,7 +1082,10 @@ impl FileEditor {
                 }
             }
             let info = order.iter().find(|o| o.0 == *a);
-            let first = info.and_then(|o| if o.1 { o.3 } else { o.2 });
+            let first = info
+                .and_then(|o| if o.1 { o.3 } else { o.2 })
+                .or_else(|| self.switch_first.iter().find(|s| s.0 == *a).map(|s| s.1));
+            let last = self.switch_last.iter().find(|s| s.0 == *a).map(|s| s.1);
             let mut mine = Vec::new();
             for (ci, c) in h.chunks.iter().enumerate() {
                 if !c.dirty {
@@ -1063,6 +1098,8 @@ impl FileEditor {
                     // touched only for its message count last.
                     let key = if first == Some(ci) {
                         0
+                    } else if last == Some(ci) {
+                        3
                     } else if ci == 0 && h.version == 1 {
                         2
                     } else {
@@ -1097,6 +1134,8 @@ impl FileEditor {
             self.write_at(*addr, bytes)?;
         }
         self.dirty_order.clear();
+        self.switch_first.clear();
+        self.switch_last.clear();
         if self.sync {
             self.file.sync_data()?;
         }
