@@ -143,6 +143,37 @@ fn writer_dense_5000_links_2000_attrs() {
         attrs["big"],
         serde_json::json!([20000, (0..20000).sum::<i64>() as f64])
     );
+    // libhdf5 extends and shrinks our heaps and B-trees.
+    let more = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'r+') as f:
+    for k in ['zz1', 'zz2', 'aa0']:
+        f['many'].create_group(k)
+        f['ordered'].create_group(k)
+    del f['many/child00000']
+    del f['many/child04999']
+    del f['ordered/o150']
+    f['attrs'].attrs['extra'] = -1
+    del f['attrs'].attrs['attr0000']
+"#;
+    run_py(more, &[path.to_str().expect("utf-8")]).expect("h5py edits");
+    let v = view(&path).expect("view");
+    let mut want: Vec<String> = (1..4999).map(|i| format!("child{i:05}")).collect();
+    want.extend(["zz1", "zz2", "aa0"].map(String::from));
+    want.sort();
+    assert_eq!(v["/many"]["links"], serde_json::json!(want));
+    let mut want: Vec<String> = (0..300)
+        .rev()
+        .filter(|&i| i != 150)
+        .map(|i| format!("o{i:03}"))
+        .collect();
+    want.extend(["zz1", "zz2", "aa0"].map(String::from));
+    assert_eq!(v["/ordered"]["links"], serde_json::json!(want));
+    let attrs = v["/attrs"]["attrs"].as_object().expect("attrs");
+    assert_eq!(attrs.len(), 2001);
+    assert_eq!(attrs["extra"], -1);
+    assert!(attrs.get("attr0000").is_none());
+    assert_clean(&path);
 }
 
 const GEN: &str = r#"
