@@ -100,10 +100,7 @@ fn writer_dense_5000_links_2000_attrs() {
     {
         let mut root = fw.root();
         let mut g = root
-            .create_group_with(
-                "ordered",
-                h5fmt::write::GroupOptions { track_order: true },
-            )
+            .create_group_with("ordered", h5fmt::write::GroupOptions { track_order: true })
             .expect("group");
         // Reverse name order: iteration by creation order differs from by name.
         for i in (0..300).rev() {
@@ -123,7 +120,11 @@ fn writer_dense_5000_links_2000_attrs() {
     assert_clean(&path);
     let f = h5fmt::File::open(&path).expect("open");
     assert_eq!(
-        f.group("/many").expect("g").member_names().expect("names").len(),
+        f.group("/many")
+            .expect("g")
+            .member_names()
+            .expect("names")
+            .len(),
         5000
     );
     let Some(v) = view(&path) else { return };
@@ -265,7 +266,8 @@ fn editor_dense_links_and_attributes() {
     // d20: add two, then delete down to 5 links (dense → compact).
     ed.create_group("/d20", "new1").expect("group");
     ed.create_dataset("/d20", "ds", &ds).expect("dataset");
-    ed.write("/d20/ds", &[0], &[3], &[7i32, 8, 9]).expect("write");
+    ed.write("/d20/ds", &[0], &[3], &[7i32, 8, 9])
+        .expect("write");
     let m = groups.get_mut("d20").expect("d20");
     m.links.push("new1".into());
     m.links.push("ds".into());
@@ -312,15 +314,18 @@ fn editor_dense_links_and_attributes() {
     }
     ed.set_attr("/a20", "a03", "three").expect("overwrite");
     for i in 5..15 {
-        ed.delete_attr("/a20", &format!("a{i:02}")).expect("delete attr");
+        ed.delete_attr("/a20", &format!("a{i:02}"))
+            .expect("delete attr");
     }
     let big: Vec<f64> = (0..25_600).map(f64::from).collect();
-    ed.set_attr("/abig", "big", big.clone()).expect("bigger attr");
+    ed.set_attr("/abig", "big", big.clone())
+        .expect("bigger attr");
     ed.delete_attr("/abig", "small1").expect("delete");
     ed.set_attr("/abig", "small3", 3i64).expect("attr");
     ed.set_attr("/a8", "a8", 8i64).expect("ninth attr");
     let big2: Vec<f64> = (0..12_800).map(|i| f64::from(i) * 0.5).collect();
-    ed.set_attr("/a2", "huge", big2.clone()).expect("large attr");
+    ed.set_attr("/a2", "huge", big2.clone())
+        .expect("large attr");
     ed.set_attr("/ao20", "new", 100i64).expect("attr");
     ed.delete_attr("/ao20", "t03").expect("delete");
     ed.close().expect("close");

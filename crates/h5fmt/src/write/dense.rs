@@ -287,11 +287,9 @@ fn build_heap(
     }
     let total: u64 = lens.iter().sum();
     let max_managed = u32::try_from(max_direct - prefix).unwrap_or(u32::MAX);
-    let len_size = (63 - max_direct.leading_zeros() as usize)
-        .div_ceil(8)
-        .min(crate::format::btree_v2::limit_enc_size(u64::from(
-            max_managed,
-        )));
+    let len_size = (63 - max_direct.leading_zeros() as usize).div_ceil(8).min(
+        crate::format::btree_v2::limit_enc_size(u64::from(max_managed)),
+    );
     if 1 + OFF_BYTES + len_size > usize::from(id_len) {
         return Err(Error::usage("fractal heap id too short"));
     }
@@ -486,8 +484,8 @@ pub(crate) fn build(
                 }
             }
             DenseKind::Attrs => {
-                let order = u32::try_from(e.order)
-                    .map_err(|_| Error::usage("attribute creation order"))?;
+                let order =
+                    u32::try_from(e.order).map_err(|_| Error::usage("attribute creation order"))?;
                 r.extend_from_slice(id);
                 r.push(e.flags);
                 r.extend_from_slice(&order.to_le_bytes());

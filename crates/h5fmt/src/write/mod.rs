@@ -661,7 +661,9 @@ impl FileWriter {
                 "attribute above 64 KiB: needs dense attribute storage (Format::V18 or later)",
             ));
         }
-        if self.format != Format::Earliest && !dense::fits_one(dense::DenseKind::Attrs, enc.len(), self.ctx.sizes) {
+        if self.format != Format::Earliest
+            && !dense::fits_one(dense::DenseKind::Attrs, enc.len(), self.ctx.sizes)
+        {
             return Err(Error::unsupported("an attribute message above 16 MiB"));
         }
         let data = self.element_bytes(&value.dtype, n, &value.data)?;

@@ -28,6 +28,9 @@ use crate::write::dense::{build, DenseEntry, DenseKind};
 use crate::Addr;
 use alloc::vec::Vec;
 
+/// `(address, length)` of stored structures.
+pub(super) type Extents = Vec<(u64, u64)>;
+
 /// The links or attributes of one object in dense storage, as staged.
 #[derive(Debug, Clone)]
 pub(super) struct DenseSet {
@@ -68,7 +71,7 @@ impl FileEditor {
         heap: Addr,
         name_index: Addr,
         order_index: Addr,
-    ) -> Result<(Vec<DenseEntry>, Vec<(u64, u64)>)> {
+    ) -> Result<(Vec<DenseEntry>, Extents)> {
         let st = self.reader.storage();
         let ctx = self.ctx;
         let h = FractalHeap::open(st, ctx, heap)?;
@@ -191,4 +194,3 @@ impl FileEditor {
         Ok(())
     }
 }
-

@@ -6,8 +6,12 @@
 //!
 //! * chunked datasets grow, shrink (within their maximum shape) and take
 //!   hyperslab (box) writes; contiguous datasets take box writes in place;
-//! * attributes are added, overwritten and deleted; links are deleted
-//!   (the target object's space is released when its last hard link goes);
+//! * attributes are added, overwritten and deleted; groups, datasets and
+//!   links are created and deleted (the target object's space is released
+//!   when its last hard link goes), in compact storage, in symbol-table
+//!   groups and in dense storage (fractal heap + v2 B-tree indexes, see
+//!   `dense.rs`): dense sets are rebuilt copy-on-write at each commit and
+//!   storage converts between compact and dense as libhdf5 does;
 //! * [`FileEditor::flush`] is the commit point.
 //!
 //! # Crash safety
@@ -26,6 +30,18 @@
 //! superset of the extent is written first. A process killed at any moment
 //! therefore leaves a file that libhdf5 and this crate open, holding
 //! everything flushed before.
+//!
+//! Dense links and attributes follow the same rule: the new heap and
+//! indexes are written to fresh space before the commit, the one header
+//! chunk holding the link or attribute info message switches to them, and
+//! the old heap and indexes are freed only after the commit. When a
+//! compact ↔ dense conversion also adds or removes messages in other
+//! chunks, the info message's chunk is written first when turning dense
+//! (libhdf5 reads only the heap once the info message names one, so the
+//! stale messages still in other chunks are ignored) and last when turning
+//! compact (until then the info message names the old, intact heap). In
+//! those intermediate states this crate's reader, which lists messages and
+//! heap together, may show a link or attribute twice; libhdf5 does not.
 //!
 //! The superblock's file-consistency flags are never set; a file whose
 //! flags say that libhdf5 has it open for writing is refused.

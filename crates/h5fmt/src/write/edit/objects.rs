@@ -2,7 +2,6 @@
 
 use super::dense::DenseSet;
 use super::{header, usage, FileEditor};
-use crate::write::dense::{DenseEntry, DenseKind};
 use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::format::btree_v1::{BTreeV1Node, Key, NODE_TYPE_GROUP};
@@ -16,6 +15,7 @@ use crate::format::message::{
 };
 use crate::format::object_header::ObjectHeader;
 use crate::format::symbol_table_node::{EntryCache, SymbolTableEntry, SymbolTableNode};
+use crate::write::dense::{DenseEntry, DenseKind};
 use crate::write::value::{AttrValue, ElementData};
 use crate::Addr;
 use alloc::string::{String, ToString};
@@ -119,8 +119,12 @@ impl FileEditor {
             return Ok(());
         }
         let indexed = h.attr_order_indexed();
-        let (entries, old) =
-            self.read_dense(DenseKind::Attrs, info.heap, info.name_index, info.order_index)?;
+        let (entries, old) = self.read_dense(
+            DenseKind::Attrs,
+            info.heap,
+            info.name_index,
+            info.order_index,
+        )?;
         self.dense_sets.insert(
             a,
             DenseSet {
@@ -192,7 +196,9 @@ impl FileEditor {
                 order_index: Addr::UNDEF,
             }
             .encode(&mut e, ctx, indexed);
-            self.with_header(a, |h, bump| h.add(kind::ATTRIBUTE_INFO, 0, e.as_bytes(), bump))?;
+            self.with_header(a, |h, bump| {
+                h.add(kind::ATTRIBUTE_INFO, 0, e.as_bytes(), bump)
+            })?;
         }
         let h = self.header(a)?;
         locs.sort_unstable();
@@ -438,10 +444,7 @@ impl FileEditor {
             }
         }
         self.with_header(a, |h, bump| h.replace(loc, e.as_bytes(), bump))?;
-        let ci = self
-            .header(a)?
-            .find(info_kind)
-            .map_or(loc.0, |(l, _)| l.0);
+        let ci = self.header(a)?.find(info_kind).map_or(loc.0, |(l, _)| l.0);
         self.switch_last.push((a, ci));
         self.pending_free.extend(set.old);
         Ok(())
@@ -521,8 +524,12 @@ impl FileEditor {
             out.push((loc, Link::decode(&mut Cursor::new(&m.data, 0), ctx)?));
         }
         if !info.heap.is_undef() && !self.dense_sets.contains_key(&a) {
-            let (entries, old) =
-                self.read_dense(DenseKind::Links, info.heap, info.name_index, info.order_index)?;
+            let (entries, old) = self.read_dense(
+                DenseKind::Links,
+                info.heap,
+                info.name_index,
+                info.order_index,
+            )?;
             self.dense_sets.insert(
                 a,
                 DenseSet {
