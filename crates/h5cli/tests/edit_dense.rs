@@ -429,3 +429,115 @@ fn editor_dense_links_and_attributes() {
     want.sort();
     assert_eq!(names, want);
 }
+
+const GEN_CRASH: &str = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'w', libver='latest') as f:
+    g = f.create_group('c8')
+    for i in range(8):
+        g.create_group(f'g{i}')
+    g = f.create_group('o8', track_order=True)
+    for i in reversed(range(8)):
+        g.create_group(f'g{i}')
+    g = f.create_group('d6')
+    for i in range(9):
+        g.create_group(f'g{i}')
+    for i in range(3):
+        del g[f'g{i}']
+    g = f.create_group('big')
+    for i in range(300):
+        g.create_group(f'g{i:03}')
+    o = f.create_group('a8')
+    for i in range(8):
+        o.attrs[f'a{i}'] = i
+    o = f.create_group('ad6')
+    for i in range(9):
+        o.attrs[f'a{i}'] = i
+    for i in range(3):
+        del o.attrs[f'a{i}']
+"#;
+
+/// libhdf5's view of group `argv[1]`'s links and attributes in each file.
+const VIEW_MANY: &str = r#"
+import sys, json, h5py
+out = []
+for p in sys.argv[2:]:
+    with h5py.File(p, 'r') as f:
+        o = f[sys.argv[1]]
+        out.append({'links': list(o.keys()), 'attrs': {k: int(o.attrs[k]) for k in o.attrs}})
+print(json.dumps(out))
+"#;
+
+/// Crash ordering: every operation is cut after each possible number of
+/// writes (`fail_writes_after`); libhdf5 must then read either the state
+/// before or the state after the operation, never a mix or an error,
+/// through compact → dense, dense → compact and dense rebuilds of links
+/// and attributes.
+#[test]
+fn dense_edits_are_crash_ordered() {
+    let template = scratch("crash_template.h5");
+    let Some(_) = run_py(GEN_CRASH, &[template.to_str().expect("utf-8")]) else {
+        return;
+    };
+    type Op = fn(&mut FileEditor) -> h5fmt::Result<()>;
+    let ops: [(&str, Op); 6] = [
+        ("/c8", |ed| ed.create_group("/c8", "ninth")),
+        ("/o8", |ed| ed.create_group("/o8", "ninth")),
+        ("/d6", |ed| ed.delete_link("/d6", "g5")),
+        ("/big", |ed| ed.create_group("/big", "new")),
+        ("/a8", |ed| {
+            ed.set_attr("/a8", "a8", 8i64)?;
+            ed.flush()
+        }),
+        ("/ad6", |ed| {
+            ed.delete_attr("/ad6", "a4")?;
+            ed.flush()
+        }),
+    ];
+    for (obj, op) in ops {
+        let before = run_py(VIEW_MANY, &[obj, template.to_str().expect("utf-8")]).expect("view");
+        let mut cut_files = Vec::new();
+        let mut n = 0usize;
+        let done = loop {
+            let p = scratch(&format!("crash_{}_{n}.h5", &obj[1..]));
+            std::fs::copy(&template, &p).expect("copy");
+            let mut ed = FileEditor::open(&p).expect("open");
+            ed.sync = false;
+            ed.fail_writes_after(Some(n));
+            let r = op(&mut ed);
+            drop(ed);
+            if r.is_ok() {
+                break p;
+            }
+            cut_files.push(p);
+            n += 1;
+            assert!(n < 1000, "{obj}: the operation never completes");
+        };
+        assert!(n >= 1, "{obj}: no write");
+        let after = run_py(VIEW_MANY, &[obj, done.to_str().expect("utf-8")]).expect("view");
+        let before: serde_json::Value = serde_json::from_str(&before).expect("json");
+        let after: serde_json::Value = serde_json::from_str(&after).expect("json");
+        assert_ne!(before, after, "{obj}: the operation changed nothing");
+        let mut args = vec![obj.to_string()];
+        args.extend(cut_files.iter().map(|p| p.display().to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let cuts = run_py(VIEW_MANY, &args).expect("views");
+        let cuts: serde_json::Value = serde_json::from_str(&cuts).expect("json");
+        let (mut saw_before, mut saw_after) = (0, 0);
+        for (i, v) in cuts.as_array().expect("arr").iter().enumerate() {
+            if *v == before[0] {
+                saw_before += 1;
+            } else if *v == after[0] {
+                saw_after += 1;
+            } else {
+                panic!("{obj}: cut after {i} writes reads as {v}, neither {before} nor {after}");
+            }
+            // Our reader opens every cut file too.
+            let f = h5fmt::File::open(&cut_files[i]).expect("our reader");
+            f.object(obj).expect("object");
+        }
+        assert!(saw_before > 0, "{obj}: no cut before the commit point");
+        assert_clean(&done);
+        println!("{obj}: {n} writes, {saw_before} cuts before, {saw_after} after");
+    }
+}

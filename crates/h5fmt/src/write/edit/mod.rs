@@ -165,6 +165,7 @@ pub struct FileEditor {
     pub cache_limit: usize,
     /// `fsync` at the commit (default true).
     pub sync: bool,
+    write_budget: core::cell::Cell<Option<usize>>,
 }
 
 impl core::fmt::Debug for FileEditor {
@@ -259,6 +260,7 @@ impl FileEditor {
             switch_last: Vec::new(),
             cache_limit: 64 << 20,
             sync: true,
+            write_budget: core::cell::Cell::new(None),
         })
     }
 
@@ -289,7 +291,27 @@ impl FileEditor {
         a
     }
 
+    /// Testing aid for crash ordering: every write after the next `n`
+    /// fails (as if the process died between two writes) until lifted with
+    /// `None`. The editor must be dropped after such a failure.
+    #[doc(hidden)]
+    pub fn fail_writes_after(&mut self, n: Option<usize>) {
+        self.write_budget.set(n);
+    }
+
+    fn spend_write(&self) -> Result<()> {
+        match self.write_budget.get() {
+            Some(0) => Err(Error::io("simulated crash before this write")),
+            Some(n) => {
+                self.write_budget.set(Some(n - 1));
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
     fn write_at(&self, addr: u64, bytes: &[u8]) -> Result<()> {
+        self.spend_write()?;
         let abs = self
             .base
             .checked_add(addr)
@@ -1138,6 +1160,7 @@ impl FileEditor {
         // 2. The superblock: new end of file.
         if self.eof != self.committed_eof {
             let img = patch_eof(&self.sb_image, self.sb_version, self.ctx.sizes, self.eof)?;
+            self.spend_write()?;
             self.file.write_all_at(&img, self.sb_abs)?;
             self.sb_image = img;
         }
