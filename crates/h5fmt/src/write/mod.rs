@@ -13,9 +13,9 @@
 //!
 //! Groups with more than 8 links and objects with more than 8 attributes (or
 //! one above 64 KiB) use dense storage in [`Format::V18`] and
-//! [`Format::Latest`] (`dense.rs`: one fractal heap block and a one-leaf
-//! v2 B-tree name index; larger link sets stay compact, which libhdf5
-//! reads). Object references are written through
+//! [`Format::Latest`] (`dense.rs`: a fractal heap of any size and a v2
+//! B-tree name index of as many levels as needed; a group whose link
+//! messages would not fit a heap stays compact, which libhdf5 reads). Object references are written through
 //! [`FileWriter::object_addr`], which fixes a header address early (a stub
 //! first chunk continued at close). Committed datatypes, null dataspaces
 //! and pre-filtered chunks ([`DatasetBuilder::write_raw_chunks`]) are
@@ -25,8 +25,8 @@
 //! (single chunk, implicit, fixed array, extensible array, v2 B-tree).
 //! Editing existing files is [`crate::FileEditor`] (`edit/`).
 //!
-//! Not yet written: dense storage beyond one heap block, creation-order
-//! indexes, virtual datasets.
+//! Not yet written: creation-order indexes (creation order is tracked, not
+//! indexed), virtual datasets.
 
 mod chunked;
 mod dense;
@@ -673,23 +673,10 @@ impl FileWriter {
                 "attribute above 64 KiB: needs dense attribute storage (Format::V18 or later)",
             ));
         }
-        if self.format != Format::Earliest {
-            // Dense storage (one heap block) must hold all the attributes.
-            let node = self
-                .nodes
-                .get(id.0)
-                .ok_or_else(|| Error::usage("not an object of this file"))?;
-            let mut total = enc.len();
-            for a in node.attrs.iter().filter(|a| a.name != name) {
-                let mut e = Encoder::new();
-                a.encode(&mut e, self.ctx, self.format.attr_version())?;
-                total += e.len();
-            }
-            if !dense::fits(total, dense::ATTR_ID_LEN, self.ctx.sizes.offsets) {
-                return Err(Error::unsupported(
-                    "attributes of one object above 16 MiB in all",
-                ));
-            }
+        if self.format != Format::Earliest
+            && !dense::fits_one(dense::DenseKind::Attrs, enc.len(), self.ctx.sizes)
+        {
+            return Err(Error::unsupported("an attribute message above 16 MiB"));
         }
         let data = self.element_bytes(&value.dtype, n, &value.data)?;
         let msg = AttributeMessage { data, ..probe };
@@ -869,9 +856,13 @@ impl FileWriter {
             for (order, (name, l)) in g.links.iter().enumerate() {
                 msgs.push((name.clone(), self.link_message(g, order, name, l, &plans)?));
             }
-            let refs: Vec<(&str, Vec<u8>)> =
-                msgs.iter().map(|(n, m)| (n.as_str(), m.clone())).collect();
-            let d = dense::write_links(self, &refs)?;
+            let refs: Vec<(&str, Vec<u8>, u64)> = msgs
+                .iter()
+                .enumerate()
+                .map(|(o, (n, m))| (n.as_str(), m.clone(), o as u64))
+                .collect();
+            let (heap, names, _) = dense::write_links(self, &refs, false)?;
+            let d = (heap, names);
             if let Some(p) = plans.get_mut(i) {
                 p.dense_links = Some(d);
             }
@@ -1079,21 +1070,20 @@ impl FileWriter {
     }
 
     /// Whether the links of group `g` go to dense storage: a link-message
-    /// group with more than [`dense::MAX_COMPACT`] links whose messages fit
-    /// one heap block (larger ones stay compact, which libhdf5 also reads).
+    /// group with more than [`dense::MAX_COMPACT`] links, each of whose
+    /// messages fits a heap block (else it stays compact, which libhdf5
+    /// also reads).
     fn links_dense(&self, g: &GroupNode) -> Result<bool> {
         if self.uses_symbol_table(g) || g.links.len() <= dense::MAX_COMPACT {
             return Ok(false);
         }
-        let mut total = 0;
         for (order, (name, l)) in g.links.iter().enumerate() {
-            total += self.link_message(g, order, name, l, &[])?.len();
+            let len = self.link_message(g, order, name, l, &[])?.len();
+            if !dense::fits_one(dense::DenseKind::Links, len, self.ctx.sizes) {
+                return Ok(false);
+            }
         }
-        Ok(dense::fits(
-            total,
-            dense::LINK_ID_LEN,
-            self.ctx.sizes.offsets,
-        ))
+        Ok(true)
     }
 
     /// The encoded link message of link `order` of `g` (hard link targets
@@ -1172,9 +1162,8 @@ impl FileWriter {
                         None => (Addr::UNDEF, Addr::UNDEF),
                     };
                     LinkInfo {
-                        max_creation_index: g
-                            .track_order
-                            .then(|| (g.links.len() as u64).saturating_sub(1)),
+                        // libhdf5 stores the next creation order to assign.
+                        max_creation_index: g.track_order.then_some(g.links.len() as u64),
                         heap,
                         name_index,
                         order_index: Addr::UNDEF,

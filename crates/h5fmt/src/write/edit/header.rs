@@ -181,7 +181,52 @@ impl HeaderImage {
         data: &[u8],
         alloc: &mut dyn FnMut(u64) -> u64,
     ) {
-        let m = self.new_msg(k, flags, data);
+        self.add_co(k, flags, data, 0, alloc);
+    }
+
+    /// Whether attribute creation order is tracked (v2 header flag).
+    pub(crate) fn attr_order_tracked(&self) -> bool {
+        self.version == 2 && self.flags & FLAG_ATTR_CRT_ORDER_TRACKED != 0
+    }
+
+    /// Whether attribute creation order is indexed (v2 header flag).
+    pub(crate) fn attr_order_indexed(&self) -> bool {
+        self.version == 2
+            && self.flags & crate::format::object_header::FLAG_ATTR_CRT_ORDER_INDEXED != 0
+    }
+
+    /// The attribute storage phase change values (maximum compact,
+    /// minimum dense): from a v2 header's prefix, else libhdf5's defaults.
+    pub(crate) fn attr_phase_change(&self) -> (usize, usize) {
+        use crate::format::object_header::{FLAG_ATTR_PHASE_CHANGE, FLAG_TIMES};
+        if self.version == 2 && self.flags & FLAG_ATTR_PHASE_CHANGE != 0 {
+            let at = 6 + if self.flags & FLAG_TIMES != 0 { 16 } else { 0 };
+            let p = self.chunks.first().map(|c| c.prefix.as_slice());
+            let get = |o: usize| {
+                p.and_then(|p| p.get(o..o + 2))
+                    .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
+            };
+            if let (Some(mc), Some(md)) = (get(at), get(at + 2)) {
+                return (mc, md);
+            }
+        }
+        (8, 6)
+    }
+
+    /// Add a message with creation order `co` (kept when the header
+    /// tracks attribute creation order).
+    pub(crate) fn add_co(
+        &mut self,
+        k: u16,
+        flags: u8,
+        data: &[u8],
+        co: u16,
+        alloc: &mut dyn FnMut(u64) -> u64,
+    ) {
+        let mut m = self.new_msg(k, flags, data);
+        if m.co.is_some() {
+            m.co = Some(co);
+        }
         let need = self.msg_len(m.data.len());
         // Prefer an already fresh or dirty chunk, then the one with the most room.
         let mut best: Option<(usize, usize)> = None;

@@ -6,8 +6,12 @@
 //!
 //! * chunked datasets grow, shrink (within their maximum shape) and take
 //!   hyperslab (box) writes; contiguous datasets take box writes in place;
-//! * attributes are added, overwritten and deleted; links are deleted
-//!   (the target object's space is released when its last hard link goes);
+//! * attributes are added, overwritten and deleted; groups, datasets and
+//!   links are created and deleted (the target object's space is released
+//!   when its last hard link goes), in compact storage, in symbol-table
+//!   groups and in dense storage (fractal heap + v2 B-tree indexes, see
+//!   `dense.rs`): dense sets are rebuilt copy-on-write at each commit and
+//!   storage converts between compact and dense as libhdf5 does;
 //! * [`FileEditor::flush`] is the commit point.
 //!
 //! # Crash safety
@@ -26,6 +30,18 @@
 //! superset of the extent is written first. A process killed at any moment
 //! therefore leaves a file that libhdf5 and this crate open, holding
 //! everything flushed before.
+//!
+//! Dense links and attributes follow the same rule: the new heap and
+//! indexes are written to fresh space before the commit, the one header
+//! chunk holding the link or attribute info message switches to them, and
+//! the old heap and indexes are freed only after the commit. When a
+//! compact ↔ dense conversion also adds or removes messages in other
+//! chunks, the info message's chunk is written first when turning dense
+//! (libhdf5 reads only the heap once the info message names one, so the
+//! stale messages still in other chunks are ignored) and last when turning
+//! compact (until then the info message names the old, intact heap). In
+//! those intermediate states this crate's reader, which lists messages and
+//! heap together, may show a link or attribute twice; libhdf5 does not.
 //!
 //! The superblock's file-consistency flags are never set; a file whose
 //! flags say that libhdf5 has it open for writing is refused.
@@ -46,6 +62,7 @@
 //! editor. It is not recorded in the file: after reopening, it is lost (as
 //! with libhdf5 without persistent free-space management).
 
+mod dense;
 mod header;
 mod objects;
 pub use objects::NewDataset;
@@ -138,10 +155,17 @@ pub struct FileEditor {
     /// Other in-place metadata writes of the next commit, in order.
     raw_writes: Vec<(u64, Vec<u8>)>,
     datasets: BTreeMap<u64, DsState>,
+    /// Dense link or attribute sets being edited, by header address.
+    dense_sets: BTreeMap<u64, dense::DenseSet>,
+    /// Header chunks to write first / last in the next commit (header
+    /// address, chunk index): storage conversions.
+    switch_first: Vec<(u64, usize)>,
+    switch_last: Vec<(u64, usize)>,
     /// Bytes of decoded chunks kept in memory before they are written out.
     pub cache_limit: usize,
     /// `fsync` at the commit (default true).
     pub sync: bool,
+    write_budget: core::cell::Cell<Option<usize>>,
 }
 
 impl core::fmt::Debug for FileEditor {
@@ -231,8 +255,12 @@ impl FileEditor {
             dirty_order: Vec::new(),
             raw_writes: Vec::new(),
             datasets: BTreeMap::new(),
+            dense_sets: BTreeMap::new(),
+            switch_first: Vec::new(),
+            switch_last: Vec::new(),
             cache_limit: 64 << 20,
             sync: true,
+            write_budget: core::cell::Cell::new(None),
         })
     }
 
@@ -263,7 +291,27 @@ impl FileEditor {
         a
     }
 
+    /// Testing aid for crash ordering: every write after the next `n`
+    /// fails (as if the process died between two writes) until lifted with
+    /// `None`. The editor must be dropped after such a failure.
+    #[doc(hidden)]
+    pub fn fail_writes_after(&mut self, n: Option<usize>) {
+        self.write_budget.set(n);
+    }
+
+    fn spend_write(&self) -> Result<()> {
+        match self.write_budget.get() {
+            Some(0) => Err(Error::io("simulated crash before this write")),
+            Some(n) => {
+                self.write_budget.set(Some(n - 1));
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
     fn write_at(&self, addr: u64, bytes: &[u8]) -> Result<()> {
+        self.spend_write()?;
         let abs = self
             .base
             .checked_add(addr)
@@ -299,6 +347,27 @@ impl FileEditor {
         self.headers
             .get_mut(&addr)
             .ok_or_else(|| usage("header vanished"))
+    }
+
+    /// Edit the (staged) header at `a` with an allocator of fresh space
+    /// for new continuation chunks.
+    fn with_header<R>(
+        &mut self,
+        a: u64,
+        f: impl FnOnce(&mut HeaderImage, &mut dyn FnMut(u64) -> u64) -> R,
+    ) -> Result<R> {
+        let mut next = self.eof;
+        let r = {
+            let h = self.header(a)?;
+            let mut bump = |len: u64| {
+                let r = next;
+                next += len;
+                r
+            };
+            f(h, &mut bump)
+        };
+        self.eof = next;
+        Ok(r)
     }
 
     // ---- datasets ----
@@ -1016,6 +1085,7 @@ impl FileEditor {
     /// # Errors
     /// `Io`; encode errors (the file then still holds the last commit).
     pub fn flush(&mut self) -> Result<()> {
+        self.commit_dense()?;
         let addrs: Vec<u64> = self.datasets.keys().copied().collect();
         // Dirty chunks in the order: (header addr, grow?) for in-place ordering.
         let mut order: Vec<(u64, bool, Option<usize>, Option<usize>)> = Vec::new();
@@ -1050,7 +1120,10 @@ impl FileEditor {
                 }
             }
             let info = order.iter().find(|o| o.0 == *a);
-            let first = info.and_then(|o| if o.1 { o.3 } else { o.2 });
+            let first = info
+                .and_then(|o| if o.1 { o.3 } else { o.2 })
+                .or_else(|| self.switch_first.iter().find(|s| s.0 == *a).map(|s| s.1));
+            let last = self.switch_last.iter().find(|s| s.0 == *a).map(|s| s.1);
             let mut mine = Vec::new();
             for (ci, c) in h.chunks.iter().enumerate() {
                 if !c.dirty {
@@ -1063,6 +1136,8 @@ impl FileEditor {
                     // touched only for its message count last.
                     let key = if first == Some(ci) {
                         0
+                    } else if last == Some(ci) {
+                        3
                     } else if ci == 0 && h.version == 1 {
                         2
                     } else {
@@ -1085,6 +1160,7 @@ impl FileEditor {
         // 2. The superblock: new end of file.
         if self.eof != self.committed_eof {
             let img = patch_eof(&self.sb_image, self.sb_version, self.ctx.sizes, self.eof)?;
+            self.spend_write()?;
             self.file.write_all_at(&img, self.sb_abs)?;
             self.sb_image = img;
         }
@@ -1097,6 +1173,8 @@ impl FileEditor {
             self.write_at(*addr, bytes)?;
         }
         self.dirty_order.clear();
+        self.switch_first.clear();
+        self.switch_last.clear();
         if self.sync {
             self.file.sync_data()?;
         }

@@ -1,5 +1,6 @@
 //! Attributes and links of existing objects: add, overwrite, delete.
 
+use super::dense::DenseSet;
 use super::{header, usage, FileEditor};
 use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
@@ -14,6 +15,7 @@ use crate::format::message::{
 };
 use crate::format::object_header::ObjectHeader;
 use crate::format::symbol_table_node::{EntryCache, SymbolTableEntry, SymbolTableNode};
+use crate::write::dense::{DenseEntry, DenseKind};
 use crate::write::value::{AttrValue, ElementData};
 use crate::Addr;
 use alloc::string::{String, ToString};
@@ -85,18 +87,12 @@ impl FileEditor {
         }
     }
 
-    /// The attribute messages of the (staged) header at `a`: (location, name).
+    /// The compact attribute messages of the (staged) header at `a`:
+    /// (location, name). Dense attributes are loaded into `dense_sets`.
     fn attr_locs(&mut self, a: u64) -> Result<Vec<((usize, usize), String)>> {
         let ctx = self.ctx;
+        self.load_dense_attrs(a)?;
         let h = self.header(a)?;
-        if let Some((_, m)) = h.find(kind::ATTRIBUTE_INFO) {
-            let info = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
-            if !info.heap.is_undef() {
-                return Err(Error::unsupported(
-                    "editing attributes in dense storage (fractal heap)",
-                ));
-            }
-        }
         let mut out = Vec::new();
         for (loc, m) in h.find_all(kind::ATTRIBUTE) {
             if m.flags & flags::SHARED != 0 {
@@ -108,13 +104,132 @@ impl FileEditor {
         Ok(out)
     }
 
+    /// Load the dense attributes of the object at `a` (once).
+    fn load_dense_attrs(&mut self, a: u64) -> Result<()> {
+        if self.dense_sets.contains_key(&a) {
+            return Ok(());
+        }
+        let ctx = self.ctx;
+        let h = self.header(a)?;
+        let Some((_, m)) = h.find(kind::ATTRIBUTE_INFO) else {
+            return Ok(());
+        };
+        let info = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+        if info.heap.is_undef() {
+            return Ok(());
+        }
+        let indexed = h.attr_order_indexed();
+        let (entries, old) = self.read_dense(
+            DenseKind::Attrs,
+            info.heap,
+            info.name_index,
+            info.order_index,
+        )?;
+        self.dense_sets.insert(
+            a,
+            DenseSet {
+                kind: DenseKind::Attrs,
+                entries,
+                indexed,
+                old,
+                dirty: false,
+                converted: false,
+            },
+        );
+        Ok(())
+    }
+
+    /// The next attribute creation order of the object at `a` (tracked
+    /// objects), counted up in its attribute info message.
+    fn next_attr_order(&mut self, a: u64) -> Result<u64> {
+        let ctx = self.ctx;
+        let h = self.header(a)?;
+        if !h.attr_order_tracked() {
+            return Ok(0);
+        }
+        let Some((loc, m)) = h.find(kind::ATTRIBUTE_INFO) else {
+            return Ok(0);
+        };
+        let indexed = m.data.get(1).is_some_and(|f| f & 0x02 != 0);
+        let mut info = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+        let Some(next) = info.max_creation_index else {
+            return Ok(0);
+        };
+        info.max_creation_index = Some(next.saturating_add(1));
+        let mut e = Encoder::new();
+        info.encode(&mut e, ctx, indexed);
+        self.with_header(a, |h, bump| h.replace(loc, e.as_bytes(), bump))?;
+        Ok(u64::from(next))
+    }
+
+    /// Move the compact attributes of `a` (plus `extra`) to a new dense set.
+    fn attrs_to_dense(&mut self, a: u64, extra: Option<DenseEntry>) -> Result<()> {
+        let ctx = self.ctx;
+        let h = self.header(a)?;
+        if h.version != 2 {
+            return Err(Error::unsupported(
+                "dense attribute storage in a version 1 object header",
+            ));
+        }
+        let indexed = h.attr_order_indexed();
+        let tracked = h.attr_order_tracked();
+        let mut entries = Vec::new();
+        let mut locs = Vec::new();
+        for (loc, m) in h.find_all(kind::ATTRIBUTE) {
+            let msg = AttributeMessage::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+            entries.push(DenseEntry {
+                name: msg.name.into_bytes(),
+                msg: m.data.clone(),
+                order: u64::from(m.co.unwrap_or(0)),
+                flags: m.flags,
+            });
+            locs.push(loc);
+        }
+        let has_info = h.find(kind::ATTRIBUTE_INFO).is_some();
+        if !has_info {
+            let mut e = Encoder::new();
+            AttributeInfo {
+                max_creation_index: tracked
+                    .then(|| u16::try_from(entries.len()).unwrap_or(u16::MAX)),
+                heap: Addr::UNDEF,
+                name_index: Addr::UNDEF,
+                order_index: Addr::UNDEF,
+            }
+            .encode(&mut e, ctx, indexed);
+            self.with_header(a, |h, bump| {
+                h.add(kind::ATTRIBUTE_INFO, 0, e.as_bytes(), bump)
+            })?;
+        }
+        let h = self.header(a)?;
+        locs.sort_unstable();
+        for loc in locs.into_iter().rev() {
+            h.remove(loc);
+        }
+        entries.extend(extra);
+        self.dense_sets.insert(
+            a,
+            DenseSet {
+                kind: DenseKind::Attrs,
+                entries,
+                indexed,
+                old: Vec::new(),
+                dirty: true,
+                converted: true,
+            },
+        );
+        Ok(())
+    }
+
     /// Create or overwrite attribute `name` of the object at `path` (staged
     /// until [`FileEditor::flush`]). Variable-length values go to a new
-    /// global heap collection.
+    /// global heap collection. Dense attribute storage is edited (rebuilt
+    /// at the commit); compact storage turns dense past the object's
+    /// `max_compact` (8 by default) or for a message above 64 KiB.
     ///
     /// # Errors
     /// `NotFound` for the object; `Usage` for a bad name or a value whose
-    /// bytes do not match its shape; `Unsupported` for dense attribute storage.
+    /// bytes do not match its shape; `Unsupported` for a message above
+    /// 64 KiB in a version 1 object header (no dense storage there).
     pub fn set_attr(&mut self, path: &str, name: &str, value: impl Into<AttrValue>) -> Result<()> {
         let value = value.into();
         check_name(name, "attribute")?;
@@ -135,7 +250,20 @@ impl FileEditor {
                 max_dims: None,
             },
         };
-        let version = if self.header(a)?.version == 1 { 1 } else { 3 };
+        let v1 = self.header(a)?.version == 1;
+        let version = if v1 { 1 } else { 3 };
+        let sizes = self.ctx.sizes;
+        let too_big = |len: usize| {
+            if v1 && len > 0xfff0 {
+                Err(Error::unsupported(
+                    "attribute message above 64 KiB in a version 1 object header",
+                ))
+            } else if !crate::write::dense::fits_one(DenseKind::Attrs, len, sizes) {
+                Err(Error::unsupported("attribute message above 16 MiB"))
+            } else {
+                Ok(())
+            }
+        };
         // Validate and size everything before any byte is written.
         let mut probe = AttributeMessage {
             name: name.to_string(),
@@ -161,9 +289,7 @@ impl FileEditor {
                 probe.data = vec![0; elems.len() * (8 + usize::from(self.ctx.sizes.offsets))];
                 let mut enc = Encoder::new();
                 probe.encode(&mut enc, self.ctx, version)?;
-                if enc.len() > 0xfff0 {
-                    return Err(Error::unsupported("attribute message above 64 KiB"));
-                }
+                too_big(enc.len())?;
                 self.place_varlen(&value.dtype, elems)?
             }
             // Heap ids and references of another file being written.
@@ -176,41 +302,151 @@ impl FileEditor {
         probe.data = data;
         let mut enc = Encoder::new();
         probe.encode(&mut enc, self.ctx, version)?;
-        if enc.len() > 0xfff0 {
-            return Err(Error::unsupported(
-                "attribute message above 64 KiB (dense attribute storage is not written)",
-            ));
+        too_big(enc.len())?;
+        let msg = enc.into_vec();
+        if let Some(set) = self.dense_sets.get_mut(&a) {
+            if let Some(e) = set.entries.iter_mut().find(|e| e.name == name.as_bytes()) {
+                e.msg = msg;
+                set.dirty = true;
+                return Ok(());
+            }
+            let order = self.next_attr_order(a)?;
+            if let Some(set) = self.dense_sets.get_mut(&a) {
+                set.entries.push(DenseEntry {
+                    name: name.as_bytes().to_vec(),
+                    msg,
+                    order,
+                    flags: 0,
+                });
+                set.dirty = true;
+            }
+            return Ok(());
         }
-        let mut next = self.eof;
-        let mut fresh = Vec::new();
-        let h = self.header(a)?;
-        let mut bump = |len: u64| {
-            let r = next;
-            next += len;
-            fresh.push(r);
-            r
-        };
+        let (max_compact, _) = self.header(a)?.attr_phase_change();
+        let large = msg.len() > 0xfff0;
         match existing.iter().find(|(_, nm)| nm == name) {
-            Some((loc, _)) => h.replace(*loc, enc.as_bytes(), &mut bump),
-            None => h.add(kind::ATTRIBUTE, 0, enc.as_bytes(), &mut bump),
+            Some((loc, _)) if !large => {
+                let loc = *loc;
+                self.with_header(a, |h, bump| h.replace(loc, &msg, bump))?;
+            }
+            Some((loc, _)) => {
+                // Too large to stay compact: the object turns dense.
+                let (ci, mi) = *loc;
+                let co = self
+                    .header(a)?
+                    .chunks
+                    .get(ci)
+                    .and_then(|c| c.msgs.get(mi))
+                    .and_then(|m| m.co)
+                    .unwrap_or(0);
+                self.header(a)?.remove(*loc);
+                let entry = DenseEntry {
+                    name: name.as_bytes().to_vec(),
+                    msg,
+                    order: u64::from(co),
+                    flags: 0,
+                };
+                self.attrs_to_dense(a, Some(entry))?;
+            }
+            None => {
+                let order = self.next_attr_order(a)?;
+                if !v1 && (large || existing.len() + 1 > max_compact) {
+                    let entry = DenseEntry {
+                        name: name.as_bytes().to_vec(),
+                        msg,
+                        order,
+                        flags: 0,
+                    };
+                    self.attrs_to_dense(a, Some(entry))?;
+                } else {
+                    let co = u16::try_from(order).unwrap_or(u16::MAX);
+                    self.with_header(a, |h, bump| {
+                        h.add_co(kind::ATTRIBUTE, 0, &msg, co, bump);
+                    })?;
+                }
+            }
         }
-        self.eof = next;
         Ok(())
     }
 
-    /// Delete attribute `name` of the object at `path` (staged).
+    /// Delete attribute `name` of the object at `path` (staged). Dense
+    /// storage turns compact below the object's `min_dense` (6 by default).
     ///
     /// # Errors
     /// `NotFound` when there is no such attribute.
     pub fn delete_attr(&mut self, path: &str, name: &str) -> Result<()> {
         let a = self.object_addr(path)?;
         let existing = self.attr_locs(a)?;
+        if let Some(set) = self.dense_sets.get_mut(&a) {
+            let Some(i) = set.entries.iter().position(|e| e.name == name.as_bytes()) else {
+                return Err(Error::not_found(alloc::format!(
+                    "{path}: no attribute {name:?}"
+                )));
+            };
+            set.entries.remove(i);
+            set.dirty = true;
+            let (_, min_dense) = self.header(a)?.attr_phase_change();
+            self.maybe_to_compact(a, min_dense)?;
+            return Ok(());
+        }
         let Some((loc, _)) = existing.into_iter().find(|(_, nm)| nm == name) else {
             return Err(Error::not_found(alloc::format!(
                 "{path}: no attribute {name:?}"
             )));
         };
         self.header(a)?.remove(loc);
+        Ok(())
+    }
+
+    /// Turn the dense set of `a` back into messages when fewer than
+    /// `min_dense` remain and each fits a header message (as libhdf5).
+    fn maybe_to_compact(&mut self, a: u64, min_dense: usize) -> Result<()> {
+        let Some(set) = self.dense_sets.get(&a) else {
+            return Ok(());
+        };
+        if set.entries.len() >= min_dense || set.entries.iter().any(|e| e.msg.len() > 0xfff0) {
+            return Ok(());
+        }
+        let Some(set) = self.dense_sets.remove(&a) else {
+            return Ok(());
+        };
+        let ctx = self.ctx;
+        let (msg_kind, info_kind) = match set.kind {
+            DenseKind::Links => (kind::LINK, kind::LINK_INFO),
+            DenseKind::Attrs => (kind::ATTRIBUTE, kind::ATTRIBUTE_INFO),
+        };
+        let mut entries = set.entries.clone();
+        entries.sort_by_key(|e| e.order);
+        for e in &entries {
+            let co = u16::try_from(e.order).unwrap_or(u16::MAX);
+            self.with_header(a, |h, bump| h.add_co(msg_kind, e.flags, &e.msg, co, bump))?;
+        }
+        let h = self.header(a)?;
+        let (loc, m) = h
+            .find(info_kind)
+            .ok_or_else(|| Error::corrupt("dense storage without its info message", a))?;
+        let indexed = m.data.get(1).is_some_and(|f| f & 0x02 != 0);
+        let mut e = Encoder::new();
+        match set.kind {
+            DenseKind::Links => {
+                let mut info = LinkInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+                info.heap = Addr::UNDEF;
+                info.name_index = Addr::UNDEF;
+                info.order_index = Addr::UNDEF;
+                info.encode(&mut e, ctx, indexed);
+            }
+            DenseKind::Attrs => {
+                let mut info = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+                info.heap = Addr::UNDEF;
+                info.name_index = Addr::UNDEF;
+                info.order_index = Addr::UNDEF;
+                info.encode(&mut e, ctx, indexed);
+            }
+        }
+        self.with_header(a, |h, bump| h.replace(loc, e.as_bytes(), bump))?;
+        let ci = self.header(a)?.find(info_kind).map_or(loc.0, |(l, _)| l.0);
+        self.switch_last.push((a, ci));
+        self.pending_free.extend(set.old);
         Ok(())
     }
 
@@ -269,29 +505,58 @@ impl FileEditor {
 
     // ---- links ----
 
-    /// The link messages of the group at `a`: (location, link). Errors for
-    /// dense storage.
+    /// The compact link messages of the group at `a`: (location, link);
+    /// `None` for a symbol-table group. Dense links are loaded into
+    /// `dense_sets`.
     fn link_msgs(&mut self, a: u64) -> Result<Option<Vec<(header::Loc, Link)>>> {
         let ctx = self.ctx;
         let h = self.header(a)?;
         if h.find(kind::SYMBOL_TABLE).is_some() {
             return Ok(None);
         }
-        if let Some((_, m)) = h.find(kind::LINK_INFO) {
-            let info = LinkInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
-            if !info.heap.is_undef() {
-                return Err(Error::unsupported(
-                    "editing links in dense storage (fractal heap)",
-                ));
-            }
-        } else {
+        let Some((_, m)) = h.find(kind::LINK_INFO) else {
             return Err(usage("not a group"));
-        }
+        };
+        let info = LinkInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+        let indexed = m.data.get(1).is_some_and(|f| f & 0x02 != 0);
         let mut out = Vec::new();
         for (loc, m) in h.find_all(kind::LINK) {
             out.push((loc, Link::decode(&mut Cursor::new(&m.data, 0), ctx)?));
         }
+        if !info.heap.is_undef() && !self.dense_sets.contains_key(&a) {
+            let (entries, old) = self.read_dense(
+                DenseKind::Links,
+                info.heap,
+                info.name_index,
+                info.order_index,
+            )?;
+            self.dense_sets.insert(
+                a,
+                DenseSet {
+                    kind: DenseKind::Links,
+                    entries,
+                    indexed,
+                    old,
+                    dirty: false,
+                    converted: false,
+                },
+            );
+        }
         Ok(Some(out))
+    }
+
+    /// The group info limits of the group at `a`: (max compact, min dense).
+    fn group_limits(&mut self, a: u64) -> Result<(usize, usize)> {
+        let ctx = self.ctx;
+        let h = self.header(a)?;
+        let gi = match h.find(kind::GROUP_INFO) {
+            Some((_, m)) => GroupInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?,
+            None => GroupInfo::default(),
+        };
+        Ok((
+            gi.max_compact.map_or(8, usize::from),
+            gi.min_dense.map_or(6, usize::from),
+        ))
     }
 
     fn load_stab(&mut self, a: u64) -> Result<Stab> {
@@ -444,7 +709,11 @@ impl FileEditor {
         let pa = self.object_addr(parent)?;
         match self.link_msgs(pa)? {
             Some(links) => {
-                if links.iter().any(|(_, l)| l.name == name) {
+                let dense_hit = self
+                    .dense_sets
+                    .get(&pa)
+                    .is_some_and(|s| s.entries.iter().any(|e| e.name == name.as_bytes()));
+                if dense_hit || links.iter().any(|(_, l)| l.name == name) {
                     return Err(usage(alloc::format!("{parent}: a link {name:?} exists")));
                 }
             }
@@ -468,26 +737,83 @@ impl FileEditor {
         cache: EntryCache,
     ) -> Result<()> {
         let ctx = self.ctx;
-        if self.link_msgs(pa)?.is_some() {
-            let mut lm = Encoder::new();
-            Link {
-                name: name.to_string(),
-                creation_order: None,
-                target: LinkTarget::Hard(Addr(child)),
-            }
-            .encode(&mut lm, ctx)?;
-            let mut next = self.eof;
-            let h = self.header(pa)?;
-            h.add(kind::LINK, 0, lm.as_bytes(), &mut |len| {
-                let r = next;
-                next += len;
-                r
-            });
-            self.eof = next;
-        } else {
+        let Some(compact) = self.link_msgs(pa)? else {
             let stab = self.load_stab(pa)?;
-            self.stab_insert(stab, name, Addr(child), cache)?;
+            return self.stab_insert(stab, name, Addr(child), cache);
+        };
+        // Creation order: the link info message holds the next one.
+        let h = self.header(pa)?;
+        let (iloc, im) = h
+            .find(kind::LINK_INFO)
+            .ok_or_else(|| usage("not a group"))?;
+        let indexed = im.data.get(1).is_some_and(|f| f & 0x02 != 0);
+        let mut info = LinkInfo::decode(&mut Cursor::new(&im.data, 0), ctx)?;
+        let order = info.max_creation_index;
+        if let Some(o) = order {
+            info.max_creation_index = Some(o.saturating_add(1));
+            let mut e = Encoder::new();
+            info.encode(&mut e, ctx, indexed);
+            self.with_header(pa, |h, bump| h.replace(iloc, e.as_bytes(), bump))?;
         }
+        let mut lm = Encoder::new();
+        Link {
+            name: name.to_string(),
+            creation_order: order,
+            target: LinkTarget::Hard(Addr(child)),
+        }
+        .encode(&mut lm, ctx)?;
+        let entry = DenseEntry {
+            name: name.as_bytes().to_vec(),
+            msg: lm.into_vec(),
+            order: order.unwrap_or(0),
+            flags: 0,
+        };
+        if let Some(set) = self.dense_sets.get_mut(&pa) {
+            set.entries.push(entry);
+            set.dirty = true;
+            return Ok(());
+        }
+        let (max_compact, _) = self.group_limits(pa)?;
+        let fits = |m: &[u8]| crate::write::dense::fits_one(DenseKind::Links, m.len(), ctx.sizes);
+        let h = self.header(pa)?;
+        let msgs: Vec<(header::Loc, Vec<u8>)> = h
+            .find_all(kind::LINK)
+            .into_iter()
+            .map(|(l, m)| (l, m.data.clone()))
+            .collect();
+        if compact.len() < max_compact || !msgs.iter().all(|(_, m)| fits(m)) || !fits(&entry.msg) {
+            self.with_header(pa, |h, bump| h.add(kind::LINK, 0, &entry.msg, bump))?;
+            return Ok(());
+        }
+        // Past max_compact: the group turns dense.
+        let mut entries = Vec::with_capacity(msgs.len() + 1);
+        for ((loc, l), (_, raw)) in compact.iter().zip(&msgs) {
+            let _ = loc;
+            entries.push(DenseEntry {
+                name: l.name.as_bytes().to_vec(),
+                msg: raw.clone(),
+                order: l.creation_order.unwrap_or(0),
+                flags: 0,
+            });
+        }
+        entries.push(entry);
+        let h = self.header(pa)?;
+        let mut locs: Vec<header::Loc> = msgs.iter().map(|(l, _)| *l).collect();
+        locs.sort_unstable();
+        for loc in locs.into_iter().rev() {
+            h.remove(loc);
+        }
+        self.dense_sets.insert(
+            pa,
+            DenseSet {
+                kind: DenseKind::Links,
+                entries,
+                indexed,
+                old: Vec::new(),
+                dirty: true,
+                converted: true,
+            },
+        );
         Ok(())
     }
 
@@ -836,7 +1162,29 @@ impl FileEditor {
     /// [`FileEditor::create_group`]. The file is unchanged on error.
     pub fn delete_link(&mut self, parent: &str, name: &str) -> Result<()> {
         let pa = self.object_addr(parent)?;
-        let target = match self.link_msgs(pa)? {
+        let links = self.link_msgs(pa)?;
+        let dense_target = match self.dense_sets.get_mut(&pa) {
+            Some(set) if links.is_some() => {
+                let Some(i) = set.entries.iter().position(|e| e.name == name.as_bytes()) else {
+                    return Err(Error::not_found(alloc::format!(
+                        "{parent}: no link {name:?}"
+                    )));
+                };
+                let e = set.entries.remove(i);
+                set.dirty = true;
+                Some(Link::decode(&mut Cursor::new(&e.msg, 0), self.ctx)?.target)
+            }
+            _ => None,
+        };
+        let target = match links {
+            Some(_) if dense_target.is_some() => {
+                let (_, min_dense) = self.group_limits(pa)?;
+                self.maybe_to_compact(pa, min_dense)?;
+                match dense_target {
+                    Some(LinkTarget::Hard(a)) => Some(a.get()),
+                    _ => None,
+                }
+            }
             Some(links) => {
                 let Some((loc, l)) = links.into_iter().find(|(_, l)| l.name == name) else {
                     return Err(Error::not_found(alloc::format!(
@@ -913,6 +1261,9 @@ impl FileEditor {
         };
         if count <= 1 {
             let hdr = self.headers.remove(&a);
+            // Its dense links or attributes are no longer referenced (their
+            // space is left, as the object's other storage).
+            self.dense_sets.remove(&a);
             if let Some(h) = hdr {
                 for c in &h.chunks {
                     let len = c.prefix.len() + c.cap + if h.version == 2 { 4 } else { 0 };

@@ -1,0 +1,543 @@
+//! Dense link and attribute storage (fractal heap + v2 B-tree indexes) in
+//! the writer and the in-place editor, cross-checked with h5py (libhdf5):
+//! files with dense groups (20 and 3000 links, with and without creation
+//! order) and dense attributes (20 small ones, one of 100 KiB) made by h5py
+//! are edited by `FileEditor` (links and attributes added and deleted,
+//! compact ↔ dense conversions both ways); libhdf5 then reads exactly the
+//! expected links (in creation order when tracked) and attribute values,
+//! adds and deletes more of them itself in the edited file (so our heaps
+//! and B-trees are valid for libhdf5's writer too), and `h5 check` finds
+//! nothing. The writer's own dense storage is checked with 5000 links and
+//! 2000 attributes.
+
+use h5cli::check::{check_path, is_clean};
+use h5fmt::{FileEditor, FileWriter};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn python() -> Option<PathBuf> {
+    let venv = std::env::var("H5FMT_VENV").unwrap_or_else(|_| "/work/main/.venv".into());
+    let p = Path::new(&venv).join("bin/python");
+    p.exists().then_some(p)
+}
+
+fn run_py(script: &str, args: &[&str]) -> Option<String> {
+    let py = python()?;
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).expect("utf-8"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("h5fmt_edit_dense_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir.join(name)
+}
+
+fn assert_clean(path: &Path) {
+    let findings = check_path(path);
+    assert!(
+        is_clean(&findings, false),
+        "h5 check {}: {}",
+        path.display(),
+        findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// libhdf5's view: {group path: {"links": [names in iteration order
+/// (creation order when tracked, else by name)], "attrs": {name: value or
+/// [len, sum] for arrays}}} for every group and dataset.
+const VIEW: &str = r#"
+import sys, json, h5py, numpy as np
+def val(v):
+    if isinstance(v, bytes): return v.decode()
+    if isinstance(v, np.ndarray):
+        return [int(v.size), float(np.asarray(v, dtype='f8').sum())]
+    if isinstance(v, (np.integer,)): return int(v)
+    if isinstance(v, (np.floating,)): return float(v)
+    return v
+out = {}
+with h5py.File(sys.argv[1], 'r') as f:
+    def one(name, obj):
+        d = {'attrs': {k: val(obj.attrs[k]) for k in obj.attrs}}
+        if isinstance(obj, h5py.Group):
+            d['links'] = list(obj.keys())
+        out['/' + name] = d
+    one('', f)
+    f.visititems(one)
+print(json.dumps(out))
+"#;
+
+fn view(path: &Path) -> Option<serde_json::Value> {
+    let out = run_py(VIEW, &[path.to_str().expect("utf-8")])?;
+    Some(serde_json::from_str(&out).expect("json"))
+}
+
+#[test]
+fn writer_dense_5000_links_2000_attrs() {
+    let path = scratch("writer_big.h5");
+    let mut fw = FileWriter::create_with(&path, h5fmt::Format::Latest).expect("create");
+    {
+        let mut root = fw.root();
+        let mut g = root.create_group("many").expect("group");
+        for i in 0..5000 {
+            g.create_group(&format!("child{i:05}")).expect("child");
+        }
+    }
+    {
+        let mut root = fw.root();
+        let mut g = root
+            .create_group_with("ordered", h5fmt::write::GroupOptions { track_order: true })
+            .expect("group");
+        // Reverse name order: iteration by creation order differs from by name.
+        for i in (0..300).rev() {
+            g.create_group(&format!("o{i:03}")).expect("child");
+        }
+    }
+    {
+        let mut root = fw.root();
+        let mut a = root.create_group("attrs").expect("group");
+        for i in 0..2000i64 {
+            a.set_attr(&format!("attr{i:04}"), i * 7).expect("attr");
+        }
+        a.set_attr("big", (0..20000).map(f64::from).collect::<Vec<_>>())
+            .expect("big attr");
+    }
+    fw.close().expect("close");
+    assert_clean(&path);
+    let f = h5fmt::File::open(&path).expect("open");
+    assert_eq!(
+        f.group("/many")
+            .expect("g")
+            .member_names()
+            .expect("names")
+            .len(),
+        5000
+    );
+    let Some(v) = view(&path) else { return };
+    let links = v["/many"]["links"].as_array().expect("links");
+    assert_eq!(links.len(), 5000);
+    for (i, l) in links.iter().enumerate() {
+        assert_eq!(l, &serde_json::json!(format!("child{i:05}")));
+    }
+    let want: Vec<String> = (0..300).rev().map(|i| format!("o{i:03}")).collect();
+    assert_eq!(v["/ordered"]["links"], serde_json::json!(want));
+    let attrs = v["/attrs"]["attrs"].as_object().expect("attrs");
+    assert_eq!(attrs.len(), 2001);
+    for i in 0..2000i64 {
+        assert_eq!(attrs[&format!("attr{i:04}")], i * 7);
+    }
+    assert_eq!(
+        attrs["big"],
+        serde_json::json!([20000, (0..20000).sum::<i64>() as f64])
+    );
+    // libhdf5 extends and shrinks our heaps and B-trees.
+    let more = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'r+') as f:
+    for k in ['zz1', 'zz2', 'aa0']:
+        f['many'].create_group(k)
+        f['ordered'].create_group(k)
+    del f['many/child00000']
+    del f['many/child04999']
+    del f['ordered/o150']
+    f['attrs'].attrs['extra'] = -1
+    del f['attrs'].attrs['attr0000']
+"#;
+    run_py(more, &[path.to_str().expect("utf-8")]).expect("h5py edits");
+    let v = view(&path).expect("view");
+    let mut want: Vec<String> = (1..4999).map(|i| format!("child{i:05}")).collect();
+    want.extend(["zz1", "zz2", "aa0"].map(String::from));
+    want.sort();
+    assert_eq!(v["/many"]["links"], serde_json::json!(want));
+    let mut want: Vec<String> = (0..300)
+        .rev()
+        .filter(|&i| i != 150)
+        .map(|i| format!("o{i:03}"))
+        .collect();
+    want.extend(["zz1", "zz2", "aa0"].map(String::from));
+    assert_eq!(v["/ordered"]["links"], serde_json::json!(want));
+    let attrs = v["/attrs"]["attrs"].as_object().expect("attrs");
+    assert_eq!(attrs.len(), 2001);
+    assert_eq!(attrs["extra"], -1);
+    assert!(attrs.get("attr0000").is_none());
+    assert_clean(&path);
+}
+
+const GEN: &str = r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'w', libver='latest') as f:
+    for name, n, order in [('d20', 20, False), ('d3000', 3000, False), ('o20', 20, True),
+                           ('o3000', 3000, True), ('c8', 8, False), ('o8', 8, True)]:
+        g = f.create_group(name, track_order=order)
+        for i in reversed(range(n)):
+            g.create_group(f'g{i:04}')
+    a = f.create_group('a20')
+    for i in range(20):
+        a.attrs[f'a{i:02}'] = i
+    b = f.create_group('abig')
+    b.attrs['small1'] = 1
+    b.attrs['big'] = np.arange(100 * 1024 // 8, dtype='f8')
+    b.attrs['small2'] = 2
+    c = f.create_group('a8')
+    for i in range(8):
+        c.attrs[f'a{i}'] = i
+    f.create_group('a2').attrs['x'] = 5
+    t = f.create_group('ao20', track_order=True)
+    for i in reversed(range(20)):
+        t.attrs[f't{i:02}'] = i
+"#;
+
+/// What h5py does to the edited file: in each group add 3 links and delete
+/// 2, on each attribute holder add 2 attributes and delete 1.
+const H5PY_MORE: &str = r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'r+') as f:
+    for name in ['d20', 'd3000', 'o20', 'o3000', 'c8', 'o8']:
+        g = f[name]
+        for k in ['py1', 'py2', 'py3']:
+            g.create_group(k)
+        keys = [k for k in g.keys() if not k.startswith('py')]
+        del g[keys[0]]
+        del g[keys[-1]]
+    for name in ['a20', 'abig', 'a8', 'a2', 'ao20']:
+        o = f[name]
+        o.attrs['pyA'] = 11
+        o.attrs['pyB'] = np.arange(3000, dtype='f8')
+        del o.attrs[list(o.attrs.keys())[0]]
+"#;
+
+/// The model of one group: link names in creation order, tracked or not.
+#[derive(Clone, Debug)]
+struct GroupModel {
+    links: Vec<String>,
+    tracked: bool,
+}
+
+impl GroupModel {
+    fn view(&self) -> serde_json::Value {
+        let mut v = self.links.clone();
+        if !self.tracked {
+            v.sort();
+        }
+        serde_json::json!(v)
+    }
+}
+
+#[test]
+fn editor_dense_links_and_attributes() {
+    let path = scratch("h5py_dense.h5");
+    let Some(_) = run_py(GEN, &[path.to_str().expect("utf-8")]) else {
+        println!("skipped: no python");
+        return;
+    };
+    let mut groups: std::collections::BTreeMap<&str, GroupModel> = Default::default();
+    for (name, n, tracked) in [
+        ("d20", 20, false),
+        ("d3000", 3000, false),
+        ("o20", 20, true),
+        ("o3000", 3000, true),
+        ("c8", 8, false),
+        ("o8", 8, true),
+    ] {
+        groups.insert(
+            name,
+            GroupModel {
+                links: (0..n).rev().map(|i| format!("g{i:04}")).collect(),
+                tracked,
+            },
+        );
+    }
+    let mut ed = FileEditor::open(&path).expect("open");
+    let ds = h5fmt::write::edit::NewDataset::new(h5fmt::Datatype::int_le(4, true), &[3]);
+    // d20: add two, then delete down to 5 links (dense → compact).
+    ed.create_group("/d20", "new1").expect("group");
+    ed.create_dataset("/d20", "ds", &ds).expect("dataset");
+    ed.write("/d20/ds", &[0], &[3], &[7i32, 8, 9])
+        .expect("write");
+    let m = groups.get_mut("d20").expect("d20");
+    m.links.push("new1".into());
+    m.links.push("ds".into());
+    for i in 0..17 {
+        let n = format!("g{i:04}");
+        ed.delete_link("/d20", &n).expect("delete");
+        m.links.retain(|l| *l != n);
+    }
+    // Large groups: add and delete.
+    for g in ["d3000", "o3000"] {
+        let m = groups.get_mut(g).expect("group");
+        for i in 0..5 {
+            let n = format!("x{i}");
+            ed.create_group(&format!("/{g}"), &n).expect("group");
+            m.links.push(n);
+        }
+        for i in (0..3000).step_by(600) {
+            let n = format!("g{i:04}");
+            ed.delete_link(&format!("/{g}"), &n).expect("delete");
+            m.links.retain(|l| *l != n);
+        }
+    }
+    // o20: ordered additions and a delete.
+    let m = groups.get_mut("o20").expect("o20");
+    for n in ["zz_new", "aa_new"] {
+        ed.create_group("/o20", n).expect("group");
+        m.links.push(n.into());
+    }
+    ed.delete_link("/o20", "g0005").expect("delete");
+    m.links.retain(|l| l != "g0005");
+    // Compact groups at max_compact: one more turns them dense.
+    for g in ["c8", "o8"] {
+        ed.create_group(&format!("/{g}"), "ninth").expect("group");
+        groups.get_mut(g).expect("g").links.push("ninth".into());
+    }
+    let e = ed.create_group("/d3000", "x1").expect_err("collision");
+    assert_eq!(e.kind(), h5fmt::ErrorKind::Usage);
+    let e = ed.delete_link("/d3000", "nope").expect_err("missing");
+    assert_eq!(e.kind(), h5fmt::ErrorKind::NotFound);
+
+    // Attributes.
+    for i in 20..25i64 {
+        ed.set_attr("/a20", &format!("a{i:02}"), i).expect("attr");
+    }
+    ed.set_attr("/a20", "a03", "three").expect("overwrite");
+    for i in 5..15 {
+        ed.delete_attr("/a20", &format!("a{i:02}"))
+            .expect("delete attr");
+    }
+    let big: Vec<f64> = (0..25_600).map(f64::from).collect();
+    ed.set_attr("/abig", "big", big.clone())
+        .expect("bigger attr");
+    ed.delete_attr("/abig", "small1").expect("delete");
+    ed.set_attr("/abig", "small3", 3i64).expect("attr");
+    ed.set_attr("/a8", "a8", 8i64).expect("ninth attr");
+    let big2: Vec<f64> = (0..12_800).map(|i| f64::from(i) * 0.5).collect();
+    ed.set_attr("/a2", "huge", big2.clone())
+        .expect("large attr");
+    ed.set_attr("/ao20", "new", 100i64).expect("attr");
+    ed.delete_attr("/ao20", "t03").expect("delete");
+    ed.close().expect("close");
+    assert_clean(&path);
+
+    let sum = |v: &[f64]| v.iter().sum::<f64>();
+    let mut want_attrs = serde_json::json!({
+        "/a20": {},
+        "/abig": {"big": [big.len(), sum(&big)], "small2": 2, "small3": 3},
+        "/a8": {},
+        "/a2": {"x": 5, "huge": [big2.len(), sum(&big2)]},
+        "/ao20": {},
+    });
+    {
+        let a = want_attrs["/a20"].as_object_mut().expect("obj");
+        for i in (0..5).chain(15..25) {
+            a.insert(format!("a{i:02}"), serde_json::json!(i));
+        }
+        a.insert("a03".into(), serde_json::json!("three"));
+        let a = want_attrs["/a8"].as_object_mut().expect("obj");
+        for i in 0..9 {
+            a.insert(format!("a{i}"), serde_json::json!(i));
+        }
+        let a = want_attrs["/ao20"].as_object_mut().expect("obj");
+        for i in (0..20).rev().filter(|&i| i != 3) {
+            a.insert(format!("t{i:02}"), serde_json::json!(i));
+        }
+        a.insert("new".into(), serde_json::json!(100));
+    }
+    let check = |v: &serde_json::Value,
+                 groups: &std::collections::BTreeMap<&str, GroupModel>,
+                 want_attrs: &serde_json::Value| {
+        for (g, m) in groups {
+            assert_eq!(v[format!("/{g}")]["links"], m.view(), "links of /{g}");
+        }
+        for (o, want) in want_attrs.as_object().expect("obj") {
+            let got = &v[o]["attrs"];
+            // Unordered objects: compare as maps; ordered: also the key order.
+            assert_eq!(
+                got.as_object().expect("attrs").len(),
+                want.as_object().expect("attrs").len(),
+                "attributes of {o}: {got}"
+            );
+            for (k, val) in want.as_object().expect("attrs") {
+                assert_eq!(&got[k], val, "attribute {o}/{k}");
+            }
+            if o == "/ao20" {
+                let keys: Vec<&String> = got.as_object().expect("attrs").keys().collect();
+                let want_keys: Vec<&String> = want.as_object().expect("attrs").keys().collect();
+                assert_eq!(keys, want_keys, "attribute order of {o}");
+            }
+        }
+    };
+    let v = view(&path).expect("view");
+    check(&v, &groups, &want_attrs);
+    assert_eq!(v["/d20/ds"]["attrs"], serde_json::json!({}));
+
+    // libhdf5 edits the file we edited.
+    run_py(H5PY_MORE, &[path.to_str().expect("utf-8")]).expect("h5py edits");
+    for m in groups.values_mut() {
+        let mut order = m.view();
+        let keys: Vec<String> = order
+            .as_array_mut()
+            .expect("arr")
+            .iter()
+            .map(|k| k.as_str().expect("s").to_string())
+            .collect();
+        let (first, last) = (keys[0].clone(), keys[keys.len() - 1].clone());
+        m.links.retain(|l| *l != first && *l != last);
+        m.links.extend(["py1", "py2", "py3"].map(String::from));
+    }
+    for (o, want) in want_attrs.as_object_mut().expect("obj") {
+        let w = want.as_object_mut().expect("obj");
+        // h5py deletes the first key in its iteration order (by name unless tracked).
+        let first = if o == "/ao20" {
+            w.keys().next().cloned()
+        } else {
+            let mut k: Vec<String> = w.keys().cloned().collect();
+            k.push("pyA".into());
+            k.push("pyB".into());
+            k.sort();
+            k.first().cloned()
+        };
+        w.insert("pyA".into(), serde_json::json!(11));
+        w.insert(
+            "pyB".into(),
+            serde_json::json!([3000, (0..3000).sum::<i64>() as f64]),
+        );
+        if let Some(f) = first {
+            w.shift_remove(&f);
+        }
+    }
+    let v = view(&path).expect("view");
+    check(&v, &groups, &want_attrs);
+    assert_clean(&path);
+    // Our reader agrees after libhdf5's edits.
+    let f = h5fmt::File::open(&path).expect("open");
+    let mut names = f.group("/o3000").expect("g").member_names().expect("names");
+    let mut want = groups["o3000"].links.clone();
+    names.sort();
+    want.sort();
+    assert_eq!(names, want);
+}
+
+const GEN_CRASH: &str = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'w', libver='latest') as f:
+    g = f.create_group('c8')
+    for i in range(8):
+        g.create_group(f'g{i}')
+    g = f.create_group('o8', track_order=True)
+    for i in reversed(range(8)):
+        g.create_group(f'g{i}')
+    g = f.create_group('d6')
+    for i in range(9):
+        g.create_group(f'g{i}')
+    for i in range(3):
+        del g[f'g{i}']
+    g = f.create_group('big')
+    for i in range(300):
+        g.create_group(f'g{i:03}')
+    o = f.create_group('a8')
+    for i in range(8):
+        o.attrs[f'a{i}'] = i
+    o = f.create_group('ad6')
+    for i in range(9):
+        o.attrs[f'a{i}'] = i
+    for i in range(3):
+        del o.attrs[f'a{i}']
+"#;
+
+/// libhdf5's view of group `argv[1]`'s links and attributes in each file.
+const VIEW_MANY: &str = r#"
+import sys, json, h5py
+out = []
+for p in sys.argv[2:]:
+    with h5py.File(p, 'r') as f:
+        o = f[sys.argv[1]]
+        out.append({'links': list(o.keys()), 'attrs': {k: int(o.attrs[k]) for k in o.attrs}})
+print(json.dumps(out))
+"#;
+
+/// Crash ordering: every operation is cut after each possible number of
+/// writes (`fail_writes_after`); libhdf5 must then read either the state
+/// before or the state after the operation, never a mix or an error,
+/// through compact → dense, dense → compact and dense rebuilds of links
+/// and attributes.
+#[test]
+fn dense_edits_are_crash_ordered() {
+    let template = scratch("crash_template.h5");
+    let Some(_) = run_py(GEN_CRASH, &[template.to_str().expect("utf-8")]) else {
+        return;
+    };
+    type Op = fn(&mut FileEditor) -> h5fmt::Result<()>;
+    let ops: [(&str, Op); 6] = [
+        ("/c8", |ed| ed.create_group("/c8", "ninth")),
+        ("/o8", |ed| ed.create_group("/o8", "ninth")),
+        ("/d6", |ed| ed.delete_link("/d6", "g5")),
+        ("/big", |ed| ed.create_group("/big", "new")),
+        ("/a8", |ed| {
+            ed.set_attr("/a8", "a8", 8i64)?;
+            ed.flush()
+        }),
+        ("/ad6", |ed| {
+            ed.delete_attr("/ad6", "a4")?;
+            ed.flush()
+        }),
+    ];
+    for (obj, op) in ops {
+        let before = run_py(VIEW_MANY, &[obj, template.to_str().expect("utf-8")]).expect("view");
+        let mut cut_files = Vec::new();
+        let mut n = 0usize;
+        let done = loop {
+            let p = scratch(&format!("crash_{}_{n}.h5", &obj[1..]));
+            std::fs::copy(&template, &p).expect("copy");
+            let mut ed = FileEditor::open(&p).expect("open");
+            ed.sync = false;
+            ed.fail_writes_after(Some(n));
+            let r = op(&mut ed);
+            drop(ed);
+            if r.is_ok() {
+                break p;
+            }
+            cut_files.push(p);
+            n += 1;
+            assert!(n < 1000, "{obj}: the operation never completes");
+        };
+        assert!(n >= 1, "{obj}: no write");
+        let after = run_py(VIEW_MANY, &[obj, done.to_str().expect("utf-8")]).expect("view");
+        let before: serde_json::Value = serde_json::from_str(&before).expect("json");
+        let after: serde_json::Value = serde_json::from_str(&after).expect("json");
+        assert_ne!(before, after, "{obj}: the operation changed nothing");
+        let mut args = vec![obj.to_string()];
+        args.extend(cut_files.iter().map(|p| p.display().to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let cuts = run_py(VIEW_MANY, &args).expect("views");
+        let cuts: serde_json::Value = serde_json::from_str(&cuts).expect("json");
+        let (mut saw_before, mut saw_after) = (0, 0);
+        for (i, v) in cuts.as_array().expect("arr").iter().enumerate() {
+            if *v == before[0] {
+                saw_before += 1;
+            } else if *v == after[0] {
+                saw_after += 1;
+            } else {
+                panic!("{obj}: cut after {i} writes reads as {v}, neither {before} nor {after}");
+            }
+            // Our reader opens every cut file too.
+            let f = h5fmt::File::open(&cut_files[i]).expect("our reader");
+            f.object(obj).expect("object");
+        }
+        assert!(saw_before > 0, "{obj}: no cut before the commit point");
+        assert_clean(&done);
+        println!("{obj}: {n} writes, {saw_before} cuts before, {saw_after} after");
+    }
+}

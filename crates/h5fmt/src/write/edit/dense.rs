@@ -1,0 +1,196 @@
+//! Dense links and attributes (fractal heap + v2 B-tree indexes) of
+//! existing objects.
+//!
+//! The whole set of an object's dense links or attributes is kept in memory
+//! while it is edited and rebuilt copy-on-write at each commit: a new heap
+//! and new indexes (name, plus creation order when the object indexes it)
+//! go to fresh space, then the commit rewrites the link or attribute info
+//! message in its header chunk (one write), and the old heap and indexes
+//! are freed once that commit is complete. Conversions follow libhdf5
+//! (`H5G__obj_remove_update_linfo`, `H5O__attr_remove_update`): compact
+//! storage turns dense when a link or attribute beyond `max_compact` (or an
+//! attribute message above 64 KiB) is added, dense storage turns compact
+//! when fewer than `min_dense` remain. When such a conversion touches
+//! several header chunks, the chunk holding the info message is written
+//! first when turning dense (libhdf5 ignores link and attribute messages
+//! once the info message names a heap) and last when turning compact (the
+//! old heap stays valid until then).
+
+use super::FileEditor;
+use crate::codec::{Cursor, Encoder};
+use crate::error::{Error, Result};
+use crate::format::btree_v2::BTreeV2Header;
+use crate::format::fractal_heap::FractalHeapHeader;
+use crate::format::message::{kind, AttributeInfo, AttributeMessage, Link, LinkInfo};
+use crate::read::btree_v2::BTreeV2;
+use crate::read::fractal_heap::FractalHeap;
+use crate::write::dense::{build, DenseEntry, DenseKind};
+use crate::Addr;
+use alloc::vec::Vec;
+
+/// `(address, length)` of stored structures.
+pub(super) type Extents = Vec<(u64, u64)>;
+
+/// The links or attributes of one object in dense storage, as staged.
+#[derive(Debug, Clone)]
+pub(super) struct DenseSet {
+    pub kind: DenseKind,
+    pub entries: Vec<DenseEntry>,
+    /// Write a creation-order index.
+    pub indexed: bool,
+    /// Extents of the storage the file refers to now (freed after the
+    /// commit that replaces it).
+    pub old: Vec<(u64, u64)>,
+    /// Changed since the last commit.
+    pub dirty: bool,
+    /// Turned dense by this edit: its info chunk is written first.
+    pub converted: bool,
+}
+
+/// Extents of a v2 B-tree (header and nodes).
+fn btree_extents(st: &crate::io::Storage, ctx: crate::Ctx, a: Addr) -> Result<Vec<(u64, u64)>> {
+    let mut out = Vec::new();
+    if a.is_undef() {
+        return Ok(out);
+    }
+    let t = BTreeV2::open(st, ctx, a)?;
+    out.push((a.get(), BTreeV2Header::encoded_len(ctx.sizes) as u64));
+    let ns = u64::from(t.header().node_size);
+    for n in t.node_addrs()? {
+        out.push((n.get(), ns));
+    }
+    Ok(out)
+}
+
+impl FileEditor {
+    /// Read the dense storage an info message names: its entries (in name
+    /// index order) and the extents of heap and indexes.
+    pub(super) fn read_dense(
+        &self,
+        kind: DenseKind,
+        heap: Addr,
+        name_index: Addr,
+        order_index: Addr,
+    ) -> Result<(Vec<DenseEntry>, Extents)> {
+        let st = self.reader.storage();
+        let ctx = self.ctx;
+        let h = FractalHeap::open(st, ctx, heap)?;
+        let tree = BTreeV2::open(st, ctx, name_index)?;
+        let mut entries = Vec::new();
+        for rec in tree.records()? {
+            let short = || Error::corrupt("short dense index record", name_index.get());
+            match kind {
+                DenseKind::Links => {
+                    let id = rec.get(4..).ok_or_else(short)?;
+                    let msg = h.get(id)?;
+                    let l = Link::decode(&mut Cursor::new(&msg, 0), ctx)?;
+                    entries.push(DenseEntry {
+                        name: l.name.into_bytes(),
+                        msg,
+                        order: l.creation_order.unwrap_or(0),
+                        flags: 0,
+                    });
+                }
+                DenseKind::Attrs => {
+                    let id = rec.get(..8).ok_or_else(short)?;
+                    let flags = *rec.get(8).ok_or_else(short)?;
+                    let order = rec
+                        .get(9..13)
+                        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                        .map(u32::from_le_bytes)
+                        .ok_or_else(short)?;
+                    let msg = h.get(id)?;
+                    let a = AttributeMessage::decode(&mut Cursor::new(&msg, 0), ctx)?;
+                    entries.push(DenseEntry {
+                        name: a.name.into_bytes(),
+                        msg,
+                        order: u64::from(order),
+                        flags,
+                    });
+                }
+            }
+        }
+        // Space of the current storage (huge objects and a free-space
+        // manager of a libhdf5 heap are left in place).
+        let hh = h.header();
+        let mut old = Vec::new();
+        let hlen = FractalHeapHeader::fixed_len(ctx.sizes) as u64
+            + 4
+            + if hh.has_filters() {
+                u64::from(ctx.sizes.lengths) + 4 + u64::from(hh.filter_len)
+            } else {
+                0
+            };
+        old.push((heap.get(), hlen));
+        for b in h.blocks()? {
+            old.push((b.addr.get(), b.len));
+        }
+        old.extend(btree_extents(st, ctx, name_index)?);
+        old.extend(btree_extents(st, ctx, order_index)?);
+        Ok((entries, old))
+    }
+
+    /// Rebuild every changed dense set at fresh space and stage its info
+    /// message. Called by the commit before any header chunk is encoded.
+    pub(super) fn commit_dense(&mut self) -> Result<()> {
+        let addrs: Vec<u64> = self
+            .dense_sets
+            .iter()
+            .filter(|(_, s)| s.dirty)
+            .map(|(a, _)| *a)
+            .collect();
+        for a in addrs {
+            let Some(set) = self.dense_sets.get(&a).cloned() else {
+                continue;
+            };
+            let sizes = self.ctx.sizes;
+            let out = {
+                let mut alloc = |n: u64| self.alloc(n);
+                build(sizes, set.kind, &set.entries, set.indexed, &mut alloc)?
+            };
+            let mut extents = Vec::with_capacity(out.writes.len());
+            for (addr, bytes) in &out.writes {
+                self.write_at(*addr, bytes)?;
+                extents.push((*addr, bytes.len() as u64));
+            }
+            let ctx = self.ctx;
+            let h = self.header(a)?;
+            let info_kind = match set.kind {
+                DenseKind::Links => kind::LINK_INFO,
+                DenseKind::Attrs => kind::ATTRIBUTE_INFO,
+            };
+            let (loc, m) = h
+                .find(info_kind)
+                .ok_or_else(|| Error::corrupt("dense storage without its info message", a))?;
+            let indexed = m.data.get(1).is_some_and(|f| f & 0x02 != 0);
+            let mut e = Encoder::new();
+            match set.kind {
+                DenseKind::Links => {
+                    let mut info = LinkInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+                    info.heap = out.heap;
+                    info.name_index = out.name_index;
+                    info.order_index = out.order_index;
+                    info.encode(&mut e, ctx, indexed);
+                }
+                DenseKind::Attrs => {
+                    let mut info = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+                    info.heap = out.heap;
+                    info.name_index = out.name_index;
+                    info.order_index = out.order_index;
+                    info.encode(&mut e, ctx, indexed);
+                }
+            }
+            self.with_header(a, |h, bump| h.replace(loc, e.as_bytes(), bump))?;
+            if set.converted {
+                self.switch_first.push((a, loc.0));
+            }
+            self.pending_free.extend(set.old.iter().copied());
+            if let Some(s) = self.dense_sets.get_mut(&a) {
+                s.old = extents;
+                s.dirty = false;
+                s.converted = false;
+            }
+        }
+        Ok(())
+    }
+}
