@@ -541,3 +541,120 @@ fn dense_edits_are_crash_ordered() {
         println!("{obj}: {n} writes, {saw_before} cuts before, {saw_after} after");
     }
 }
+
+const GEN_STAB: &str = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'w', libver='earliest') as f:
+    g = f.create_group('g')
+    for i in range(1000):
+        g.create_group(f'n{i:04}')
+    f.create_group('small').create_group('only')
+"#;
+
+/// Symbol-table groups whose B-tree has more than one level (libhdf5's
+/// earliest format, 1000 links) take inserts and deletes through a rebuild;
+/// one-level trees whose root fills up grow a level. libhdf5 reads the exact
+/// link set, edits the group itself afterwards, and every cut of an insert
+/// reads as before or after.
+#[test]
+fn multi_level_symbol_tables() {
+    let path = scratch("stab.h5");
+    let Some(_) = run_py(GEN_STAB, &[path.to_str().expect("utf-8")]) else {
+        return;
+    };
+    // Crash cuts of one insert and one delete in the multi-level group.
+    for (what, op) in [("insert", 0usize), ("delete", 1usize)] {
+        let mut n = 0usize;
+        let mut cuts = Vec::new();
+        loop {
+            let p = scratch(&format!("stab_cut_{what}_{n}.h5"));
+            std::fs::copy(&path, &p).expect("copy");
+            let mut ed = FileEditor::open(&p).expect("open");
+            ed.sync = false;
+            ed.fail_writes_after(Some(n));
+            let r = if op == 0 {
+                ed.create_group("/g", "m0500x")
+            } else {
+                ed.delete_link("/g", "n0500")
+            };
+            drop(ed);
+            if r.is_ok() {
+                break;
+            }
+            cuts.push(p.display().to_string());
+            n += 1;
+            assert!(n < 2000, "never completes");
+        }
+        let mut args = vec!["/g".to_string()];
+        args.extend(cuts);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let v: serde_json::Value =
+            serde_json::from_str(&run_py(VIEW_MANY, &args).expect("views")).expect("json");
+        let before: Vec<String> = (0..1000).map(|i| format!("n{i:04}")).collect();
+        let mut after = before.clone();
+        if op == 0 {
+            after.push("m0500x".into());
+        } else {
+            after.retain(|n| n != "n0500");
+        }
+        after.sort();
+        for (i, cut) in v.as_array().expect("arr").iter().enumerate() {
+            let links = &cut["links"];
+            assert!(
+                *links == serde_json::json!(before) || *links == serde_json::json!(after),
+                "{what}: cut {i} reads {} links",
+                links.as_array().map_or(0, Vec::len)
+            );
+        }
+    }
+    let mut want: Vec<String> = (0..1000).map(|i| format!("n{i:04}")).collect();
+    let mut ed = FileEditor::open(&path).expect("open");
+    for i in 0..150 {
+        let n = format!("x{i:03}");
+        ed.create_group("/g", &n).expect("insert");
+        want.push(n);
+    }
+    for i in (0..1000).step_by(7) {
+        let n = format!("n{i:04}");
+        ed.delete_link("/g", &n).expect("delete");
+        want.retain(|l| *l != n);
+    }
+    // A one-level group grows past its root's capacity (32 nodes of 8).
+    let mut small = vec!["only".to_string()];
+    for i in 0..300 {
+        let n = format!("s{i:03}");
+        ed.create_group("/small", &n).expect("insert small");
+        small.push(n);
+    }
+    let e = ed.create_group("/g", "x010").expect_err("collision");
+    assert_eq!(e.kind(), h5fmt::ErrorKind::Usage);
+    let e = ed.delete_link("/g", "n0000").expect_err("gone");
+    assert_eq!(e.kind(), h5fmt::ErrorKind::NotFound);
+    ed.close().expect("close");
+    assert_clean(&path);
+    want.sort();
+    small.sort();
+    let v = view(&path).expect("view");
+    assert_eq!(v["/g"]["links"], serde_json::json!(want));
+    assert_eq!(v["/small"]["links"], serde_json::json!(small));
+    let more = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'r+') as f:
+    for k in ['py1', 'py2']:
+        f['g'].create_group(k)
+        f['small'].create_group(k)
+    del f['g/x005']
+    del f['small/s100']
+"#;
+    run_py(more, &[path.to_str().expect("utf-8")]).expect("h5py edits");
+    want.retain(|l| l != "x005");
+    small.retain(|l| l != "s100");
+    want.extend(["py1", "py2"].map(String::from));
+    small.extend(["py1", "py2"].map(String::from));
+    want.sort();
+    small.sort();
+    let v = view(&path).expect("view");
+    assert_eq!(v["/g"]["links"], serde_json::json!(want));
+    assert_eq!(v["/small"]["links"], serde_json::json!(small));
+    assert_clean(&path);
+}
