@@ -618,8 +618,10 @@ impl FileEditor {
     ///
     /// # Errors
     /// `Usage` for a bad or existing name; `NotFound` for the parent;
-    /// `Unsupported` for dense link storage, multi-level symbol-table
-    /// B-trees and full symbol table nodes. The file is unchanged on error.
+    /// `Unsupported` for a link message above 64 KiB going to dense
+    /// storage, shared attribute messages in dense storage, decode errors
+    /// of the group's storage. The file is unchanged on error. Compact,
+    /// dense and symbol-table groups (any B-tree depth) are supported.
     pub fn create_group(&mut self, parent: &str, name: &str) -> Result<()> {
         let pa = self.check_new_link(parent, name)?;
         let ctx = self.ctx;
