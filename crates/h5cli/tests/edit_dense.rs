@@ -116,9 +116,30 @@ fn writer_dense_5000_links_2000_attrs() {
         a.set_attr("big", (0..20000).map(f64::from).collect::<Vec<_>>())
             .expect("big attr");
     }
+    {
+        // 1.3 MB of link messages: more than a 4-column doubling table of
+        // 512-byte to 64 KiB blocks holds (512 KiB), so the table widens.
+        let mut root = fw.root();
+        let mut g = root.create_group("wide").expect("group");
+        for i in 0..20000 {
+            g.link_soft(
+                &format!("w{i:05}"),
+                &format!("/a/rather/long/soft/link/target/path/number/{i:05}"),
+            )
+            .expect("soft link");
+        }
+    }
     fw.close().expect("close");
     assert_clean(&path);
     let f = h5fmt::File::open(&path).expect("open");
+    let wide = f.group("/wide").expect("wide");
+    assert_eq!(wide.member_names().expect("names").len(), 20000);
+    match wide.link("w12345").expect("link").target {
+        h5fmt::format::message::LinkTarget::Soft(p) => {
+            assert_eq!(p, "/a/rather/long/soft/link/target/path/number/12345")
+        }
+        t => panic!("{t:?}"),
+    }
     assert_eq!(
         f.group("/many")
             .expect("g")
@@ -135,6 +156,24 @@ fn writer_dense_5000_links_2000_attrs() {
     }
     let want: Vec<String> = (0..300).rev().map(|i| format!("o{i:03}")).collect();
     assert_eq!(v["/ordered"]["links"], serde_json::json!(want));
+    let soft = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    g = f['wide']
+    names = list(g.keys())
+    assert len(names) == 20000, len(names)
+    assert names[0] == 'w00000' and names[-1] == 'w19999'
+    for i in (0, 777, 19999):
+        l = g.get(f'w{i:05}', getlink=True)
+        assert l.path == f'/a/rather/long/soft/link/target/path/number/{i:05}', l.path
+print('ok')
+"#;
+    assert_eq!(
+        run_py(soft, &[path.to_str().expect("utf-8")])
+            .expect("py")
+            .trim(),
+        "ok"
+    );
     let attrs = v["/attrs"]["attrs"].as_object().expect("attrs");
     assert_eq!(attrs.len(), 2001);
     for i in 0..2000i64 {
