@@ -238,6 +238,10 @@ with h5py.File(sys.argv[1], 'w', libver='latest') as f:
     t = f.create_group('ao20', track_order=True)
     for i in reversed(range(20)):
         t.attrs[f't{i:02}'] = i
+    t = f.create_group('oc', track_order=True)
+    for i in reversed(range(3)):
+        t.create_group(f'g{i:04}')
+        t.attrs[f'c{i}'] = i
 "#;
 
 /// What h5py does to the edited file: in each group add 3 links and delete
@@ -245,14 +249,14 @@ with h5py.File(sys.argv[1], 'w', libver='latest') as f:
 const H5PY_MORE: &str = r#"
 import sys, h5py, numpy as np
 with h5py.File(sys.argv[1], 'r+') as f:
-    for name in ['d20', 'd3000', 'o20', 'o3000', 'c8', 'o8']:
+    for name in ['d20', 'd3000', 'o20', 'o3000', 'c8', 'o8', 'oc']:
         g = f[name]
         for k in ['py1', 'py2', 'py3']:
             g.create_group(k)
         keys = [k for k in g.keys() if not k.startswith('py')]
         del g[keys[0]]
         del g[keys[-1]]
-    for name in ['a20', 'abig', 'a8', 'a2', 'ao20']:
+    for name in ['a20', 'abig', 'a8', 'a2', 'ao20', 'oc']:
         o = f[name]
         o.attrs['pyA'] = 11
         o.attrs['pyB'] = np.arange(3000, dtype='f8')
@@ -291,6 +295,7 @@ fn editor_dense_links_and_attributes() {
         ("o3000", 3000, true),
         ("c8", 8, false),
         ("o8", 8, true),
+        ("oc", 3, true),
     ] {
         groups.insert(
             name,
@@ -366,6 +371,10 @@ fn editor_dense_links_and_attributes() {
     ed.set_attr("/a2", "huge", big2.clone())
         .expect("large attr");
     ed.set_attr("/ao20", "new", 100i64).expect("attr");
+    // Compact storage with creation order tracked: new entries come last.
+    ed.create_group("/oc", "aa").expect("group");
+    groups.get_mut("oc").expect("oc").links.push("aa".into());
+    ed.set_attr("/oc", "a_new", 9i64).expect("attr");
     ed.delete_attr("/ao20", "t03").expect("delete");
     ed.close().expect("close");
     assert_clean(&path);
@@ -377,6 +386,7 @@ fn editor_dense_links_and_attributes() {
         "/a8": {},
         "/a2": {"x": 5, "huge": [big2.len(), sum(&big2)]},
         "/ao20": {},
+        "/oc": {"c2": 2, "c1": 1, "c0": 0, "a_new": 9},
     });
     {
         let a = want_attrs["/a20"].as_object_mut().expect("obj");
@@ -411,7 +421,7 @@ fn editor_dense_links_and_attributes() {
             for (k, val) in want.as_object().expect("attrs") {
                 assert_eq!(&got[k], val, "attribute {o}/{k}");
             }
-            if o == "/ao20" {
+            if o == "/ao20" || o == "/oc" {
                 let keys: Vec<&String> = got.as_object().expect("attrs").keys().collect();
                 let want_keys: Vec<&String> = want.as_object().expect("attrs").keys().collect();
                 assert_eq!(keys, want_keys, "attribute order of {o}");
@@ -439,7 +449,7 @@ fn editor_dense_links_and_attributes() {
     for (o, want) in want_attrs.as_object_mut().expect("obj") {
         let w = want.as_object_mut().expect("obj");
         // h5py deletes the first key in its iteration order (by name unless tracked).
-        let first = if o == "/ao20" {
+        let first = if o == "/ao20" || o == "/oc" {
             w.keys().next().cloned()
         } else {
             let mut k: Vec<String> = w.keys().cloned().collect();
