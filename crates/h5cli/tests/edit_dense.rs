@@ -116,9 +116,30 @@ fn writer_dense_5000_links_2000_attrs() {
         a.set_attr("big", (0..20000).map(f64::from).collect::<Vec<_>>())
             .expect("big attr");
     }
+    {
+        // 1.3 MB of link messages: more than a 4-column doubling table of
+        // 512-byte to 64 KiB blocks holds (512 KiB), so the table widens.
+        let mut root = fw.root();
+        let mut g = root.create_group("wide").expect("group");
+        for i in 0..20000 {
+            g.link_soft(
+                &format!("w{i:05}"),
+                &format!("/a/rather/long/soft/link/target/path/number/{i:05}"),
+            )
+            .expect("soft link");
+        }
+    }
     fw.close().expect("close");
     assert_clean(&path);
     let f = h5fmt::File::open(&path).expect("open");
+    let wide = f.group("/wide").expect("wide");
+    assert_eq!(wide.member_names().expect("names").len(), 20000);
+    match wide.link("w12345").expect("link").target {
+        h5fmt::format::message::LinkTarget::Soft(p) => {
+            assert_eq!(p, "/a/rather/long/soft/link/target/path/number/12345")
+        }
+        t => panic!("{t:?}"),
+    }
     assert_eq!(
         f.group("/many")
             .expect("g")
@@ -135,6 +156,24 @@ fn writer_dense_5000_links_2000_attrs() {
     }
     let want: Vec<String> = (0..300).rev().map(|i| format!("o{i:03}")).collect();
     assert_eq!(v["/ordered"]["links"], serde_json::json!(want));
+    let soft = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    g = f['wide']
+    names = list(g.keys())
+    assert len(names) == 20000, len(names)
+    assert names[0] == 'w00000' and names[-1] == 'w19999'
+    for i in (0, 777, 19999):
+        l = g.get(f'w{i:05}', getlink=True)
+        assert l.path == f'/a/rather/long/soft/link/target/path/number/{i:05}', l.path
+print('ok')
+"#;
+    assert_eq!(
+        run_py(soft, &[path.to_str().expect("utf-8")])
+            .expect("py")
+            .trim(),
+        "ok"
+    );
     let attrs = v["/attrs"]["attrs"].as_object().expect("attrs");
     assert_eq!(attrs.len(), 2001);
     for i in 0..2000i64 {
@@ -199,6 +238,10 @@ with h5py.File(sys.argv[1], 'w', libver='latest') as f:
     t = f.create_group('ao20', track_order=True)
     for i in reversed(range(20)):
         t.attrs[f't{i:02}'] = i
+    t = f.create_group('oc', track_order=True)
+    for i in reversed(range(3)):
+        t.create_group(f'g{i:04}')
+        t.attrs[f'c{i}'] = i
 "#;
 
 /// What h5py does to the edited file: in each group add 3 links and delete
@@ -206,14 +249,14 @@ with h5py.File(sys.argv[1], 'w', libver='latest') as f:
 const H5PY_MORE: &str = r#"
 import sys, h5py, numpy as np
 with h5py.File(sys.argv[1], 'r+') as f:
-    for name in ['d20', 'd3000', 'o20', 'o3000', 'c8', 'o8']:
+    for name in ['d20', 'd3000', 'o20', 'o3000', 'c8', 'o8', 'oc']:
         g = f[name]
         for k in ['py1', 'py2', 'py3']:
             g.create_group(k)
         keys = [k for k in g.keys() if not k.startswith('py')]
         del g[keys[0]]
         del g[keys[-1]]
-    for name in ['a20', 'abig', 'a8', 'a2', 'ao20']:
+    for name in ['a20', 'abig', 'a8', 'a2', 'ao20', 'oc']:
         o = f[name]
         o.attrs['pyA'] = 11
         o.attrs['pyB'] = np.arange(3000, dtype='f8')
@@ -252,6 +295,7 @@ fn editor_dense_links_and_attributes() {
         ("o3000", 3000, true),
         ("c8", 8, false),
         ("o8", 8, true),
+        ("oc", 3, true),
     ] {
         groups.insert(
             name,
@@ -327,6 +371,10 @@ fn editor_dense_links_and_attributes() {
     ed.set_attr("/a2", "huge", big2.clone())
         .expect("large attr");
     ed.set_attr("/ao20", "new", 100i64).expect("attr");
+    // Compact storage with creation order tracked: new entries come last.
+    ed.create_group("/oc", "aa").expect("group");
+    groups.get_mut("oc").expect("oc").links.push("aa".into());
+    ed.set_attr("/oc", "a_new", 9i64).expect("attr");
     ed.delete_attr("/ao20", "t03").expect("delete");
     ed.close().expect("close");
     assert_clean(&path);
@@ -338,6 +386,7 @@ fn editor_dense_links_and_attributes() {
         "/a8": {},
         "/a2": {"x": 5, "huge": [big2.len(), sum(&big2)]},
         "/ao20": {},
+        "/oc": {"c2": 2, "c1": 1, "c0": 0, "a_new": 9},
     });
     {
         let a = want_attrs["/a20"].as_object_mut().expect("obj");
@@ -372,7 +421,7 @@ fn editor_dense_links_and_attributes() {
             for (k, val) in want.as_object().expect("attrs") {
                 assert_eq!(&got[k], val, "attribute {o}/{k}");
             }
-            if o == "/ao20" {
+            if o == "/ao20" || o == "/oc" {
                 let keys: Vec<&String> = got.as_object().expect("attrs").keys().collect();
                 let want_keys: Vec<&String> = want.as_object().expect("attrs").keys().collect();
                 assert_eq!(keys, want_keys, "attribute order of {o}");
@@ -400,7 +449,7 @@ fn editor_dense_links_and_attributes() {
     for (o, want) in want_attrs.as_object_mut().expect("obj") {
         let w = want.as_object_mut().expect("obj");
         // h5py deletes the first key in its iteration order (by name unless tracked).
-        let first = if o == "/ao20" {
+        let first = if o == "/ao20" || o == "/oc" {
             w.keys().next().cloned()
         } else {
             let mut k: Vec<String> = w.keys().cloned().collect();
@@ -540,4 +589,121 @@ fn dense_edits_are_crash_ordered() {
         assert_clean(&done);
         println!("{obj}: {n} writes, {saw_before} cuts before, {saw_after} after");
     }
+}
+
+const GEN_STAB: &str = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'w', libver='earliest') as f:
+    g = f.create_group('g')
+    for i in range(1000):
+        g.create_group(f'n{i:04}')
+    f.create_group('small').create_group('only')
+"#;
+
+/// Symbol-table groups whose B-tree has more than one level (libhdf5's
+/// earliest format, 1000 links) take inserts and deletes through a rebuild;
+/// one-level trees whose root fills up grow a level. libhdf5 reads the exact
+/// link set, edits the group itself afterwards, and every cut of an insert
+/// reads as before or after.
+#[test]
+fn multi_level_symbol_tables() {
+    let path = scratch("stab.h5");
+    let Some(_) = run_py(GEN_STAB, &[path.to_str().expect("utf-8")]) else {
+        return;
+    };
+    // Crash cuts of one insert and one delete in the multi-level group.
+    for (what, op) in [("insert", 0usize), ("delete", 1usize)] {
+        let mut n = 0usize;
+        let mut cuts = Vec::new();
+        loop {
+            let p = scratch(&format!("stab_cut_{what}_{n}.h5"));
+            std::fs::copy(&path, &p).expect("copy");
+            let mut ed = FileEditor::open(&p).expect("open");
+            ed.sync = false;
+            ed.fail_writes_after(Some(n));
+            let r = if op == 0 {
+                ed.create_group("/g", "m0500x")
+            } else {
+                ed.delete_link("/g", "n0500")
+            };
+            drop(ed);
+            if r.is_ok() {
+                break;
+            }
+            cuts.push(p.display().to_string());
+            n += 1;
+            assert!(n < 2000, "never completes");
+        }
+        let mut args = vec!["/g".to_string()];
+        args.extend(cuts);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let v: serde_json::Value =
+            serde_json::from_str(&run_py(VIEW_MANY, &args).expect("views")).expect("json");
+        let before: Vec<String> = (0..1000).map(|i| format!("n{i:04}")).collect();
+        let mut after = before.clone();
+        if op == 0 {
+            after.push("m0500x".into());
+        } else {
+            after.retain(|n| n != "n0500");
+        }
+        after.sort();
+        for (i, cut) in v.as_array().expect("arr").iter().enumerate() {
+            let links = &cut["links"];
+            assert!(
+                *links == serde_json::json!(before) || *links == serde_json::json!(after),
+                "{what}: cut {i} reads {} links",
+                links.as_array().map_or(0, Vec::len)
+            );
+        }
+    }
+    let mut want: Vec<String> = (0..1000).map(|i| format!("n{i:04}")).collect();
+    let mut ed = FileEditor::open(&path).expect("open");
+    for i in 0..150 {
+        let n = format!("x{i:03}");
+        ed.create_group("/g", &n).expect("insert");
+        want.push(n);
+    }
+    for i in (0..1000).step_by(7) {
+        let n = format!("n{i:04}");
+        ed.delete_link("/g", &n).expect("delete");
+        want.retain(|l| *l != n);
+    }
+    // A one-level group grows past its root's capacity (32 nodes of 8).
+    let mut small = vec!["only".to_string()];
+    for i in 0..300 {
+        let n = format!("s{i:03}");
+        ed.create_group("/small", &n).expect("insert small");
+        small.push(n);
+    }
+    let e = ed.create_group("/g", "x010").expect_err("collision");
+    assert_eq!(e.kind(), h5fmt::ErrorKind::Usage);
+    let e = ed.delete_link("/g", "n0000").expect_err("gone");
+    assert_eq!(e.kind(), h5fmt::ErrorKind::NotFound);
+    ed.close().expect("close");
+    assert_clean(&path);
+    want.sort();
+    small.sort();
+    let v = view(&path).expect("view");
+    assert_eq!(v["/g"]["links"], serde_json::json!(want));
+    assert_eq!(v["/small"]["links"], serde_json::json!(small));
+    let more = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'r+') as f:
+    for k in ['py1', 'py2']:
+        f['g'].create_group(k)
+        f['small'].create_group(k)
+    del f['g/x005']
+    del f['small/s100']
+"#;
+    run_py(more, &[path.to_str().expect("utf-8")]).expect("h5py edits");
+    want.retain(|l| l != "x005");
+    small.retain(|l| l != "s100");
+    want.extend(["py1", "py2"].map(String::from));
+    small.extend(["py1", "py2"].map(String::from));
+    want.sort();
+    small.sort();
+    let v = view(&path).expect("view");
+    assert_eq!(v["/g"]["links"], serde_json::json!(want));
+    assert_eq!(v["/small"]["links"], serde_json::json!(small));
+    assert_clean(&path);
 }

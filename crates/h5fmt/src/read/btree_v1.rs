@@ -151,6 +151,44 @@ pub fn group_entries(st: &Storage, ctx: Ctx, root: Addr) -> Result<Vec<SymbolTab
     Ok(out)
 }
 
+/// Addresses of every node of the group B-tree at `root`: (B-tree nodes,
+/// symbol table nodes), validated and bounded as [`group_entries`].
+///
+/// # Errors
+/// As [`group_entries`].
+pub fn group_tree_nodes(st: &Storage, ctx: Ctx, root: Addr) -> Result<(Vec<Addr>, Vec<Addr>)> {
+    let mut walk = Walk::new();
+    let mut nodes = Vec::new();
+    let mut snods = Vec::new();
+    group_tree_walk(st, ctx, root, None, &mut walk, &mut nodes, &mut snods)?;
+    Ok((nodes, snods))
+}
+
+fn group_tree_walk(
+    st: &Storage,
+    ctx: Ctx,
+    addr: Addr,
+    level: Option<u8>,
+    walk: &mut Walk,
+    nodes: &mut Vec<Addr>,
+    snods: &mut Vec<Addr>,
+) -> Result<()> {
+    walk.visit(st, addr, "group B-tree node")?;
+    let node = read_node(st, ctx, addr, 0)?;
+    check_node(st, ctx, &node, addr, NODE_TYPE_GROUP, level)?;
+    nodes.push(addr);
+    for &child in &node.children {
+        if node.level > 0 {
+            group_tree_walk(st, ctx, child, Some(node.level - 1), walk, nodes, snods)?;
+        } else {
+            walk.visit(st, child, "symbol table node")?;
+            walk.add(ctx, 1)?;
+            snods.push(child);
+        }
+    }
+    Ok(())
+}
+
 fn group_node(
     st: &Storage,
     ctx: Ctx,

@@ -99,6 +99,12 @@ impl FileEditor {
                         .and_then(|b| <[u8; 4]>::try_from(b).ok())
                         .map(u32::from_le_bytes)
                         .ok_or_else(short)?;
+                    if flags & crate::format::message::flags::SHARED != 0 {
+                        // The id names the shared-message heap, not this one.
+                        return Err(Error::unsupported(
+                            "editing shared attribute messages in dense storage",
+                        ));
+                    }
                     let msg = h.get(id)?;
                     let a = AttributeMessage::decode(&mut Cursor::new(&msg, 0), ctx)?;
                     entries.push(DenseEntry {

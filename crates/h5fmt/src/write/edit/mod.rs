@@ -1152,6 +1152,13 @@ impl FileEditor {
         for (addr, bytes) in &fresh {
             self.write_at(*addr, bytes)?;
         }
+        // Space allocated but never written (e.g. a slot given back) must
+        // still exist before the superblock claims it: libhdf5 refuses a
+        // file shorter than its end-of-file address.
+        let want_len = self.base.saturating_add(self.eof);
+        if self.file.metadata()?.len() < want_len {
+            self.file.set_len(want_len)?;
+        }
         if self.sync
             && (!fresh.is_empty() || self.eof != self.committed_eof || !self.raw_writes.is_empty())
         {

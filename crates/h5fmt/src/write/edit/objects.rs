@@ -618,8 +618,10 @@ impl FileEditor {
     ///
     /// # Errors
     /// `Usage` for a bad or existing name; `NotFound` for the parent;
-    /// `Unsupported` for dense link storage, multi-level symbol-table
-    /// B-trees and full symbol table nodes. The file is unchanged on error.
+    /// `Unsupported` for a link message above 64 KiB going to dense
+    /// storage, shared attribute messages in dense storage, decode errors
+    /// of the group's storage. The file is unchanged on error. Compact,
+    /// dense and symbol-table groups (any B-tree depth) are supported.
     pub fn create_group(&mut self, parent: &str, name: &str) -> Result<()> {
         let pa = self.check_new_link(parent, name)?;
         let ctx = self.ctx;
@@ -718,11 +720,11 @@ impl FileEditor {
                 }
             }
             None => {
-                let stab = self.load_stab(pa)?;
-                if stab.find(name)?.is_some() {
+                // Any B-tree depth: the committed group (link operations
+                // commit at once) answers the lookup.
+                if self.reader.group(parent)?.link(name).is_ok() {
                     return Err(usage(alloc::format!("{parent}: a link {name:?} exists")));
                 }
-                self.check_stab_insert(&stab, name)?;
             }
         }
         Ok(pa)
@@ -738,8 +740,17 @@ impl FileEditor {
     ) -> Result<()> {
         let ctx = self.ctx;
         let Some(compact) = self.link_msgs(pa)? else {
-            let stab = self.load_stab(pa)?;
-            return self.stab_insert(stab, name, Addr(child), cache);
+            // One-level trees with room at the root: in place; else rebuilt.
+            match self.load_stab(pa) {
+                Ok(stab) if self.stab_has_room(&stab, name)? => {
+                    return self.stab_insert(stab, name, Addr(child), cache);
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == crate::ErrorKind::Unsupported => {}
+                Err(e) => return Err(e),
+            }
+            self.stab_rebuild(pa, Some((name, Addr(child), cache)), None)?;
+            return Ok(());
         };
         // Creation order: the link info message holds the next one.
         let h = self.header(pa)?;
@@ -1003,22 +1014,19 @@ impl FileEditor {
         Ok(a)
     }
 
-    fn check_stab_insert(&self, stab: &Stab, name: &str) -> Result<()> {
+    /// Whether inserting `name` into the one-level tree `stab` keeps the
+    /// root within its capacity.
+    fn stab_has_room(&self, stab: &Stab, name: &str) -> Result<bool> {
         let cap = 2 * usize::from(self.leaf_k());
         if stab.snods.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         let i = self.stab_target(stab, name)?;
         let full = stab
             .snods
             .get(i)
             .is_some_and(|(_, n)| n.entries.len() >= cap);
-        if full && stab.root.children.len() >= 2 * usize::from(self.internal_k()) {
-            return Err(Error::unsupported(
-                "the group's B-tree root is full (adding a B-tree level is not implemented)",
-            ));
-        }
-        Ok(())
+        Ok(!(full && stab.root.children.len() >= 2 * usize::from(self.internal_k())))
     }
 
     /// The child of the root B-tree node that takes `name`.
@@ -1198,7 +1206,27 @@ impl FileEditor {
                 }
             }
             None => {
-                let stab = self.load_stab(pa)?;
+                let stab = match self.load_stab(pa) {
+                    Ok(s) => s,
+                    Err(e) if e.kind() == crate::ErrorKind::Unsupported => {
+                        let e = self.stab_rebuild(pa, None, Some(name)).map_err(|e| {
+                            if e.kind() == crate::ErrorKind::NotFound {
+                                Error::not_found(alloc::format!("{parent}: no link {name:?}"))
+                            } else {
+                                e
+                            }
+                        })?;
+                        let t = e.and_then(|e| match e.cache {
+                            EntryCache::SoftLink { .. } => None,
+                            _ => Some(e.header.get()),
+                        });
+                        if let Some(t) = t {
+                            self.release_object(t)?;
+                        }
+                        return self.flush();
+                    }
+                    Err(e) => return Err(e),
+                };
                 let Some((i, j)) = stab.find(name)? else {
                     return Err(Error::not_found(alloc::format!(
                         "{parent}: no link {name:?}"
@@ -1234,6 +1262,164 @@ impl FileEditor {
             self.release_object(t)?;
         }
         self.flush()
+    }
+
+    /// Rebuild the symbol-table group at `pa` (any B-tree depth) with `add`
+    /// inserted or `remove` taken out: new symbol table nodes and B-tree
+    /// nodes at fresh space, the root node rewritten in place (its address
+    /// is in the group's header and in cached entries), after the heap
+    /// header when a new name grows the heap (so that every state is a
+    /// valid group). Returns the removed entry.
+    fn stab_rebuild(
+        &mut self,
+        pa: u64,
+        add: Option<(&str, Addr, EntryCache)>,
+        remove: Option<&str>,
+    ) -> Result<Option<SymbolTableEntry>> {
+        let ctx = self.ctx;
+        let st = self.reader.storage().clone();
+        let h = self.header(pa)?;
+        let (_, m) = h
+            .find(kind::SYMBOL_TABLE)
+            .ok_or_else(|| usage("not a symbol-table group"))?;
+        let stm = SymbolTableMessage::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+        let hl = LocalHeapHeader::encoded_len(ctx.sizes) as u64;
+        let raw = st.read(stm.heap, hl)?;
+        let heap_hdr = LocalHeapHeader::decode(&mut Cursor::new(&raw, stm.heap.get()), ctx)?;
+        let mut heap = crate::read::local_heap::LocalHeap::read(&st, ctx, stm.heap)?.data;
+        let (old_nodes, old_snods) = crate::read::btree_v1::group_tree_nodes(&st, ctx, stm.btree)?;
+        let mut entries = crate::read::btree_v1::group_entries(&st, ctx, stm.btree)?;
+        let name_at = |heap: &[u8], off: u64| -> Vec<u8> {
+            let rest = usize::try_from(off)
+                .ok()
+                .and_then(|o| heap.get(o..))
+                .unwrap_or(&[]);
+            let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+            rest.get(..end).unwrap_or(&[]).to_vec()
+        };
+        let mut removed = None;
+        if let Some(name) = remove {
+            let i = entries
+                .iter()
+                .position(|e| name_at(&heap, e.name_offset) == name.as_bytes())
+                .ok_or_else(|| Error::not_found(alloc::format!("no link {name:?}")))?;
+            removed = Some(entries.remove(i));
+        }
+        let mut new_seg = None;
+        if let Some((name, target, cache)) = add {
+            if entries
+                .iter()
+                .any(|e| name_at(&heap, e.name_offset) == name.as_bytes())
+            {
+                return Err(usage(alloc::format!("a link {name:?} exists")));
+            }
+            let off = heap_hdr.data_size;
+            heap.resize(usize::try_from(off).map_err(|_| usage("heap size"))?, 0);
+            heap.extend_from_slice(name.as_bytes());
+            heap.push(0);
+            heap.resize(heap.len().div_ceil(8) * 8, 0);
+            entries.push(SymbolTableEntry {
+                name_offset: off,
+                header: target,
+                cache,
+            });
+            new_seg = Some(heap.clone());
+        }
+        entries.sort_by_cached_key(|e| name_at(&heap, e.name_offset));
+        // Symbol table nodes, filled evenly.
+        let cap = 2 * usize::from(self.leaf_k());
+        let nn = entries.len().div_ceil(cap);
+        let mut leaves = Vec::with_capacity(nn);
+        let mut left_key = 0u64;
+        let mut final_key = 0u64;
+        let mut pos = 0usize;
+        for i in 0..nn {
+            let take = entries.len() / nn + usize::from(i < entries.len() % nn);
+            let part = entries.get(pos..pos + take).unwrap_or(&[]).to_vec();
+            pos += take;
+            let last = part.last().map_or(0, |e| e.name_offset);
+            let bytes = self.encode_snod(&SymbolTableNode { entries: part })?;
+            let a = self.alloc(bytes.len() as u64);
+            self.write_at(a, &bytes)?;
+            leaves.push((
+                Key::Group {
+                    heap_offset: left_key,
+                },
+                Addr(a),
+            ));
+            left_key = last;
+            final_key = last;
+        }
+        let node_len =
+            BTreeV1Node::encoded_len(NODE_TYPE_GROUP, ctx.sizes, 0, self.internal_k())? as u64;
+        let fanout = 2 * usize::from(self.internal_k());
+        let (root, nodes) = if leaves.is_empty() {
+            (
+                Addr(stm.btree.get()),
+                vec![(
+                    Addr(stm.btree.get()),
+                    BTreeV1Node {
+                        node_type: NODE_TYPE_GROUP,
+                        level: 0,
+                        left: Addr::UNDEF,
+                        right: Addr::UNDEF,
+                        keys: vec![Key::Group { heap_offset: 0 }],
+                        children: Vec::new(),
+                    },
+                )],
+            )
+        } else {
+            let mut next = || Addr(self.alloc(node_len));
+            crate::write::chunked::build_btree(
+                NODE_TYPE_GROUP,
+                leaves,
+                Key::Group {
+                    heap_offset: final_key,
+                },
+                fanout,
+                &mut next,
+            )
+        };
+        if let Some(seg) = new_seg {
+            let seg_addr = self.alloc(seg.len() as u64);
+            self.write_at(seg_addr, &seg)?;
+            let mut he = Encoder::new();
+            LocalHeapHeader {
+                data_size: seg.len() as u64,
+                free_list: heap_hdr.free_list,
+                data_addr: Addr(seg_addr),
+            }
+            .encode(&mut he, ctx);
+            self.raw_writes.push((stm.heap.get(), he.into_vec()));
+            if let Some(old) = heap_hdr.data_addr.defined() {
+                self.pending_free.push((old.get(), heap_hdr.data_size));
+            }
+        }
+        for (a, node) in &nodes {
+            let bytes = self.encode_btree(node)?;
+            if *a == root {
+                // The root keeps its address: one in-place write, last.
+                self.raw_writes.push((stm.btree.get(), bytes));
+            } else {
+                self.write_at(a.get(), &bytes)?;
+            }
+        }
+        if root != stm.btree {
+            // The fresh slot the builder chose for the root was never used.
+            if root.get() + node_len == self.eof {
+                self.eof = root.get();
+            } else {
+                self.free.push((root.get(), node_len));
+            }
+        }
+        let snod_len = SymbolTableNode::encoded_len(ctx.sizes, self.leaf_k()) as u64;
+        for n in old_nodes.into_iter().filter(|n| *n != stm.btree) {
+            self.pending_free.push((n.get(), node_len));
+        }
+        for s in old_snods {
+            self.pending_free.push((s.get(), snod_len));
+        }
+        Ok(removed)
     }
 
     /// Drop one hard link of the object at `a`: decrement its reference
