@@ -166,6 +166,9 @@ with h5py.File(sys.argv[1], 'r') as f:
     for i in (0, 777, 19999):
         l = g.get(f'w{i:05}', getlink=True)
         assert l.path == f'/a/rather/long/soft/link/target/path/number/{i:05}', l.path
+    # track_order: tracked and indexed, as h5py's track_order=True.
+    flags = f['ordered'].id.get_create_plist().get_link_creation_order()
+    assert flags == h5py.h5p.CRT_ORDER_TRACKED | h5py.h5p.CRT_ORDER_INDEXED, flags
 print('ok')
 "#;
     assert_eq!(

@@ -216,8 +216,10 @@ struct OpenCollection {
 /// Group creation options.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GroupOptions {
-    /// Track link creation order (link info message with a maximum creation
-    /// index; link messages carry their creation order). Not available with
+    /// Track and index link creation order, as h5py's `track_order=True`:
+    /// the link info message has a maximum creation index, link messages
+    /// carry their creation order, and dense storage gets a creation-order
+    /// index (v2 B-tree of record type 6). Not available with
     /// [`Format::Earliest`].
     pub track_order: bool,
 }
@@ -861,8 +863,9 @@ impl FileWriter {
                 .enumerate()
                 .map(|(o, (n, m))| (n.as_str(), m.clone(), o as u64))
                 .collect();
-            let (heap, names, _) = dense::write_links(self, &refs, false)?;
-            let d = (heap, names);
+            // Tracked order is also indexed, as h5py's `track_order=True`
+            // asks of libhdf5 (H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED).
+            let d = dense::write_links(self, &refs, g.track_order)?;
             if let Some(p) = plans.get_mut(i) {
                 p.dense_links = Some(d);
             }
@@ -1156,19 +1159,19 @@ impl FileWriter {
                     let dense = self.links_dense(g)?;
                     // Placeholder addresses (same size) until the dense
                     // storage is written.
-                    let (heap, name_index) = match plan.dense_links {
+                    let (heap, name_index, order_index) = match plan.dense_links {
                         Some(d) => d,
-                        None if dense => (Addr(0), Addr(0)),
-                        None => (Addr::UNDEF, Addr::UNDEF),
+                        None if dense => (Addr(0), Addr(0), Addr(0)),
+                        None => (Addr::UNDEF, Addr::UNDEF, Addr::UNDEF),
                     };
                     LinkInfo {
                         // libhdf5 stores the next creation order to assign.
                         max_creation_index: g.track_order.then_some(g.links.len() as u64),
                         heap,
                         name_index,
-                        order_index: Addr::UNDEF,
+                        order_index,
                     }
-                    .encode(&mut e, ctx, false);
+                    .encode(&mut e, ctx, g.track_order);
                     push(kind::LINK_INFO, 0, e);
                     let mut e = Encoder::new();
                     GroupInfo::default().encode(&mut e, ctx);
@@ -1281,7 +1284,7 @@ struct Plan {
     /// Dense attribute storage: (fractal heap, name index).
     dense_attrs: Option<(Addr, Addr)>,
     /// Dense link storage: (fractal heap, name index).
-    dense_links: Option<(Addr, Addr)>,
+    dense_links: Option<(Addr, Addr, Addr)>,
     /// The continuation block of a pinned header.
     block: Option<Addr>,
     heap_addr: Addr,
