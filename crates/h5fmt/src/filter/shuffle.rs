@@ -188,16 +188,28 @@ fn unshuffle_8(planes: &[u8], out: &mut [u8], n: usize) {
 /// Shuffle elements of `es` bytes: byte plane b holds byte b of every
 /// element; trailing bytes that do not form an element stay as they are.
 pub(super) fn shuffle(data: &[u8], es: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    shuffle_into(data, es, &mut out);
+    out
+}
+
+/// As [`shuffle`], into `out` (resized to `data`'s length; a buffer reused
+/// across chunks of the same size is not cleared again).
+pub(super) fn shuffle_into(data: &[u8], es: usize, out: &mut Vec<u8>) {
     let n = data.len().checked_div(es).unwrap_or(0);
     if es <= 1 || n <= 1 {
-        return data.to_vec();
+        out.clear();
+        out.extend_from_slice(data);
+        return;
     }
-    let mut out = alloc::vec![0u8; data.len()];
+    if out.len() != data.len() {
+        out.resize(data.len(), 0);
+    }
     match es {
-        2 => shuffle_n::<2>(data, &mut out, n),
-        4 => shuffle_n::<4>(data, &mut out, n),
-        8 => shuffle_n::<8>(data, &mut out, n),
-        16 => shuffle_n::<16>(data, &mut out, n),
+        2 => shuffle_n::<2>(data, out, n),
+        4 => shuffle_n::<4>(data, out, n),
+        8 => shuffle_n::<8>(data, out, n),
+        16 => shuffle_n::<16>(data, out, n),
         _ => {
             for (b, plane) in out.chunks_exact_mut(n).take(es).enumerate() {
                 for (dst, &src) in plane.iter_mut().zip(data.iter().skip(b).step_by(es)) {
@@ -210,7 +222,6 @@ pub(super) fn shuffle(data: &[u8], es: usize) -> Vec<u8> {
     if let (Some(dst), Some(src)) = (out.get_mut(body..), data.get(body..)) {
         dst.copy_from_slice(src);
     }
-    out
 }
 
 /// Shuffle `n` elements of `ES` bytes (the common sizes, unrolled): read the

@@ -835,6 +835,7 @@ impl FileEditor {
     /// `NotFound` when there is no such link; `Unsupported` as for
     /// [`FileEditor::create_group`]. The file is unchanged on error.
     pub fn delete_link(&mut self, parent: &str, name: &str) -> Result<()> {
+        self.paths.clear();
         let pa = self.object_addr(parent)?;
         let target = match self.link_msgs(pa)? {
             Some(links) => {
@@ -920,6 +921,7 @@ impl FileEditor {
                 }
             }
             self.datasets.remove(&a);
+            self.dtypes.remove(&a);
             return Ok(());
         }
         let h = self.header(a)?;
