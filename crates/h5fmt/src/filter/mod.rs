@@ -592,6 +592,33 @@ mod tests {
     }
 
     #[test]
+    fn encode_into_reuses_buffers_and_matches_encode_chunk() {
+        // Chunks of decreasing then increasing size through the same
+        // scratch and output buffers give the same streams as encode_chunk,
+        // and decode back (the shuffle to planes is checked independently
+        // in shuffle.rs against its definition).
+        let mut ids: Vec<&[u16]> =
+            alloc::vec![&[SHUFFLE, DEFLATE], &[DEFLATE], &[SHUFFLE, FLETCHER32]];
+        if can_encode(ZSTD) {
+            ids.push(&[SHUFFLE, ZSTD]);
+            ids.push(&[ZSTD]);
+        }
+        for ids in ids {
+            let p = pipeline(ids);
+            let mut scratch = EncodeScratch::default();
+            let mut out = Vec::new();
+            for n in [80_000usize, 1000, 8, 0, 65_541] {
+                let data = sample(n);
+                let k = encode_chunk_into(&p, &data, 8, &mut scratch, &mut out).unwrap();
+                let want = encode_chunk(&p, data.clone(), 8).unwrap();
+                assert_eq!(&out[..k], &want[..], "{ids:?} {n}");
+                let back = decode_chunk(&p, 0, out[..k].to_vec(), n, 8).unwrap();
+                assert_eq!(back, data, "{ids:?} {n}");
+            }
+        }
+    }
+
+    #[test]
     fn deflate_decodes_in_place_exactly() {
         let data = sample(10_000);
         // Stream made by miniz_oxide (a different inflater than the std decoder's).

@@ -356,13 +356,17 @@ fn stream_chunks(
     Ok(())
 }
 
+/// Writes one encoded chunk and records it.
+#[cfg(feature = "std")]
+type PutChunk<'a> = dyn FnMut(&mut FileWriter, &Vec<u64>, &[u8]) -> Result<()> + 'a;
+
 #[cfg(feature = "std")]
 fn stream_parallel(
     fw: &mut FileWriter,
     job: &ChunkJob<'_>,
     origins: &[Vec<u64>],
     threads: usize,
-    put: &mut dyn FnMut(&mut FileWriter, &Vec<u64>, &[u8]) -> Result<()>,
+    put: &mut PutChunk<'_>,
 ) -> Result<()> {
     use std::sync::{Condvar, Mutex, PoisonError};
     let total = origins.len();

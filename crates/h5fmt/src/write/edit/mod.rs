@@ -115,6 +115,7 @@ struct ContigDs {
 }
 
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per open dataset
 enum DsState {
     Chunked(ChunkedDs),
     Contig(ContigDs),
