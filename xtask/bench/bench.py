@@ -7,7 +7,8 @@
   python bench.py write MODE OUT REPS [INPUT]
                                    warm-up write, then REPS timed writes of OUT (MODE contiguous, gzip,
                                    zstd: the f64 values of the raw file INPUT; meta: 10,000 groups x 10
-                                   attributes): one `seconds bytes cpu_seconds` line each
+                                   attributes; append: 1000 batches of 1000 compound rows appended to an
+                                   empty unlimited dataset): one `seconds bytes cpu_seconds` line each
   python bench.py check OUT MODE [INPUT]
                                    verify a written file (ours) holds what was written
 """
@@ -121,8 +122,22 @@ WRITE_KW = {
 }
 
 
+ROW = np.dtype([("t", "<i8"), ("x", "<f8"), ("y", "<f4")])
+ROWS, BATCH, ROW_CHUNK = 10**6, 1000, 10_000
+
+
+def rows():
+    """The `append` rows: t = i, x = i / 4, y = (i mod 1000) / 2 (all exact)."""
+    r = np.zeros(ROWS, dtype=ROW)
+    i = np.arange(ROWS)
+    r["t"], r["x"], r["y"] = i, i * 0.25, (i % 1000) * 0.5
+    return r
+
+
 def time_writes(mode, out, reps, inp=None):
     data = np.fromfile(inp, dtype="<f8") if inp else None
+    if mode == "append":
+        data = rows()
 
     def once():
         with h5py.File(out, "w") as f:
@@ -131,6 +146,11 @@ def time_writes(mode, out, reps, inp=None):
                     g = f.create_group(f"g{i}")
                     for j in range(10):
                         g.attrs[f"a{j}"] = np.int64(i * 10 + j)
+            elif mode == "append":
+                d = f.create_dataset("data", shape=(0,), maxshape=(None,), chunks=(ROW_CHUNK,), dtype=ROW)
+                for n in range(0, ROWS, BATCH):
+                    d.resize((n + BATCH,))
+                    d[n:] = data[n:n + BATCH]
             else:
                 f.create_dataset("data", data=data, **WRITE_KW[mode])
         return os.path.getsize(out)
@@ -149,6 +169,10 @@ def check(out, mode, inp=None):
             for i in (0, 4321, 9999):
                 g = f[f"g{i}"]
                 assert {k: int(g.attrs[k]) for k in g.attrs} == {f"a{j}": i * 10 + j for j in range(10)}
+        elif mode == "append":
+            d = f["data"]
+            assert d.dtype == ROW and d.chunks == (ROW_CHUNK,) and d.maxshape == (None,), (d.dtype, d.chunks, d.maxshape)
+            assert np.array_equal(d[...], rows()), "rows differ"
         else:
             d = f["data"]
             assert np.array_equal(d[...], np.fromfile(inp, dtype="<f8")), "values differ"

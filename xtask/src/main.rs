@@ -759,7 +759,7 @@ fn task_bench(args: &[String]) -> R {
 }
 
 /// Write benchmarks: (name, mode of `bench_write` / `bench.py write`).
-const WRITE_BENCHES: &[&str] = &["contiguous", "gzip", "zstd", "meta"];
+const WRITE_BENCHES: &[&str] = &["contiguous", "gzip", "zstd", "meta", "append"];
 
 fn task_bench_write(names: &[String]) -> R {
     let root = repo_root();
@@ -801,7 +801,7 @@ fn task_bench_write(names: &[String]) -> R {
         if !names.is_empty() && !names.iter().any(|n| n == mode) {
             continue;
         }
-        let extra: Vec<&Path> = if mode == "meta" {
+        let extra: Vec<&Path> = if mode == "meta" || mode == "append" {
             vec![]
         } else {
             vec![input.as_path()]
@@ -840,7 +840,11 @@ fn task_bench_write(names: &[String]) -> R {
         eprintln!("  {mode}: ours {t_ours:?}, h5py {t_py:?}");
         rows.push(format!(
             "| {mode:<10} | {:>8.1} | {:>8.1} | {:>8.1} | {:>9.3} | {:>9.3} | {:>8.2}x | {:>8.3} | {:>8.3} | {:>8.2}x |",
-            if mode == "meta" { 0.0 } else { input_mb },
+            match mode {
+                "meta" => 0.0,
+                "append" => 20.0, // 10^6 rows of 20 bytes
+                _ => input_mb,
+            },
             size(&t_ours),
             size(&t_py),
             wo,

@@ -6,14 +6,19 @@
 //! process, all threads). MODE is `contiguous`, `gzip` (chunks of 131072,
 //! gzip 4 + shuffle), `zstd` (chunks of 131072, zstd 3 + shuffle) — each
 //! writing the f64 values of the raw little-endian file INPUT as dataset
-//! `data` — or `meta` (10,000 groups of 10 scalar i64 attributes each).
+//! `data` — `meta` (10,000 groups of 10 scalar i64 attributes each), or
+//! `append`: an empty 1-D dataset of compound rows {t: i64, x: f64, y: f32}
+//! (20 bytes, unlimited, chunks of 10,000 rows) grown by 1,000 appends of
+//! 1,000 rows each through [`FileEditor::append_raw`] (h5py: `d.resize`
+//! and `d[n:] = batch`), then closed.
 //!
 //! Every timed write creates the file, writes and closes it, like h5py's
 //! `with h5py.File(OUT, 'w')` block. The sink writes with `pwrite` and does
 //! not `fsync` at close (h5py does not either; `FileWriter::create` does).
 
+use h5fmt::format::datatype::{CompoundMember, Datatype};
 use h5fmt::write::{Format, Sink};
-use h5fmt::FileWriter;
+use h5fmt::{FileEditor, FileWriter};
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
@@ -39,11 +44,43 @@ fn cpu_seconds() -> f64 {
 }
 
 const CHUNK: u64 = 131072;
+/// Rows appended in total, per batch, and rows per chunk (`append`).
+const ROWS: usize = 1_000_000;
+const BATCH: usize = 1000;
+const ROW_CHUNK: u64 = 10_000;
+
+/// The `append` row type: {t: <i8, x: <f8, y: <f4}, packed (numpy's layout).
+fn row_type() -> Datatype {
+    let m = |name: &str, offset, dtype| CompoundMember {
+        name: name.into(),
+        offset,
+        dtype,
+    };
+    Datatype::Compound {
+        size: 20,
+        members: vec![
+            m("t", 0, Datatype::int_le(8, true)),
+            m("x", 8, Datatype::float_le(8)),
+            m("y", 16, Datatype::float_le(4)),
+        ],
+    }
+}
+
+/// The rows appended: t = i, x = i / 4, y = (i mod 1000) / 2 (all exact).
+fn rows() -> Vec<u8> {
+    let mut out = Vec::with_capacity(ROWS * 20);
+    for i in 0..ROWS {
+        out.extend_from_slice(&(i as i64).to_le_bytes());
+        out.extend_from_slice(&(i as f64 * 0.25).to_le_bytes());
+        out.extend_from_slice(&((i % 1000) as f32 * 0.5).to_le_bytes());
+    }
+    out
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 3 {
-        eprintln!("usage: bench_write contiguous|gzip|zstd|meta OUT REPS [INPUT]");
+        eprintln!("usage: bench_write contiguous|gzip|zstd|meta|append OUT REPS [INPUT]");
         std::process::exit(2);
     }
     let (mode, out) = (args[0].as_str(), args[1].as_str());
@@ -56,6 +93,7 @@ fn main() {
             .collect(),
         None => Vec::new(),
     };
+    let rows = if mode == "append" { rows() } else { Vec::new() };
     let once = || -> u64 {
         let file = std::fs::File::create(out).expect("create");
         let mut fw = FileWriter::with_sink(Box::new(NoSyncFile(file)), Format::default());
@@ -79,6 +117,23 @@ fn main() {
                     .zstd(3)
                     .write(&values)
                     .expect("write");
+            }
+            "append" => {
+                root.create_dataset("data")
+                    .dtype(row_type())
+                    .shape(&[0])
+                    .maxshape(&[None])
+                    .chunks(&[ROW_CHUNK])
+                    .create()
+                    .expect("create");
+                fw.close().expect("close");
+                let mut ed = FileEditor::open(out).expect("open");
+                ed.sync = false;
+                for batch in rows.chunks(BATCH * 20) {
+                    ed.append_raw("/data", batch).expect("append");
+                }
+                ed.close().expect("close");
+                return std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
             }
             "meta" => {
                 for i in 0..10_000i64 {

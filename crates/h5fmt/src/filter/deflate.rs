@@ -113,39 +113,62 @@ pub(super) fn encode(data: &[u8], level: u8) -> Vec<u8> {
 
 #[cfg(feature = "std")]
 fn encode_imp(data: &[u8], level: u8) -> Vec<u8> {
+    let mut out = Vec::new();
+    let n = encode_into(data, level, &mut out);
+    out.truncate(n);
+    out
+}
+
+#[cfg(not(feature = "std"))]
+fn encode_imp(data: &[u8], level: u8) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec_zlib(data, level)
+}
+
+/// Deflate `data` into a zlib stream at `level` (0–9) written to the start
+/// of `out`; returns its length. `out` is grown to the compression bound
+/// and not shrunk, so a buffer reused across chunks is not cleared again.
+#[cfg(feature = "std")]
+pub(super) fn encode_into(data: &[u8], level: u8, out: &mut Vec<u8>) -> usize {
     use libdeflater::{CompressionLvl, Compressor};
     std::thread_local! {
         // One compressor per thread and level, reused across chunks.
         static COMPRESSOR: core::cell::RefCell<Option<(u8, Compressor)>> =
             const { core::cell::RefCell::new(None) };
     }
-    let run = |c: &mut Compressor| -> Option<Vec<u8>> {
-        let mut out = alloc::vec![0u8; c.zlib_compress_bound(data.len())];
-        let n = c.zlib_compress(data, &mut out).ok()?;
-        out.truncate(n);
-        Some(out)
+    let level = level.min(9);
+    let run = |c: &mut Compressor, out: &mut Vec<u8>| -> Option<usize> {
+        let bound = c.zlib_compress_bound(data.len());
+        if out.len() < bound {
+            out.resize(bound, 0);
+        }
+        c.zlib_compress(data, out).ok()
     };
     let fresh = || {
         CompressionLvl::new(i32::from(level))
             .ok()
             .map(Compressor::new)
     };
-    let out = COMPRESSOR.with(|cell| match cell.try_borrow_mut() {
+    let n = COMPRESSOR.with(|cell| match cell.try_borrow_mut() {
         Ok(mut slot) => {
             if slot.as_ref().map(|(l, _)| *l) != Some(level) {
                 *slot = fresh().map(|c| (level, c));
             }
-            slot.as_mut().and_then(|(_, c)| run(c))
+            slot.as_mut().and_then(|(_, c)| run(c, out))
         }
-        Err(_) => fresh().and_then(|mut c| run(&mut c)),
+        Err(_) => fresh().and_then(|mut c| run(&mut c, out)),
     });
     // Not reachable (bound-sized buffer, valid level); stay correct anyway.
-    out.unwrap_or_else(|| miniz_oxide::deflate::compress_to_vec_zlib(data, level))
+    n.unwrap_or_else(|| {
+        *out = miniz_oxide::deflate::compress_to_vec_zlib(data, level);
+        out.len()
+    })
 }
 
+/// As the `std` version, with `miniz_oxide`.
 #[cfg(not(feature = "std"))]
-fn encode_imp(data: &[u8], level: u8) -> Vec<u8> {
-    miniz_oxide::deflate::compress_to_vec_zlib(data, level)
+pub(super) fn encode_into(data: &[u8], level: u8, out: &mut Vec<u8>) -> usize {
+    *out = miniz_oxide::deflate::compress_to_vec_zlib(data, level.min(9));
+    out.len()
 }
 
 #[cfg(test)]

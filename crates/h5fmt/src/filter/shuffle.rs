@@ -130,13 +130,36 @@ fn interleave(a: u64, b: u64, s: u32, m: u64) -> (u64, u64) {
     ((a & m) | ((b & m) << s), ((a >> s) & m) | (b & !m))
 }
 
-/// 8-byte elements: eight elements at a time, as an 8 x 8 byte-matrix
-/// transpose in three rounds of lane interleaves on `u64`s (no lookups, no
-/// byte-wise stores; ~3x the byte-gather loop).
-fn unshuffle_8(planes: &[u8], out: &mut [u8], n: usize) {
+/// Transpose the 8 x 8 byte matrix whose rows are the little-endian bytes
+/// of `r`, in three rounds of lane interleaves on `u64`s (no lookups, no
+/// byte-wise stores). Its own inverse: it turns eight byte-plane words
+/// into eight elements and eight elements into eight plane words.
+#[inline(always)]
+fn transpose8(r: [u64; 8]) -> [u64; 8] {
     const M8: u64 = 0x00FF_00FF_00FF_00FF;
     const M16: u64 = 0x0000_FFFF_0000_FFFF;
     const M32: u64 = 0x0000_0000_FFFF_FFFF;
+    // Bytes of planes (2q, 2q+1) paired per even / odd element.
+    let (a0, b0) = interleave(r[0], r[1], 8, M8);
+    let (a1, b1) = interleave(r[2], r[3], 8, M8);
+    let (a2, b2) = interleave(r[4], r[5], 8, M8);
+    let (a3, b3) = interleave(r[6], r[7], 8, M8);
+    // Planes 0-3 (and 4-7) of elements 0 mod 4, 2 mod 4, 1 mod 4, 3 mod 4.
+    let (c0, d0) = interleave(a0, a1, 16, M16);
+    let (e0, f0) = interleave(b0, b1, 16, M16);
+    let (c1, d1) = interleave(a2, a3, 16, M16);
+    let (e1, f1) = interleave(b2, b3, 16, M16);
+    // Whole elements.
+    let (x0, x4) = interleave(c0, c1, 32, M32);
+    let (x2, x6) = interleave(d0, d1, 32, M32);
+    let (x1, x5) = interleave(e0, e1, 32, M32);
+    let (x3, x7) = interleave(f0, f1, 32, M32);
+    [x0, x1, x2, x3, x4, x5, x6, x7]
+}
+
+/// 8-byte elements: eight elements at a time, as an 8 x 8 byte-matrix
+/// transpose (~3x the byte-gather loop).
+fn unshuffle_8(planes: &[u8], out: &mut [u8], n: usize) {
     let n = n.min(planes.len() / 8);
     let mut p: [&[u8]; 8] = [&[]; 8];
     let mut rest = planes;
@@ -156,21 +179,7 @@ fn unshuffle_8(planes: &[u8], out: &mut [u8], n: usize) {
     for (k, d) in out.chunks_exact_mut(64).take(full).enumerate() {
         // Row i: elements 8k..8k+8 of byte plane i.
         let r: [u64; 8] = core::array::from_fn(|i| word(p[i], k));
-        // Bytes of planes (2q, 2q+1) paired per even / odd element.
-        let (a0, b0) = interleave(r[0], r[1], 8, M8);
-        let (a1, b1) = interleave(r[2], r[3], 8, M8);
-        let (a2, b2) = interleave(r[4], r[5], 8, M8);
-        let (a3, b3) = interleave(r[6], r[7], 8, M8);
-        // Planes 0-3 (and 4-7) of elements 0 mod 4, 2 mod 4, 1 mod 4, 3 mod 4.
-        let (c0, d0) = interleave(a0, a1, 16, M16);
-        let (e0, f0) = interleave(b0, b1, 16, M16);
-        let (c1, d1) = interleave(a2, a3, 16, M16);
-        let (e1, f1) = interleave(b2, b3, 16, M16);
-        // Whole elements.
-        let (x0, x4) = interleave(c0, c1, 32, M32);
-        let (x2, x6) = interleave(d0, d1, 32, M32);
-        let (x1, x5) = interleave(e0, e1, 32, M32);
-        let (x3, x7) = interleave(f0, f1, 32, M32);
+        let [x0, x1, x2, x3, x4, x5, x6, x7] = transpose8(r);
         for (el, x) in d.chunks_exact_mut(8).zip([x0, x1, x2, x3, x4, x5, x6, x7]) {
             el.copy_from_slice(&x.to_le_bytes());
         }
@@ -188,16 +197,28 @@ fn unshuffle_8(planes: &[u8], out: &mut [u8], n: usize) {
 /// Shuffle elements of `es` bytes: byte plane b holds byte b of every
 /// element; trailing bytes that do not form an element stay as they are.
 pub(super) fn shuffle(data: &[u8], es: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    shuffle_into(data, es, &mut out);
+    out
+}
+
+/// As [`shuffle`], into `out` (resized to `data`'s length; a buffer reused
+/// across chunks of the same size is not cleared again).
+pub(super) fn shuffle_into(data: &[u8], es: usize, out: &mut Vec<u8>) {
     let n = data.len().checked_div(es).unwrap_or(0);
     if es <= 1 || n <= 1 {
-        return data.to_vec();
+        out.clear();
+        out.extend_from_slice(data);
+        return;
     }
-    let mut out = alloc::vec![0u8; data.len()];
+    if out.len() != data.len() {
+        out.resize(data.len(), 0);
+    }
     match es {
-        2 => shuffle_n::<2>(data, &mut out, n),
-        4 => shuffle_n::<4>(data, &mut out, n),
-        8 => shuffle_n::<8>(data, &mut out, n),
-        16 => shuffle_n::<16>(data, &mut out, n),
+        2 => shuffle_n::<2>(data, out, n),
+        4 => shuffle_n::<4>(data, out, n),
+        8 => shuffle_8(data, out, n),
+        16 => shuffle_n::<16>(data, out, n),
         _ => {
             for (b, plane) in out.chunks_exact_mut(n).take(es).enumerate() {
                 for (dst, &src) in plane.iter_mut().zip(data.iter().skip(b).step_by(es)) {
@@ -210,7 +231,46 @@ pub(super) fn shuffle(data: &[u8], es: usize) -> Vec<u8> {
     if let (Some(dst), Some(src)) = (out.get_mut(body..), data.get(body..)) {
         dst.copy_from_slice(src);
     }
-    out
+}
+
+/// Shuffle `n` elements of 8 bytes: eight elements at a time, transposed
+/// into one word of each byte plane ([`transpose8`]).
+fn shuffle_8(data: &[u8], out: &mut [u8], n: usize) {
+    let (Some(src), Some(planes)) = (data.get(..n * 8), out.get_mut(..n * 8)) else {
+        return;
+    };
+    let full = n / 8;
+    {
+        let mut p: [&mut [u8]; 8] = Default::default();
+        let mut rest = &mut *planes;
+        for plane in &mut p {
+            let (a, r) = rest.split_at_mut(n);
+            *plane = a;
+            rest = r;
+        }
+        for (k, block) in src.chunks_exact(64).take(full).enumerate() {
+            let r: [u64; 8] = core::array::from_fn(|i| {
+                let mut w = [0u8; 8];
+                if let Some(b) = block.get(i * 8..i * 8 + 8) {
+                    w.copy_from_slice(b);
+                }
+                u64::from_le_bytes(w)
+            });
+            for (plane, x) in p.iter_mut().zip(transpose8(r)) {
+                if let Some(d) = plane.get_mut(k * 8..k * 8 + 8) {
+                    d.copy_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
+    }
+    // The last n mod 8 elements byte by byte.
+    for j in full * 8..n {
+        for b in 0..8 {
+            if let (Some(d), Some(&v)) = (planes.get_mut(b * n + j), src.get(j * 8 + b)) {
+                *d = v;
+            }
+        }
+    }
 }
 
 /// Shuffle `n` elements of `ES` bytes (the common sizes, unrolled): read the

@@ -77,25 +77,52 @@ pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
 /// `Limit` when libzstd fails.
 #[cfg(feature = "std")]
 pub(super) fn encode(data: &[u8], level: i32) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let n = encode_into(data, level, &mut out)?;
+    out.truncate(n);
+    Ok(out)
+}
+
+/// Compress `data` into one zstd frame at `level` written to the start of
+/// `out`; returns its length. `out` is grown to the compression bound and
+/// not shrunk, so a buffer reused across chunks is not cleared again.
+///
+/// # Errors
+/// `Limit` when libzstd fails.
+#[cfg(feature = "std")]
+pub(super) fn encode_into(data: &[u8], level: i32, out: &mut Vec<u8>) -> Result<usize> {
     std::thread_local! {
         // One compression context per thread, reused across chunks (creating
         // one allocates and clears its tables every time).
         static CCTX: core::cell::RefCell<zstd_safe::CCtx<'static>> =
             core::cell::RefCell::new(zstd_safe::CCtx::create());
     }
-    let mut out = alloc::vec![0u8; zstd_safe::compress_bound(data.len())];
+    let bound = zstd_safe::compress_bound(data.len());
+    if out.len() < bound {
+        out.resize(bound, 0);
+    }
+    let dst = out.as_mut_slice();
     let r = CCTX.with(|c| match c.try_borrow_mut() {
-        Ok(mut cctx) => cctx.compress(&mut out[..], data, level),
-        Err(_) => zstd_safe::compress(&mut out[..], data, level),
+        Ok(mut cctx) => cctx.compress(dst, data, level),
+        Err(_) => zstd_safe::compress(dst, data, level),
     });
-    let n = r.map_err(|code| {
+    r.map_err(|code| {
         Error::limit(alloc::format!(
             "zstd compression failed: {}",
             zstd_safe::get_error_name(code)
         ))
-    })?;
-    out.truncate(n);
-    Ok(out)
+    })
+}
+
+/// Compress into `out` (needs `std`).
+///
+/// # Errors
+/// Always `Unsupported`: without `std` there is no zstd encoder.
+#[cfg(not(feature = "std"))]
+pub(super) fn encode_into(_data: &[u8], _level: i32, _out: &mut Vec<u8>) -> Result<usize> {
+    Err(Error::unsupported(
+        "writing zstd needs the std feature (libzstd); the no_std build only decodes zstd",
+    ))
 }
 
 /// Compress `data` into one zstd frame (needs `std`).

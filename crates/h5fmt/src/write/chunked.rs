@@ -76,16 +76,41 @@ pub(super) struct StoredChunk {
     pub(super) size: u64,
 }
 
+/// The bytes of chunk `origin` (element coordinates) straight from `data`
+/// when the chunk lies wholly inside the dataset and its rows are
+/// contiguous there (1-D, or chunks spanning the trailing dimensions).
+fn chunk_slice<'d>(
+    data: &'d [u8],
+    dims: &[u64],
+    chunk: &[u64],
+    origin: &[u64],
+    es: usize,
+) -> Option<&'d [u8]> {
+    let rank = dims.len();
+    let inside = (0..rank).all(|k| origin[k].saturating_add(chunk[k]) <= dims[k]);
+    if !inside || !(1..rank).all(|k| chunk[k] == dims[k]) {
+        return None;
+    }
+    let clen: usize = chunk
+        .iter()
+        .try_fold(1usize, |a, &c| a.checked_mul(usize::try_from(c).ok()?))?;
+    let start = origin.iter().zip(dims).fold(0u64, |a, (o, d)| a * d + o);
+    let s = usize::try_from(start).ok()?.checked_mul(es)?;
+    data.get(s..s.checked_add(clen.checked_mul(es)?)?)
+}
+
 /// Copy the part of chunk `origin` (element coordinates) that lies inside
-/// the dataset from `data` into a chunk buffer prefilled with the fill value.
-fn gather_chunk(
+/// the dataset from `data` into `buf`, a whole chunk prefilled with the
+/// fill value.
+fn gather_into(
     data: &[u8],
     dims: &[u64],
     chunk: &[u64],
     origin: &[u64],
     es: usize,
     fill: &[u8],
-) -> Vec<u8> {
+    buf: &mut Vec<u8>,
+) {
     let clen: usize = chunk
         .iter()
         .map(|&c| usize::try_from(c).unwrap_or(0))
@@ -99,23 +124,16 @@ fn gather_chunk(
         .collect();
     let last = rank - 1;
     let run = usize::try_from(extent[last]).unwrap_or(0) * es;
-    // A whole chunk whose rows are contiguous in the data (1-D, or chunks
-    // spanning the trailing dimensions): one copy, no fill.
-    if extent == chunk && (1..rank).all(|k| chunk[k] == dims[k]) {
-        let start = origin.iter().zip(dims).fold(0u64, |a, (o, d)| a * d + o);
-        let s = usize::try_from(start)
-            .unwrap_or(usize::MAX)
-            .saturating_mul(es);
-        if let Some(src) = s
-            .checked_add(clen.saturating_mul(es))
-            .and_then(|e| data.get(s..e))
-        {
-            return src.to_vec();
+    buf.clear();
+    if fill.iter().all(|&b| b == 0) {
+        buf.resize(clen.saturating_mul(es), 0);
+    } else {
+        for _ in 0..clen {
+            buf.extend_from_slice(fill);
         }
     }
-    let mut buf = fill.repeat(clen);
     if extent.contains(&0) {
-        return buf;
+        return;
     }
     // Iterate over index tuples of the leading dimensions.
     let mut idx = alloc::vec![0u64; last];
@@ -138,7 +156,7 @@ fn gather_chunk(
         let mut k = last;
         loop {
             if k == 0 {
-                return buf;
+                return;
             }
             k -= 1;
             idx[k] += 1;
@@ -225,50 +243,6 @@ fn chunk_origins(dims: &[u64], chunks: &[u64]) -> Vec<Vec<u64>> {
 #[cfg(feature = "std")]
 const CHUNKS_PER_WORKER: usize = 4;
 
-/// Gather and filter the chunks at `origins`, in order.
-fn encode_chunks(job: &ChunkJob<'_>, origins: &[Vec<u64>], threads: usize) -> Result<Vec<Vec<u8>>> {
-    #[cfg(feature = "std")]
-    if threads > 1 && job.pipeline.is_some() && origins.len() > 1 {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let next = AtomicUsize::new(0);
-        let mut slots: Vec<Option<Result<Vec<u8>>>> = origins.iter().map(|_| None).collect();
-        let results = std::thread::scope(|s| {
-            let work = || {
-                let mut mine = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(o) = origins.get(i) else { break };
-                    mine.push((i, job.encode(o)));
-                }
-                mine
-            };
-            let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
-            let mut all = work();
-            for h in handles {
-                match h.join() {
-                    Ok(v) => all.extend(v),
-                    Err(_) => {
-                        all.push((usize::MAX, Err(Error::usage("compression thread panicked"))))
-                    }
-                }
-            }
-            all
-        });
-        for (i, r) in results {
-            match slots.get_mut(i) {
-                Some(slot) => *slot = Some(r),
-                None => r.map(|_| ())?,
-            }
-        }
-        return slots
-            .into_iter()
-            .map(|s| s.unwrap_or_else(|| Err(Error::usage("chunk not compressed"))))
-            .collect();
-    }
-    let _ = threads;
-    origins.iter().map(|o| job.encode(o)).collect()
-}
-
 /// What every chunk of one dataset needs.
 struct ChunkJob<'a> {
     data: &'a [u8],
@@ -279,21 +253,212 @@ struct ChunkJob<'a> {
     pipeline: Option<&'a FilterPipeline>,
 }
 
+/// Reusable buffers of one thread encoding chunks.
+#[derive(Default)]
+struct Scratch {
+    gathered: Vec<u8>,
+    filter: crate::filter::EncodeScratch,
+}
+
 impl ChunkJob<'_> {
-    fn encode(&self, origin: &[u64]) -> Result<Vec<u8>> {
-        let raw = gather_chunk(
-            self.data,
-            self.dims,
-            self.chunks,
-            origin,
-            self.es,
-            self.fill,
-        );
-        match self.pipeline {
-            Some(p) => crate::filter::encode_chunk(p, raw, self.es),
-            None => Ok(raw),
+    /// The raw bytes of chunk `origin`: borrowed from the data when they
+    /// are contiguous there, else gathered into `gathered`.
+    fn raw<'s>(&'s self, origin: &[u64], gathered: &'s mut Vec<u8>) -> &'s [u8] {
+        match chunk_slice(self.data, self.dims, self.chunks, origin, self.es) {
+            Some(s) => s,
+            None => {
+                gather_into(
+                    self.data,
+                    self.dims,
+                    self.chunks,
+                    origin,
+                    self.es,
+                    self.fill,
+                    gathered,
+                );
+                gathered
+            }
         }
     }
+
+    /// Filter chunk `origin` into `out`; returns the encoded length
+    /// (`out[..n]`).
+    fn encode_into(
+        &self,
+        origin: &[u64],
+        scratch: &mut Scratch,
+        out: &mut Vec<u8>,
+    ) -> Result<usize> {
+        let Scratch { gathered, filter } = scratch;
+        let raw = self.raw(origin, gathered);
+        match self.pipeline {
+            Some(p) => crate::filter::encode_chunk_into(p, raw, self.es, filter, out),
+            None => {
+                out.clear();
+                out.extend_from_slice(raw);
+                Ok(out.len())
+            }
+        }
+    }
+}
+
+/// Shared state of the parallel chunk encoder: chunks are taken in order,
+/// at most `window` ahead of the next one to write; finished chunks wait
+/// in `done` for the writer, which hands their buffers back via `pool`.
+#[cfg(feature = "std")]
+struct Pipeline {
+    next: usize,
+    written: usize,
+    done: alloc::collections::BTreeMap<usize, Result<(Vec<u8>, usize)>>,
+    pool: Vec<Vec<u8>>,
+    failed: bool,
+}
+
+/// Encode and write the chunks at `origins` in order, recording them in
+/// `stored`. With several cores and a filter, worker threads (each
+/// reusing its compressor and buffers) encode up to
+/// `CHUNKS_PER_WORKER` chunks per thread ahead of the writer while this
+/// thread writes finished chunks in file order and encodes when it has
+/// nothing to write.
+fn stream_chunks(
+    fw: &mut FileWriter,
+    job: &ChunkJob<'_>,
+    origins: &[Vec<u64>],
+    stored: &mut Vec<StoredChunk>,
+) -> Result<()> {
+    let mut put = |fw: &mut FileWriter, origin: &Vec<u64>, bytes: &[u8]| -> Result<()> {
+        let addr = fw.write_new(bytes)?;
+        stored.push(StoredChunk {
+            offsets: origin.clone(),
+            addr,
+            size: bytes.len() as u64,
+        });
+        Ok(())
+    };
+    let threads = worker_threads();
+    #[cfg(feature = "std")]
+    if threads > 1 && job.pipeline.is_some() && origins.len() > 1 {
+        return stream_parallel(fw, job, origins, threads, &mut put);
+    }
+    let _ = threads;
+    let mut scratch = Scratch::default();
+    let mut out = Vec::new();
+    for o in origins {
+        if job.pipeline.is_none() {
+            // Unfiltered: write the caller's bytes when contiguous.
+            let raw = job.raw(o, &mut scratch.gathered);
+            put(fw, o, raw)?;
+        } else {
+            let n = job.encode_into(o, &mut scratch, &mut out)?;
+            put(fw, o, out.get(..n).unwrap_or(&out))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes one encoded chunk and records it.
+#[cfg(feature = "std")]
+type PutChunk<'a> = dyn FnMut(&mut FileWriter, &Vec<u64>, &[u8]) -> Result<()> + 'a;
+
+#[cfg(feature = "std")]
+fn stream_parallel(
+    fw: &mut FileWriter,
+    job: &ChunkJob<'_>,
+    origins: &[Vec<u64>],
+    threads: usize,
+    put: &mut PutChunk<'_>,
+) -> Result<()> {
+    use std::sync::{Condvar, Mutex, PoisonError};
+    let total = origins.len();
+    let window = threads * CHUNKS_PER_WORKER;
+    let state = Mutex::new(Pipeline {
+        next: 0,
+        written: 0,
+        done: alloc::collections::BTreeMap::new(),
+        pool: Vec::new(),
+        failed: false,
+    });
+    let cv = Condvar::new();
+    let lock = || state.lock().unwrap_or_else(PoisonError::into_inner);
+    // Take the next chunk to encode, with a buffer to encode it into.
+    let can_take = |p: &Pipeline| p.next < total && p.next < p.written + window && !p.failed;
+    let encode_one = |i: usize, buf: Vec<u8>, scratch: &mut Scratch| {
+        let mut buf = buf;
+        let r = match origins.get(i) {
+            Some(o) => job.encode_into(o, scratch, &mut buf).map(|n| (buf, n)),
+            None => Err(Error::usage("chunk index out of range")),
+        };
+        let mut p = lock();
+        if r.is_err() {
+            p.failed = true;
+        }
+        p.done.insert(i, r);
+        drop(p);
+        cv.notify_all();
+    };
+    std::thread::scope(|s| -> Result<()> {
+        for _ in 1..threads {
+            s.spawn(|| {
+                let mut scratch = Scratch::default();
+                loop {
+                    let mut p = lock();
+                    while !can_take(&p) {
+                        if p.next >= total || p.failed {
+                            return;
+                        }
+                        p = cv.wait(p).unwrap_or_else(PoisonError::into_inner);
+                    }
+                    let i = p.next;
+                    p.next += 1;
+                    let buf = p.pool.pop().unwrap_or_default();
+                    drop(p);
+                    encode_one(i, buf, &mut scratch);
+                }
+            });
+        }
+        // This thread: write finished chunks in order, else encode one.
+        let mut scratch = Scratch::default();
+        let result = loop {
+            let mut p = lock();
+            let w = p.written;
+            if w >= total {
+                break Ok(());
+            }
+            if let Some(r) = p.done.remove(&w) {
+                drop(p);
+                let (buf, n) = match r {
+                    Ok(v) => v,
+                    Err(e) => break Err(e),
+                };
+                let origin = origins.get(w).ok_or_else(|| Error::usage("chunk index"));
+                let r = origin.and_then(|o| put(fw, o, buf.get(..n).unwrap_or(&buf)));
+                let mut p = lock();
+                p.pool.push(buf);
+                p.written += 1;
+                if let Err(e) = r {
+                    p.failed = true;
+                    drop(p);
+                    cv.notify_all();
+                    break Err(e);
+                }
+                drop(p);
+                cv.notify_all();
+            } else if can_take(&p) {
+                let i = p.next;
+                p.next += 1;
+                let buf = p.pool.pop().unwrap_or_default();
+                drop(p);
+                encode_one(i, buf, &mut scratch);
+            } else {
+                drop(cv.wait(p).unwrap_or_else(PoisonError::into_inner));
+            }
+        };
+        if result.is_err() {
+            lock().failed = true;
+            cv.notify_all();
+        }
+        result
+    })
 }
 
 /// Worker threads for chunk compression: the available cores (std), else 1.
@@ -353,22 +518,7 @@ pub(super) fn write_chunked(
             fill,
             pipeline,
         };
-        let threads = worker_threads();
-        #[cfg(feature = "std")]
-        let window = (threads * CHUNKS_PER_WORKER).max(1);
-        #[cfg(not(feature = "std"))]
-        let window = 1;
-        for group in origins.chunks(window) {
-            let encoded = encode_chunks(&job, group, threads)?;
-            for (origin, bytes) in group.iter().zip(encoded) {
-                let addr = fw.write_new(&bytes)?;
-                stored.push(StoredChunk {
-                    offsets: origin.clone(),
-                    addr,
-                    size: bytes.len() as u64,
-                });
-            }
-        }
+        stream_chunks(fw, &job, &origins, &mut stored)?;
     }
     let filtered = pipeline.is_some();
     let chunk_bytes = chunks.iter().product::<u64>().saturating_mul(es as u64);

@@ -62,11 +62,20 @@ impl FileSink {
 #[cfg(feature = "std")]
 impl Sink for FileSink {
     fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
-        use std::io::{Seek, SeekFrom, Write};
-        self.file
-            .seek(SeekFrom::Start(offset))
-            .and_then(|_| self.file.write_all(data))
-            .map_err(|e| Error::io(alloc::format!("write at {offset:#x}: {e}")))
+        #[cfg(unix)]
+        let r = {
+            // One positioned write (pwrite), no seek.
+            use std::os::unix::fs::FileExt;
+            self.file.write_all_at(data, offset)
+        };
+        #[cfg(not(unix))]
+        let r = {
+            use std::io::{Seek, SeekFrom, Write};
+            self.file
+                .seek(SeekFrom::Start(offset))
+                .and_then(|_| self.file.write_all(data))
+        };
+        r.map_err(|e| Error::io(alloc::format!("write at {offset:#x}: {e}")))
     }
     fn flush(&mut self) -> Result<()> {
         self.file

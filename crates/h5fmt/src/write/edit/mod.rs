@@ -113,6 +113,9 @@ struct ChunkedDs {
     /// Decoded chunks changed since the last write-out.
     cache: BTreeMap<Vec<u64>, Vec<u8>>,
     cache_bytes: usize,
+    /// Chunk buffers already written out, reused for the next new chunks
+    /// (appends then touch no fresh memory).
+    spare: Vec<Vec<u8>>,
     out: IndexOut,
     /// B-tree nodes this editor wrote for the committed index.
     index_extents: Vec<(u64, u64)>,
@@ -129,10 +132,14 @@ struct ContigDs {
 }
 
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per open dataset
 enum DsState {
     Chunked(ChunkedDs),
     Contig(ContigDs),
 }
+
+/// Spare chunk buffers kept per dataset.
+const SPARE_BUFFERS: usize = 4;
 
 /// A file opened read-write for in-place edits. See the module documentation.
 pub struct FileEditor {
@@ -161,6 +168,11 @@ pub struct FileEditor {
     /// address, chunk index): storage conversions.
     switch_first: Vec<(u64, usize)>,
     switch_last: Vec<(u64, usize)>,
+    /// Dataset paths already resolved to their header address (cleared
+    /// when links are deleted and at each commit).
+    paths: BTreeMap<String, u64>,
+    /// Datatypes of the datasets in `datasets`.
+    dtypes: BTreeMap<u64, crate::Datatype>,
     /// Bytes of decoded chunks kept in memory before they are written out.
     pub cache_limit: usize,
     /// `fsync` at the commit (default true).
@@ -258,6 +270,8 @@ impl FileEditor {
             dense_sets: BTreeMap::new(),
             switch_first: Vec::new(),
             switch_last: Vec::new(),
+            paths: BTreeMap::new(),
+            dtypes: BTreeMap::new(),
             cache_limit: 64 << 20,
             sync: true,
             write_budget: core::cell::Cell::new(None),
@@ -373,9 +387,15 @@ impl FileEditor {
     // ---- datasets ----
 
     fn dataset_state(&mut self, path: &str) -> Result<u64> {
+        if let Some(&a) = self.paths.get(path) {
+            if self.datasets.contains_key(&a) {
+                return Ok(a);
+            }
+        }
         let ds = self.reader.dataset(path)?;
         let addr = ds.addr().get();
         if self.datasets.contains_key(&addr) {
+            self.paths.insert(path.into(), addr);
             return Ok(addr);
         }
         let es = usize::try_from(ds.dtype().size()).map_err(|_| usage("element size"))?;
@@ -475,6 +495,7 @@ impl FileEditor {
                     map,
                     cache: BTreeMap::new(),
                     cache_bytes: 0,
+                    spare: Vec::new(),
                     out,
                     index_extents: Vec::new(),
                     layout_version: c.layout_version,
@@ -510,6 +531,8 @@ impl FileEditor {
             }
         };
         self.datasets.insert(addr, state);
+        self.dtypes.insert(addr, ds.dtype().clone());
+        self.paths.insert(path.into(), addr);
         Ok(addr)
     }
 
@@ -885,7 +908,40 @@ impl FileEditor {
         if r.is_err() {
             // Leave the extent as it was.
             let _ = self.resize(path, &dims);
+            return r;
         }
+        self.write_completed(a, first, new_dims[0])
+    }
+
+    /// After an append of rows `from..to` along the first dimension, encode
+    /// and write out (to fresh space, referenced only by the next commit)
+    /// the cached chunks that the append completed: those it touched that
+    /// lie entirely below `to`. Appends thus cost O(rows appended) and
+    /// keep only the open edge chunk in memory; the index is written at
+    /// the commit.
+    fn write_completed(&mut self, a: u64, from: u64, to: u64) -> Result<()> {
+        let Some(DsState::Chunked(mut ds)) = self.datasets.remove(&a) else {
+            return Ok(());
+        };
+        let c0 = ds.chunk.first().copied().unwrap_or(1).max(1);
+        let (lo, hi) = (from / c0, to / c0);
+        let done: Vec<Vec<u64>> = ds
+            .cache
+            .keys()
+            .filter(|s| s.first().is_some_and(|&k| k >= lo && k < hi))
+            .cloned()
+            .collect();
+        let mut r = Ok(());
+        for s in done {
+            if let Some(raw) = ds.cache.remove(&s) {
+                ds.cache_bytes -= raw.len();
+                r = self.store_chunk(&mut ds, s, raw);
+                if r.is_err() {
+                    break;
+                }
+            }
+        }
+        self.datasets.insert(a, DsState::Chunked(ds));
         r
     }
 
@@ -896,7 +952,10 @@ impl FileEditor {
     /// dataset's element size.
     pub fn append<T: super::H5Type>(&mut self, path: &str, values: &[T]) -> Result<()> {
         self.check_type::<T>(path)?;
-        self.append_raw(path, &super::value::to_bytes(values))
+        match T::file_bytes(values) {
+            Some(b) => self.append_raw(path, b),
+            None => self.append_raw(path, &super::value::to_bytes(values)),
+        }
     }
 
     /// Write values of a native type into a box.
@@ -915,16 +974,14 @@ impl FileEditor {
     }
 
     fn check_type<T: super::H5Type>(&mut self, path: &str) -> Result<()> {
-        let ds = self.reader.dataset(path)?;
+        let a = self.dataset_state(path)?;
         let want = T::dtype();
-        if ds.dtype() != &want {
-            return Err(usage(alloc::format!(
-                "{path}: values of type {:?} given for a dataset of {:?}",
-                want,
-                ds.dtype()
-            )));
+        match self.dtypes.get(&a) {
+            Some(d) if *d == want => Ok(()),
+            d => Err(usage(alloc::format!(
+                "{path}: values of type {want:?} given for a dataset of {d:?}"
+            ))),
         }
-        Ok(())
     }
 
     fn load_chunk(&self, ds: &mut ChunkedDs, s: &[u64], clen: usize) -> Result<Vec<u8>> {
@@ -945,7 +1002,13 @@ impl FileEditor {
                 }
                 Ok(out)
             }
-            None => Ok(ds.fill.repeat(clen / ds.es.max(1))),
+            None => Ok(match ds.spare.pop() {
+                Some(mut b) if b.len() == clen => {
+                    fill_pattern(&mut b, &ds.fill);
+                    b
+                }
+                _ => ds.fill.repeat(clen / ds.es.max(1)),
+            }),
         }
     }
 
@@ -969,28 +1032,40 @@ impl FileEditor {
         let cache = core::mem::take(&mut ds.cache);
         ds.cache_bytes = 0;
         for (s, raw) in cache {
-            let bytes = if ds.pipeline.filters.is_empty() {
-                raw
-            } else {
-                crate::filter::encode_chunk(&ds.pipeline, raw, ds.es)?
-            };
-            let size = bytes.len() as u64;
-            if ds.out == IndexOut::BTreeV1 && u32::try_from(size).is_err() {
-                return Err(usage("chunk of 4 GiB or more"));
-            }
-            let addr = self.alloc(size);
-            self.write_at(addr, &bytes)?;
-            if let Some(old) = ds.map.insert(
-                s,
-                Stored {
-                    addr,
-                    size,
-                    mask: 0,
-                },
-            ) {
-                // Replaced: free once the commit no longer refers to it.
-                self.pending_free.push((old.addr, old.size));
-            }
+            self.store_chunk(ds, s, raw)?;
+        }
+        Ok(())
+    }
+
+    /// Encode one decoded chunk, write it to fresh space and record it in
+    /// the chunk map (the replaced chunk is freed after the commit).
+    fn store_chunk(&mut self, ds: &mut ChunkedDs, s: Vec<u64>, raw: Vec<u8>) -> Result<()> {
+        let (bytes, spare) = if ds.pipeline.filters.is_empty() {
+            (raw, None)
+        } else {
+            let enc = crate::filter::encode_chunk_ref(&ds.pipeline, &raw, ds.es)?;
+            (enc, Some(raw))
+        };
+        let size = bytes.len() as u64;
+        if ds.out == IndexOut::BTreeV1 && u32::try_from(size).is_err() {
+            return Err(usage("chunk of 4 GiB or more"));
+        }
+        let addr = self.alloc(size);
+        self.write_at(addr, &bytes)?;
+        if let Some(old) = ds.map.insert(
+            s,
+            Stored {
+                addr,
+                size,
+                mask: 0,
+            },
+        ) {
+            // Replaced: free once the commit no longer refers to it.
+            self.pending_free.push((old.addr, old.size));
+        }
+        let buf = spare.unwrap_or(bytes);
+        if ds.spare.len() < SPARE_BUFFERS && !buf.is_empty() {
+            ds.spare.push(buf);
         }
         Ok(())
     }
@@ -1186,6 +1261,7 @@ impl FileEditor {
             self.file.sync_data()?;
         }
         self.committed_eof = self.eof;
+        self.paths.clear();
         for h in self.headers.values_mut() {
             for c in &mut h.chunks {
                 c.dirty = false;
@@ -1405,6 +1481,17 @@ fn copy_box(
 }
 
 /// Set the box (`start`, `count`) of `buf` (shape `shape`) to the fill element.
+/// Fill `buf` with repetitions of the element `fill` (zero when empty).
+fn fill_pattern(buf: &mut [u8], fill: &[u8]) {
+    if fill.iter().all(|&b| b == 0) {
+        buf.fill(0);
+        return;
+    }
+    for el in buf.chunks_mut(fill.len()) {
+        el.copy_from_slice(fill.get(..el.len()).unwrap_or(fill));
+    }
+}
+
 fn fill_box(buf: &mut [u8], shape: &[u64], start: &[u64], count: &[u64], fill: &[u8]) {
     let es = fill.len();
     let _ = for_each_run(shape, start, count, &mut |off, run| {

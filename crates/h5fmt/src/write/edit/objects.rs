@@ -1169,6 +1169,7 @@ impl FileEditor {
     /// `NotFound` when there is no such link; `Unsupported` as for
     /// [`FileEditor::create_group`]. The file is unchanged on error.
     pub fn delete_link(&mut self, parent: &str, name: &str) -> Result<()> {
+        self.paths.clear();
         let pa = self.object_addr(parent)?;
         let links = self.link_msgs(pa)?;
         let dense_target = match self.dense_sets.get_mut(&pa) {
@@ -1457,6 +1458,7 @@ impl FileEditor {
                 }
             }
             self.datasets.remove(&a);
+            self.dtypes.remove(&a);
             return Ok(());
         }
         let h = self.header(a)?;
