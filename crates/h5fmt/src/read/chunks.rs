@@ -708,38 +708,35 @@ fn row_regions(
     };
     let queue = std::sync::Mutex::new(items.into_iter());
     let zero = alloc::vec![0u64; dims.len()];
+    let work = || -> Result<()> {
+        loop {
+            let item = match queue.lock() {
+                Ok(mut q) => q.next(),
+                Err(_) => None,
+            };
+            let Some((rec, region, local)) = item else {
+                return Ok(());
+            };
+            let full = local.first() == cdims.first();
+            let direct = if full { Some(&mut *region) } else { None };
+            let data =
+                decode_one_into(st, ctx, req, rec, clen, direct).map_err(|e| name(rec, e))?;
+            if let Some(data) = data {
+                copy_chunk(region, &data, &zero, cdims, &local, es).map_err(|e| name(rec, e))?;
+                crate::io::recycle(data);
+            }
+        }
+    };
+    // The calling thread is one of the workers.
     let results: Vec<Result<()>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (queue, zero) = (&queue, &zero);
-                s.spawn(move || -> Result<()> {
-                    loop {
-                        let item = match queue.lock() {
-                            Ok(mut q) => q.next(),
-                            Err(_) => None,
-                        };
-                        let Some((rec, region, local)) = item else {
-                            return Ok(());
-                        };
-                        let full = local.first() == cdims.first();
-                        let direct = if full { Some(&mut *region) } else { None };
-                        let data = decode_one_into(st, ctx, req, rec, clen, direct)
-                            .map_err(|e| name(rec, e))?;
-                        if let Some(data) = data {
-                            copy_chunk(region, &data, zero, cdims, &local, es)
-                                .map_err(|e| name(rec, e))?;
-                            crate::io::recycle(data);
-                        }
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
+        let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+            .unwrap_or_else(|_| Err(Error::corrupt("a chunk decoding thread panicked", 0)));
+        core::iter::once(mine)
+            .chain(handles.into_iter().map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(Error::corrupt("a chunk decoding thread panicked", 0)))
-            })
+            }))
             .collect()
     });
     results.into_iter().collect::<Result<Vec<()>>>()?;
@@ -1163,36 +1160,39 @@ fn parallel_waves(
     // each keeps its buffers for the next chunk (`io::recycle`).
     let next = AtomicUsize::new(0);
     let shared = std::sync::Mutex::new((sink, Ok(())));
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            let (next, shared) = (&next, &shared);
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(rec) = recs.get(i) else { break };
-                let res = decode_one(st, ctx, req, rec, clen);
-                let Ok(mut guard) = shared.lock() else { break };
-                let (sink, result) = &mut *guard;
-                if result.is_err() {
-                    break;
-                }
-                let data = match res {
-                    Ok(d) => d,
-                    Err(e) => {
-                        *result = sink(rec, Err(e));
-                        if result.is_ok() {
-                            *result = Err(Error::corrupt("chunk not decoded", 0));
-                        }
-                        break;
-                    }
-                };
-                // The sink borrows the data; give the buffer back afterwards.
-                let r = sink(rec, Ok(data));
-                if let Err(e) = r {
-                    *result = Err(e);
-                    break;
-                }
-            });
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(rec) = recs.get(i) else { break };
+        let res = decode_one(st, ctx, req, rec, clen);
+        let Ok(mut guard) = shared.lock() else { break };
+        let (sink, result) = &mut *guard;
+        if result.is_err() {
+            break;
         }
+        let data = match res {
+            Ok(d) => d,
+            Err(e) => {
+                *result = sink(rec, Err(e));
+                if result.is_ok() {
+                    *result = Err(Error::corrupt("chunk not decoded", 0));
+                }
+                break;
+            }
+        };
+        // The sink borrows the data; give the buffer back afterwards.
+        let r = sink(rec, Ok(data));
+        if let Err(e) = r {
+            *result = Err(e);
+            break;
+        }
+    };
+    // The calling thread is one of the workers: one thread fewer to start,
+    // and decoding begins at once.
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(work);
+        }
+        work();
     });
     match shared.into_inner() {
         Ok((_, r)) => r,
