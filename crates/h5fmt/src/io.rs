@@ -324,16 +324,22 @@ impl ReadAt for MmapSource {
     }
 }
 
+/// The number of cores this process may use, asked once: on Linux,
+/// `available_parallelism` reads the cgroup's CPU quota files on every call
+/// (about 50 µs, paid by every chunked read).
+#[cfg(feature = "std")]
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// `pread` into `buf`, split across the cores for very large reads (the
 /// kernel's copy from the page cache is then done by several threads).
 #[cfg(all(feature = "std", unix))]
 fn pread_parallel(f: &std::fs::File, pos: u64, buf: &mut [u8]) -> bool {
     use std::os::unix::fs::FileExt;
     const PART_MIN: usize = 32 << 20;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(buf.len() / PART_MIN)
-        .min(8);
+    let threads = cores().min(buf.len() / PART_MIN).min(8);
     if threads <= 1 {
         return f.read_exact_at(buf, pos).is_ok();
     }

@@ -60,10 +60,16 @@ fn inflate_bounded(data: &[u8], out: &mut [u8]) -> Result<usize> {
     };
     match res {
         Ok(n) => Ok(n),
-        Err(DecompressionError::InsufficientSpace) => Err(Error::limit(alloc::format!(
-            "inflated data exceeds {} bytes",
-            out.len()
-        ))),
+        // libdeflate reads a truncated stream as if zeros followed, which
+        // may also overflow the output: the streaming inflater tells the two
+        // apart (error path only).
+        Err(DecompressionError::InsufficientSpace) => match streaming(data, out.len()) {
+            Err(e) => Err(e),
+            Ok(_) => Err(Error::limit(alloc::format!(
+                "inflated data exceeds {} bytes",
+                out.len()
+            ))),
+        },
         Err(DecompressionError::BadData) => Err(super::corrupt(
             "invalid deflate stream (bad data, truncated, or adler32 mismatch)",
         )),
@@ -106,6 +112,13 @@ fn imp(data: &[u8], bound: usize) -> Result<Vec<u8>> {
 
 #[cfg(not(feature = "std"))]
 fn imp(data: &[u8], bound: usize) -> Result<Vec<u8>> {
+    streaming(data, bound)
+}
+
+/// Inflate with `miniz_oxide` (streaming), producing at most `bound` bytes:
+/// `Limit` when the stream holds more, `Corrupt` when it ends early or is
+/// invalid.
+fn streaming(data: &[u8], bound: usize) -> Result<Vec<u8>> {
     use miniz_oxide::inflate::TINFLStatus;
     match miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(data, bound) {
         Ok(v) => Ok(v),

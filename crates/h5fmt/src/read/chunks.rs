@@ -768,7 +768,7 @@ pub fn read_selection(
     sel: &crate::data::hyperslab::Selection,
     out: &mut [u8],
 ) -> Result<()> {
-    selection_inner(st, ctx, req, sel, out, None)
+    selection_inner(st, ctx, req, sel, &mut Out::Ready(out), None)
 }
 
 /// As [`read_selection`], serving chunks held by `cache` from it and keeping
@@ -786,7 +786,51 @@ pub fn read_selection_cached(
     out: &mut [u8],
     cache: &crate::read::chunk_cache::ChunkCache,
 ) -> Result<()> {
-    selection_inner(st, ctx, req, sel, out, Some(cache))
+    selection_inner(st, ctx, req, sel, &mut Out::Ready(out), Some(cache))
+}
+
+/// As [`read_selection_cached`] into an empty `out` that becomes `count`
+/// repetitions of `fill` (the selection's elements, pre-filled): the fill is
+/// done just before the first chunk is copied in, by a worker while the
+/// others decode, instead of before decoding starts.
+#[cfg(feature = "std")]
+pub(crate) fn read_selection_cached_filling(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    sel: &crate::data::hyperslab::Selection,
+    out: &mut Vec<u8>,
+    fill: &[u8],
+    count: usize,
+    cache: &crate::read::chunk_cache::ChunkCache,
+) -> Result<()> {
+    let mut lazy = Out::Lazy(out, fill, count);
+    selection_inner(st, ctx, req, sel, &mut lazy, Some(cache))?;
+    lazy.ready();
+    Ok(())
+}
+
+/// The output of a selection read: filled already, or (an empty vector) to
+/// be filled with `count` fill elements on first use.
+enum Out<'a> {
+    Ready(&'a mut [u8]),
+    #[cfg(feature = "std")]
+    Lazy(&'a mut Vec<u8>, &'a [u8], usize),
+}
+
+impl Out<'_> {
+    fn ready(&mut self) -> &mut [u8] {
+        match self {
+            Out::Ready(s) => s,
+            #[cfg(feature = "std")]
+            Out::Lazy(v, fill, count) => {
+                if v.is_empty() {
+                    crate::read::api_fill_into(v, fill, *count);
+                }
+                v.as_mut_slice()
+            }
+        }
+    }
 }
 
 #[cfg(feature = "std")]
@@ -799,7 +843,7 @@ fn selection_inner(
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     sel: &crate::data::hyperslab::Selection,
-    out: &mut [u8],
+    out: &mut Out<'_>,
     cache: CacheRef<'_>,
 ) -> Result<()> {
     let es = req.element_size;
@@ -853,7 +897,7 @@ fn selection_inner(
         for rec in wanted {
             match cache.get(rec.addr.get()) {
                 Some(data) => sel
-                    .copy_from_region(es, &data, &rec.offsets, &layout.dims, out)
+                    .copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())
                     .map_err(|e| {
                         e.context(&coords(&rec.offsets))
                             .with_offset(st.base().saturating_add(rec.addr.get()))
@@ -863,7 +907,7 @@ fn selection_inner(
         }
         let keep = usize::try_from(clen).is_ok_and(|n| cache.admits(n));
         return for_each_decoded(st, ctx, req, &misses, clen, |rec, data| {
-            sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out)?;
+            sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())?;
             if keep {
                 cache.insert(rec.addr.get(), alloc::sync::Arc::new(data));
                 Ok(None)
@@ -875,7 +919,7 @@ fn selection_inner(
     #[cfg(not(feature = "std"))]
     let _ = cache;
     for_each_decoded(st, ctx, req, &wanted, clen, |rec, data| {
-        sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out)?;
+        sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())?;
         Ok(Some(data))
     })
 }
@@ -1133,10 +1177,7 @@ fn worker_threads(n_chunks: usize, clen: u64) -> usize {
     if n_chunks < 2 || clen < 16 * 1024 {
         return 1;
     }
-    std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(n_chunks)
-        .min(16)
+    crate::io::cores().min(n_chunks).min(16)
 }
 
 #[cfg(not(feature = "std"))]
