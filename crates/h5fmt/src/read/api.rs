@@ -1183,8 +1183,11 @@ impl Dataset {
                     &req,
                     sel,
                     &mut out,
-                    &self.unwritten_bytes(),
-                    usize::try_from(count).map_err(|_| Error::limit("selection size overflows"))?,
+                    (
+                        &self.unwritten_bytes(),
+                        usize::try_from(count)
+                            .map_err(|_| Error::limit("selection size overflows"))?,
+                    ),
                     &self.cache,
                 )?;
                 #[cfg(not(feature = "std"))]

@@ -790,7 +790,7 @@ pub fn read_selection_cached(
 }
 
 /// As [`read_selection_cached`] into an empty `out` that becomes `count`
-/// repetitions of `fill` (the selection's elements, pre-filled): the fill is
+/// repetitions of `fill` (`filling`; the selection's elements, pre-filled): the fill is
 /// done just before the first chunk is copied in, by a worker while the
 /// others decode, instead of before decoding starts.
 #[cfg(feature = "std")]
@@ -800,11 +800,10 @@ pub(crate) fn read_selection_cached_filling(
     req: &ChunkedRead<'_>,
     sel: &crate::data::hyperslab::Selection,
     out: &mut Vec<u8>,
-    fill: &[u8],
-    count: usize,
+    filling: (&[u8], usize),
     cache: &crate::read::chunk_cache::ChunkCache,
 ) -> Result<()> {
-    let mut lazy = Out::Lazy(out, fill, count);
+    let mut lazy = Out::Lazy(out, filling.0, filling.1);
     selection_inner(st, ctx, req, sel, &mut lazy, Some(cache))?;
     lazy.ready();
     Ok(())
