@@ -113,10 +113,44 @@ const POOL_MAX_BYTES: usize = 16 << 20;
 /// Buffers kept per thread.
 #[cfg(feature = "std")]
 const POOL_LEN: usize = 4;
+/// Buffers, and bytes, kept process-wide by threads that ended (the chunk
+/// decoding workers live for one read: what they recycled serves the next).
+#[cfg(feature = "std")]
+const SHARED_LEN: usize = 8;
+#[cfg(feature = "std")]
+const SHARED_MAX_BYTES: usize = 16 << 20;
+
+/// A thread's recycled buffers; when the thread ends they move to [`SHARED`]
+/// (within its bounds) instead of being freed.
+#[cfg(feature = "std")]
+struct Pool(Vec<Vec<u8>>);
+
+#[cfg(feature = "std")]
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let Ok(mut shared) = SHARED.lock() else {
+            return;
+        };
+        for v in self.0.drain(..) {
+            shared_put(&mut shared, v);
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+static SHARED: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+#[cfg(feature = "std")]
+fn shared_put(shared: &mut Vec<Vec<u8>>, v: Vec<u8>) {
+    let held: usize = shared.iter().map(Vec::capacity).sum();
+    if shared.len() < SHARED_LEN && held.saturating_add(v.capacity()) <= SHARED_MAX_BYTES {
+        shared.push(v);
+    }
+}
 
 #[cfg(feature = "std")]
 std::thread_local! {
-    static POOL: core::cell::RefCell<Vec<Vec<u8>>> = const { core::cell::RefCell::new(Vec::new()) };
+    static POOL: core::cell::RefCell<Pool> = const { core::cell::RefCell::new(Pool(Vec::new())) };
 }
 
 #[cfg(feature = "std")]
@@ -124,20 +158,27 @@ fn pool_take(n: usize) -> Option<Vec<u8>> {
     if n > POOL_MAX_BYTES {
         return None;
     }
-    POOL.try_with(|p| {
-        let mut p = p.try_borrow_mut().ok()?;
-        let i = p
-            .iter()
-            .position(|v| v.capacity() >= n && v.capacity() <= n.saturating_mul(2))?;
-        Some(p.swap_remove(i))
+    let fits = |v: &Vec<u8>| v.capacity() >= n && v.capacity() <= n.saturating_mul(2);
+    let local = POOL
+        .try_with(|p| {
+            let mut p = p.try_borrow_mut().ok()?;
+            let i = p.0.iter().position(fits)?;
+            Some(p.0.swap_remove(i))
+        })
+        .ok()
+        .flatten();
+    local.or_else(|| {
+        let mut shared = SHARED.lock().ok()?;
+        let i = shared.iter().position(fits)?;
+        Some(shared.swap_remove(i))
     })
-    .ok()
-    .flatten()
 }
 
-/// Give a buffer back for reuse by [`zeroed_buffer`] on this thread (chunk
-/// decoding allocates and frees buffers of the same sizes over and over;
-/// fresh pages from the kernel cost a page fault and a clear each).
+/// Give a buffer back for reuse by [`scratch_buffer`] and [`zeroed_buffer`]
+/// (chunk decoding allocates and frees buffers of the same sizes over and
+/// over; fresh pages from the kernel cost a page fault and a clear each, and
+/// glibc clears a reused allocation for `calloc`). Kept by this thread, and
+/// by the process (boundedly) after the thread ends.
 pub fn recycle(v: Vec<u8>) {
     #[cfg(feature = "std")]
     {
@@ -146,8 +187,8 @@ pub fn recycle(v: Vec<u8>) {
         }
         let _ = POOL.try_with(|p| {
             if let Ok(mut p) = p.try_borrow_mut() {
-                if p.len() < POOL_LEN {
-                    p.push(v);
+                if p.0.len() < POOL_LEN {
+                    p.0.push(v);
                 }
             }
         });
@@ -283,16 +324,22 @@ impl ReadAt for MmapSource {
     }
 }
 
+/// The number of cores this process may use, asked once: on Linux,
+/// `available_parallelism` reads the cgroup's CPU quota files on every call
+/// (about 50 µs, paid by every chunked read).
+#[cfg(feature = "std")]
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// `pread` into `buf`, split across the cores for very large reads (the
 /// kernel's copy from the page cache is then done by several threads).
 #[cfg(all(feature = "std", unix))]
 fn pread_parallel(f: &std::fs::File, pos: u64, buf: &mut [u8]) -> bool {
     use std::os::unix::fs::FileExt;
     const PART_MIN: usize = 32 << 20;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(buf.len() / PART_MIN)
-        .min(8);
+    let threads = cores().min(buf.len() / PART_MIN).min(8);
     if threads <= 1 {
         return f.read_exact_at(buf, pos).is_ok();
     }

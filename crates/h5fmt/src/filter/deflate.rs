@@ -1,6 +1,6 @@
-//! Deflate filter (id 1): a zlib stream (RFC 1950). With the `std` feature the
-//! inflater is `zlib-rs` (faster) and the deflater libdeflate; without it,
-//! `miniz_oxide` for both.
+//! Deflate filter (id 1): a zlib stream (RFC 1950). With the `std` feature
+//! libdeflate (C) both inflates (one shot: every chunk's decoded size is known)
+//! and deflates; without it (no_std, wasm), `miniz_oxide` for both.
 
 use crate::error::{Error, Result};
 use alloc::vec::Vec;
@@ -18,25 +18,61 @@ pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
 /// it holds fewer or is invalid (adler32 included).
 #[cfg(feature = "std")]
 pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<()> {
-    use zlib_rs::{InflateConfig, ReturnCode};
     let len = out.len();
-    let (written, rc) = {
-        let (s, rc) = zlib_rs::decompress_slice(out, data, InflateConfig::default());
-        (s.len(), rc)
-    };
-    match rc {
-        // The output filled up before the stream ended.
-        ReturnCode::BufError => Err(Error::limit(alloc::format!(
-            "inflated data exceeds {len} bytes"
-        ))),
-        ReturnCode::Ok | ReturnCode::StreamEnd if written == len => Ok(()),
-        ReturnCode::Ok | ReturnCode::StreamEnd => Err(super::corrupt(alloc::format!(
+    let written = inflate_bounded(data, out)?;
+    if written == len {
+        Ok(())
+    } else {
+        Err(super::corrupt(alloc::format!(
             "inflated data has {written} bytes, expected {len}"
-        ))),
-        ReturnCode::MemError => Err(Error::limit("inflate could not allocate its state")),
-        rc => Err(super::corrupt(alloc::format!(
-            "invalid deflate stream ({rc:?})"
-        ))),
+        )))
+    }
+}
+
+/// Inflate the zlib stream at the start of `data` into `out` with
+/// libdeflate (the whole output size is known up front, so the one-shot
+/// decoder applies: ~1.15x zlib-rs per core on 256 KiB chunks), returning
+/// the number of bytes written. Bytes after the stream's end are ignored,
+/// as zlib does; the adler32 trailer is verified.
+///
+/// # Errors
+/// `Limit` when the stream holds more than `out.len()` bytes, `Corrupt`
+/// when it is invalid, truncated or fails its adler32.
+#[cfg(feature = "std")]
+fn inflate_bounded(data: &[u8], out: &mut [u8]) -> Result<usize> {
+    use libdeflater::{DecompressionError, Decompressor};
+    std::thread_local! {
+        // One decompressor (about 10 KiB of tables) per thread, reused.
+        static DECOMPRESSOR: core::cell::RefCell<Option<Decompressor>> =
+            const { core::cell::RefCell::new(None) };
+    }
+    let fresh = |out: &mut [u8]| Decompressor::new().zlib_decompress(data, out);
+    let res = DECOMPRESSOR.try_with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => Some(
+            slot.get_or_insert_with(Decompressor::new)
+                .zlib_decompress(data, &mut *out),
+        ),
+        Err(_) => None,
+    });
+    let res = match res {
+        Ok(Some(r)) => r,
+        _ => fresh(out),
+    };
+    match res {
+        Ok(n) => Ok(n),
+        // libdeflate reads a truncated stream as if zeros followed, which
+        // may also overflow the output: the streaming inflater tells the two
+        // apart (error path only).
+        Err(DecompressionError::InsufficientSpace) => match streaming(data, out.len()) {
+            Err(e) => Err(e),
+            Ok(_) => Err(Error::limit(alloc::format!(
+                "inflated data exceeds {} bytes",
+                out.len()
+            ))),
+        },
+        Err(DecompressionError::BadData) => Err(super::corrupt(
+            "invalid deflate stream (bad data, truncated, or adler32 mismatch)",
+        )),
     }
 }
 
@@ -60,32 +96,29 @@ pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<()> {
 
 #[cfg(feature = "std")]
 fn imp(data: &[u8], bound: usize) -> Result<Vec<u8>> {
-    use zlib_rs::{InflateConfig, ReturnCode};
-    // One byte of slack tells "more output than allowed" from "input ended early".
     // The buffer is overwritten by the inflater and truncated to what it wrote.
-    let mut out = crate::io::scratch_buffer(bound.saturating_add(1))?;
-    let (written, rc) = {
-        let (s, rc) = zlib_rs::decompress_slice(&mut out, data, InflateConfig::default());
-        (s.len(), rc)
-    };
-    match rc {
-        _ if written > bound => Err(Error::limit(alloc::format!(
-            "inflated data exceeds {bound} bytes"
-        ))),
-        ReturnCode::Ok | ReturnCode::StreamEnd => {
-            out.truncate(written);
+    let mut out = crate::io::scratch_buffer(bound)?;
+    match inflate_bounded(data, &mut out) {
+        Ok(n) => {
+            out.truncate(n);
             Ok(out)
         }
-        ReturnCode::BufError => Err(super::corrupt("deflate stream is truncated")),
-        ReturnCode::MemError => Err(Error::limit("inflate could not allocate its state")),
-        rc => Err(super::corrupt(alloc::format!(
-            "invalid deflate stream ({rc:?})"
-        ))),
+        Err(e) => {
+            crate::io::recycle(out);
+            Err(e)
+        }
     }
 }
 
 #[cfg(not(feature = "std"))]
 fn imp(data: &[u8], bound: usize) -> Result<Vec<u8>> {
+    streaming(data, bound)
+}
+
+/// Inflate with `miniz_oxide` (streaming), producing at most `bound` bytes:
+/// `Limit` when the stream holds more, `Corrupt` when it ends early or is
+/// invalid.
+fn streaming(data: &[u8], bound: usize) -> Result<Vec<u8>> {
     use miniz_oxide::inflate::TINFLStatus;
     match miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(data, bound) {
         Ok(v) => Ok(v),

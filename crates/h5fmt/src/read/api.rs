@@ -1123,7 +1123,13 @@ impl Dataset {
                 "selection of {total} bytes exceeds the read limit"
             )));
         }
-        let mut out = repeat_fill(&self.unwritten_bytes(), count);
+        // Chunked reads fill the output themselves, in parallel with decoding.
+        let lazy = cfg!(feature = "std") && matches!(self.layout, Layout::Chunked(_));
+        let mut out = if lazy {
+            Vec::new()
+        } else {
+            repeat_fill(&self.unwritten_bytes(), count)
+        };
         if count == 0 {
             return Ok(out);
         }
@@ -1171,12 +1177,17 @@ impl Dataset {
                 let fill = self.unwritten_bytes();
                 let req = self.chunked_request(cl, elem, &fill);
                 #[cfg(feature = "std")]
-                crate::read::chunks::read_selection_cached(
+                crate::read::chunks::read_selection_cached_filling(
                     &file.inner.st,
                     ctx,
                     &req,
                     sel,
                     &mut out,
+                    (
+                        &self.unwritten_bytes(),
+                        usize::try_from(count)
+                            .map_err(|_| Error::limit("selection size overflows"))?,
+                    ),
                     &self.cache,
                 )?;
                 #[cfg(not(feature = "std"))]
@@ -1224,11 +1235,22 @@ fn repeat_fill(fill: &[u8], count: u64) -> Vec<u8> {
     if fill.iter().all(|&b| b == 0) {
         return vec![0u8; n.saturating_mul(fill.len())];
     }
-    let mut v = Vec::with_capacity(n.saturating_mul(fill.len()));
-    for _ in 0..n {
+    let mut v = Vec::new();
+    fill_into(&mut v, fill, n);
+    v
+}
+
+/// Append `count` copies of `fill` to `v`.
+pub(crate) fn fill_into(v: &mut Vec<u8>, fill: &[u8], count: usize) {
+    let n = count.saturating_mul(fill.len());
+    if fill.iter().all(|&b| b == 0) {
+        v.resize(v.len().saturating_add(n), 0);
+        return;
+    }
+    v.reserve(n);
+    for _ in 0..count {
         v.extend_from_slice(fill);
     }
-    v
 }
 
 /// An attribute, fully loaded (attributes are small).

@@ -147,6 +147,10 @@ impl Inner {
             };
             if let Some((_, d)) = self.map.remove(&addr) {
                 self.used = self.used.saturating_sub(d.len());
+                // No reader holds it any more: its buffer serves the next decode.
+                if let Ok(v) = Arc::try_unwrap(d) {
+                    crate::io::recycle(v);
+                }
             }
         }
     }

@@ -708,38 +708,35 @@ fn row_regions(
     };
     let queue = std::sync::Mutex::new(items.into_iter());
     let zero = alloc::vec![0u64; dims.len()];
+    let work = || -> Result<()> {
+        loop {
+            let item = match queue.lock() {
+                Ok(mut q) => q.next(),
+                Err(_) => None,
+            };
+            let Some((rec, region, local)) = item else {
+                return Ok(());
+            };
+            let full = local.first() == cdims.first();
+            let direct = if full { Some(&mut *region) } else { None };
+            let data =
+                decode_one_into(st, ctx, req, rec, clen, direct).map_err(|e| name(rec, e))?;
+            if let Some(data) = data {
+                copy_chunk(region, &data, &zero, cdims, &local, es).map_err(|e| name(rec, e))?;
+                crate::io::recycle(data);
+            }
+        }
+    };
+    // The calling thread is one of the workers.
     let results: Vec<Result<()>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (queue, zero) = (&queue, &zero);
-                s.spawn(move || -> Result<()> {
-                    loop {
-                        let item = match queue.lock() {
-                            Ok(mut q) => q.next(),
-                            Err(_) => None,
-                        };
-                        let Some((rec, region, local)) = item else {
-                            return Ok(());
-                        };
-                        let full = local.first() == cdims.first();
-                        let direct = if full { Some(&mut *region) } else { None };
-                        let data = decode_one_into(st, ctx, req, rec, clen, direct)
-                            .map_err(|e| name(rec, e))?;
-                        if let Some(data) = data {
-                            copy_chunk(region, &data, zero, cdims, &local, es)
-                                .map_err(|e| name(rec, e))?;
-                            crate::io::recycle(data);
-                        }
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
+        let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+            .unwrap_or_else(|_| Err(Error::corrupt("a chunk decoding thread panicked", 0)));
+        core::iter::once(mine)
+            .chain(handles.into_iter().map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(Error::corrupt("a chunk decoding thread panicked", 0)))
-            })
+            }))
             .collect()
     });
     results.into_iter().collect::<Result<Vec<()>>>()?;
@@ -771,7 +768,7 @@ pub fn read_selection(
     sel: &crate::data::hyperslab::Selection,
     out: &mut [u8],
 ) -> Result<()> {
-    selection_inner(st, ctx, req, sel, out, None)
+    selection_inner(st, ctx, req, sel, &mut Out::Ready(out), None)
 }
 
 /// As [`read_selection`], serving chunks held by `cache` from it and keeping
@@ -789,7 +786,50 @@ pub fn read_selection_cached(
     out: &mut [u8],
     cache: &crate::read::chunk_cache::ChunkCache,
 ) -> Result<()> {
-    selection_inner(st, ctx, req, sel, out, Some(cache))
+    selection_inner(st, ctx, req, sel, &mut Out::Ready(out), Some(cache))
+}
+
+/// As [`read_selection_cached`] into an empty `out` that becomes `count`
+/// repetitions of `fill` (`filling`; the selection's elements, pre-filled): the fill is
+/// done just before the first chunk is copied in, by a worker while the
+/// others decode, instead of before decoding starts.
+#[cfg(feature = "std")]
+pub(crate) fn read_selection_cached_filling(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    sel: &crate::data::hyperslab::Selection,
+    out: &mut Vec<u8>,
+    filling: (&[u8], usize),
+    cache: &crate::read::chunk_cache::ChunkCache,
+) -> Result<()> {
+    let mut lazy = Out::Lazy(out, filling.0, filling.1);
+    selection_inner(st, ctx, req, sel, &mut lazy, Some(cache))?;
+    lazy.ready();
+    Ok(())
+}
+
+/// The output of a selection read: filled already, or (an empty vector) to
+/// be filled with `count` fill elements on first use.
+enum Out<'a> {
+    Ready(&'a mut [u8]),
+    #[cfg(feature = "std")]
+    Lazy(&'a mut Vec<u8>, &'a [u8], usize),
+}
+
+impl Out<'_> {
+    fn ready(&mut self) -> &mut [u8] {
+        match self {
+            Out::Ready(s) => s,
+            #[cfg(feature = "std")]
+            Out::Lazy(v, fill, count) => {
+                if v.is_empty() {
+                    crate::read::api_fill_into(v, fill, *count);
+                }
+                v.as_mut_slice()
+            }
+        }
+    }
 }
 
 #[cfg(feature = "std")]
@@ -802,7 +842,7 @@ fn selection_inner(
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     sel: &crate::data::hyperslab::Selection,
-    out: &mut [u8],
+    out: &mut Out<'_>,
     cache: CacheRef<'_>,
 ) -> Result<()> {
     let es = req.element_size;
@@ -856,7 +896,7 @@ fn selection_inner(
         for rec in wanted {
             match cache.get(rec.addr.get()) {
                 Some(data) => sel
-                    .copy_from_region(es, &data, &rec.offsets, &layout.dims, out)
+                    .copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())
                     .map_err(|e| {
                         e.context(&coords(&rec.offsets))
                             .with_offset(st.base().saturating_add(rec.addr.get()))
@@ -866,7 +906,7 @@ fn selection_inner(
         }
         let keep = usize::try_from(clen).is_ok_and(|n| cache.admits(n));
         return for_each_decoded(st, ctx, req, &misses, clen, |rec, data| {
-            sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out)?;
+            sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())?;
             if keep {
                 cache.insert(rec.addr.get(), alloc::sync::Arc::new(data));
                 Ok(None)
@@ -878,7 +918,7 @@ fn selection_inner(
     #[cfg(not(feature = "std"))]
     let _ = cache;
     for_each_decoded(st, ctx, req, &wanted, clen, |rec, data| {
-        sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out)?;
+        sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())?;
         Ok(Some(data))
     })
 }
@@ -1136,10 +1176,7 @@ fn worker_threads(n_chunks: usize, clen: u64) -> usize {
     if n_chunks < 2 || clen < 16 * 1024 {
         return 1;
     }
-    std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(n_chunks)
-        .min(16)
+    crate::io::cores().min(n_chunks).min(16)
 }
 
 #[cfg(not(feature = "std"))]
@@ -1163,36 +1200,39 @@ fn parallel_waves(
     // each keeps its buffers for the next chunk (`io::recycle`).
     let next = AtomicUsize::new(0);
     let shared = std::sync::Mutex::new((sink, Ok(())));
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            let (next, shared) = (&next, &shared);
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(rec) = recs.get(i) else { break };
-                let res = decode_one(st, ctx, req, rec, clen);
-                let Ok(mut guard) = shared.lock() else { break };
-                let (sink, result) = &mut *guard;
-                if result.is_err() {
-                    break;
-                }
-                let data = match res {
-                    Ok(d) => d,
-                    Err(e) => {
-                        *result = sink(rec, Err(e));
-                        if result.is_ok() {
-                            *result = Err(Error::corrupt("chunk not decoded", 0));
-                        }
-                        break;
-                    }
-                };
-                // The sink borrows the data; give the buffer back afterwards.
-                let r = sink(rec, Ok(data));
-                if let Err(e) = r {
-                    *result = Err(e);
-                    break;
-                }
-            });
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(rec) = recs.get(i) else { break };
+        let res = decode_one(st, ctx, req, rec, clen);
+        let Ok(mut guard) = shared.lock() else { break };
+        let (sink, result) = &mut *guard;
+        if result.is_err() {
+            break;
         }
+        let data = match res {
+            Ok(d) => d,
+            Err(e) => {
+                *result = sink(rec, Err(e));
+                if result.is_ok() {
+                    *result = Err(Error::corrupt("chunk not decoded", 0));
+                }
+                break;
+            }
+        };
+        // The sink borrows the data; give the buffer back afterwards.
+        let r = sink(rec, Ok(data));
+        if let Err(e) = r {
+            *result = Err(e);
+            break;
+        }
+    };
+    // The calling thread is one of the workers: one thread fewer to start,
+    // and decoding begins at once.
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(work);
+        }
+        work();
     });
     match shared.into_inner() {
         Ok((_, r)) => r,
