@@ -167,13 +167,25 @@ impl FileEditor {
     /// `Io`; decode errors of the superblock; `Unsupported` for files with a
     /// metadata cache image or marked open for writing by libhdf5.
     pub fn open(path: impl AsRef<std::path::Path>) -> Result<FileEditor> {
+        Self::open_with_limits(path, Limits::default())
+    }
+
+    /// Open an existing file for editing, reading its structures under
+    /// `limits` (the limits also bound chunk reads of the editor).
+    ///
+    /// # Errors
+    /// As [`FileEditor::open`]; `Limit` when a structure exceeds `limits`.
+    pub fn open_with_limits(
+        path: impl AsRef<std::path::Path>,
+        limits: Limits,
+    ) -> Result<FileEditor> {
         let path = path.as_ref();
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(path)
             .map_err(|e| Error::io(alloc::format!("{}: {e}", path.display())))?;
-        let reader = Self::make_reader(&file)?;
+        let reader = Self::make_reader(&file, limits)?;
         if reader.storage().overlay().is_some() {
             return Err(Error::unsupported(
                 "editing a file with a metadata cache image",
@@ -236,9 +248,9 @@ impl FileEditor {
         })
     }
 
-    fn make_reader(file: &std::fs::File) -> Result<File> {
+    fn make_reader(file: &std::fs::File, limits: Limits) -> Result<File> {
         let src = crate::io::FileSource::new(file.try_clone()?)?;
-        File::from_source(Arc::new(src), Limits::default())
+        File::from_source(Arc::new(src), limits)
     }
 
     /// The file as committed by the last [`FileEditor::flush`] (or as opened).
@@ -1109,7 +1121,7 @@ impl FileEditor {
         }
         let freed = core::mem::take(&mut self.pending_free);
         self.free.extend(freed);
-        self.reader = Self::make_reader(&self.file)?;
+        self.reader = Self::make_reader(&self.file, self.ctx.limits)?;
         for st in self.datasets.values_mut() {
             if let DsState::Chunked(c) = st {
                 c.orig_dims = c.dims.clone();
