@@ -870,6 +870,22 @@ mod tests {
         }
     }
 
+    /// Replay saved inputs (crash artifacts) through a target:
+    /// `H5_FUZZ_REPLAY="TARGET FILE..." cargo test -p h5fuzz replay_from_env`;
+    /// nothing when the variable is unset.
+    #[test]
+    fn replay_from_env() {
+        let Ok(spec) = std::env::var("H5_FUZZ_REPLAY") else {
+            return;
+        };
+        let mut it = spec.split_whitespace();
+        let target = it.next().unwrap_or_default();
+        for p in it {
+            let data = std::fs::read(p).unwrap_or_default();
+            assert!(super::run_target(target, &data), "no target {target}");
+        }
+    }
+
     /// Every testdata file (hostile ones included) and a sample of the
     /// corpus through the read-write target, with each seed op set and with
     /// a few bit flips.

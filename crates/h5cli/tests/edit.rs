@@ -1015,3 +1015,46 @@ fn many_links() {
         );
     }
 }
+
+/// A symbol-table group whose node names are out of order (found by the
+/// read_write fuzz target on a mutated corpus file): a link inserted there
+/// would be unfindable by name lookups, so the editor refuses to insert or
+/// delete (`Corrupt`) and leaves the file as it was. The file is hand-made:
+/// three groups `a`, `b`, `c` under the root of an earliest-format file,
+/// then the first two entries of the root's symbol table node swapped.
+#[test]
+fn unsorted_symbol_table_is_refused() {
+    let path = scratch("unsorted_stab.h5");
+    let mut w = h5fmt::FileWriter::create_with(&path, h5fmt::Format::Earliest).expect("create");
+    let mut root = w.root();
+    for n in ["a", "b", "c"] {
+        root.create_group(n).expect("group");
+    }
+    w.close().expect("close");
+    let mut b = std::fs::read(&path).expect("read");
+    // The root's node: "SNOD", version, reserved, 3 symbols; 40-byte entries.
+    let at = b
+        .windows(8)
+        .position(|w| w[..4] == *b"SNOD" && w[6..8] == [3, 0])
+        .expect("root SNOD");
+    let e = at + 8;
+    let first: Vec<u8> = b[e..e + 40].to_vec();
+    b.copy_within(e + 40..e + 80, e);
+    b[e + 40..e + 80].copy_from_slice(&first);
+    std::fs::write(&path, &b).expect("write");
+    let mut ed = FileEditor::open(&path).expect("open");
+    let err = ed
+        .create_group("/", "x")
+        .expect_err("insert into an unsorted group");
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    let err = ed
+        .delete_link("/", "c")
+        .expect_err("delete from an unsorted group");
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    ed.close().expect("close");
+    assert_eq!(
+        std::fs::read(&path).expect("read"),
+        b,
+        "a refused edit changed the file"
+    );
+}
