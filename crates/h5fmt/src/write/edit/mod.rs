@@ -385,13 +385,27 @@ impl FileEditor {
                 )?;
                 let mut map = BTreeMap::new();
                 for r in records {
+                    // Every chunk on the grid and inside the extent: the
+                    // rebuilt index and resizes compute with these.
+                    let outside = r.offsets.len() < c.dims.len()
+                        || r.offsets
+                            .iter()
+                            .zip(&c.dims)
+                            .zip(&space.dims)
+                            .any(|((o, d), n)| o % d != 0 || o >= n);
+                    if outside {
+                        return Err(Error::corrupt(
+                            "a chunk outside the dataspace or off the chunk grid",
+                            addr,
+                        ));
+                    }
                     let scaled: Vec<u64> = r
                         .offsets
                         .iter()
                         .zip(&c.dims)
                         .map(|(o, d)| o / (*d).max(1))
                         .collect();
-                    map.insert(
+                    let old = map.insert(
                         scaled,
                         Stored {
                             addr: r.addr.get(),
@@ -399,6 +413,9 @@ impl FileEditor {
                             mask: r.filter_mask,
                         },
                     );
+                    if old.is_some() {
+                        return Err(Error::corrupt("a chunk stored twice", addr));
+                    }
                 }
                 let out = match c.index {
                     ChunkIndex::SingleChunk { filtered, .. } => IndexOut::Single {
@@ -984,7 +1001,12 @@ impl FileEditor {
     fn write_btree(&mut self, ds: &mut ChunkedDs) -> Result<Addr> {
         let ndims = ds.chunk.len() + 1;
         let key = |s: &[u64], size: u64, mask: u32| -> Result<Key> {
-            let mut o: Vec<u64> = s.iter().zip(&ds.chunk).map(|(a, b)| a * b).collect();
+            let mut o = s
+                .iter()
+                .zip(&ds.chunk)
+                .map(|(a, b)| a.checked_mul(*b))
+                .collect::<Option<Vec<u64>>>()
+                .ok_or_else(|| usage("chunk offset overflows"))?;
             o.push(0);
             Ok(Key::Chunk {
                 size: u32::try_from(size).map_err(|_| usage("chunk of 4 GiB or more"))?,
@@ -998,7 +1020,7 @@ impl FileEditor {
             .map(|(s, st)| Ok((key(s, st.size, st.mask)?, Addr(st.addr))))
             .collect::<Result<Vec<_>>>()?;
         let last = ds.map.keys().next_back().cloned().unwrap_or_default();
-        let end: Vec<u64> = last.iter().map(|a| a + 1).collect();
+        let end: Vec<u64> = last.iter().map(|a| a.saturating_add(1)).collect();
         let final_key = key(&end, 0, 0)?;
         let node_len =
             BTreeV1Node::encoded_len(NODE_TYPE_CHUNK, self.ctx.sizes, ndims, self.istore_k)? as u64;
