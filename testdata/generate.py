@@ -30,10 +30,15 @@ def record(name, generator, libver, what):
 # low-level helpers (object times off so files are byte-for-byte reproducible)
 
 
-def new_file(name, libver, track_order=False, userblock=0, mdc_image=False):
+def new_file(name, libver, track_order=False, userblock=0, mdc_image=False, fs=None):
     path = os.path.join(OUT, name)
     fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
     fcpl.set_obj_track_times(False)
+    if fs is not None:
+        # (strategy, page size or 0): persistent free-space managers, threshold 1.
+        fcpl.set_file_space_strategy(fs[0], True, 1)
+        if fs[1]:
+            fcpl.set_file_space_page_size(fs[1])
     if track_order:
         fcpl.set_link_creation_order(h5py.h5p.CRT_ORDER_TRACKED | h5py.h5p.CRT_ORDER_INDEXED)
         fcpl.set_attr_creation_order(h5py.h5p.CRT_ORDER_TRACKED | h5py.h5p.CRT_ORDER_INDEXED)
@@ -498,6 +503,31 @@ def gen_wasm_smoke():
     record(name, "h5py", "earliest", "tiny file for the wasm smoke test")
 
 
+def gen_free_space():
+    """Persistent free-space managers (FSHD/FSSE) with sections: datasets created, then some
+    deleted, non-paged ("fsm") and paged aggregation."""
+    for name, fs, what in [
+        ("freespace_fsm_v110.h5", (h5py.h5f.FSPACE_STRATEGY_FSM_AGGR, 0),
+         "persistent free-space managers (strategy fsm, threshold 1)"),
+        ("freespace_page_v110.h5", (h5py.h5f.FSPACE_STRATEGY_PAGE, 4096),
+         "persistent free-space managers with paged aggregation (page size 4096)"),
+    ]:
+        f = new_file(name, "v110", fs=fs)
+        for i in range(6):
+            ds(f, f"d{i}", data=np.arange(100 * (i + 1), dtype="<i4"))
+        g = group(f, "g")
+        for i in range(4):
+            ds(g, f"c{i}", data=np.arange(64, dtype="<f8") + i, chunks=(16,))
+            g.attrs[f"a{i}"] = np.arange(i + 1, dtype="<i8")
+        for i in (1, 3, 4):
+            del f[f"d{i}"]
+        del g["c2"]
+        del g.attrs["a1"]
+        f.close()
+        record(name, "h5py", "v110", what + ": 6 contiguous and 4 chunked datasets, 3 + 1 of "
+               "them deleted so that sections exist")
+
+
 def gen_pytables():
     import tables
 
@@ -635,6 +665,8 @@ def write_provenance():
         "  (`H5Pset_obj_track_times(false)`; committed datatypes through `H5Tcommit2` by ctypes).",
         "- PyTables sets object modification times (4 bytes change on every run); the netCDF-4",
         "  file is reproducible.",
+        "- `freespace_*.h5`: libhdf5 stores times in the superblock extension's object header",
+        "  (no property turns them off), so their times and checksums change on every run.",
         "",
         "| file | generator | libver | content |",
         "|---|---|---|---|",
@@ -663,6 +695,7 @@ def main():
     gen_track_order_root()
     gen_mdc_image()
     gen_wasm_smoke()
+    gen_free_space()
     gen_pytables()
     gen_netcdf()
     gen_blosc2()

@@ -707,6 +707,8 @@ pub mod roundtrip {
     }
 }
 
+pub mod read_write;
+
 /// Run fuzz target `name` on `data` (for replaying saved inputs); `false`
 /// when there is no such target.
 pub fn run_target(name: &str, data: &[u8]) -> bool {
@@ -738,6 +740,7 @@ pub fn run_target(name: &str, data: &[u8]) -> bool {
         "whole_file" => whole_file::run,
         "differential" => differential::run,
         "roundtrip" => roundtrip::run,
+        "read_write" => read_write::run,
         _ => return false,
     };
     f(data);
@@ -865,6 +868,70 @@ mod tests {
         for d in random_inputs(5_000, 512) {
             super::filter::run(&d);
         }
+    }
+
+    /// Replay saved inputs (crash artifacts) through a target:
+    /// `H5_FUZZ_REPLAY="TARGET FILE..." cargo test -p h5fuzz replay_from_env`;
+    /// nothing when the variable is unset.
+    #[test]
+    fn replay_from_env() {
+        let Ok(spec) = std::env::var("H5_FUZZ_REPLAY") else {
+            return;
+        };
+        let mut it = spec.split_whitespace();
+        let target = it.next().unwrap_or_default();
+        for p in it {
+            let data = std::fs::read(p).unwrap_or_default();
+            assert!(super::run_target(target, &data), "no target {target}");
+        }
+    }
+
+    /// Every testdata file (hostile ones included) and a sample of the
+    /// corpus through the read-write target, with each seed op set and with
+    /// a few bit flips.
+    #[test]
+    fn read_write_smoke() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata");
+        let mut files = Vec::new();
+        let mut stack = vec![std::path::PathBuf::from(root)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if let Ok(b) = std::fs::read(&p) {
+                    if b.len() < 4 << 20 {
+                        files.push(b);
+                    }
+                }
+            }
+        }
+        let n_testdata = files.len();
+        assert!(n_testdata > 30, "only {n_testdata} testdata files");
+        files.extend(corpus_files(60));
+        let mut r = rng(7);
+        let (mut opened, mut all_ok, mut verified) = (0, 0, 0);
+        for (k, f) in files.iter().enumerate() {
+            for v in 0..4 {
+                let o = super::read_write::run_outcome(&super::read_write::seed(f, v));
+                opened += usize::from(o.opened);
+                all_ok += usize::from(o.all_ok);
+                verified += o.verified;
+            }
+            if k < n_testdata || k % 4 == 0 {
+                let mut ops = [0u8; super::read_write::OPS];
+                ops.iter_mut().for_each(|o| *o = r() as u8);
+                super::read_write::run(&[&ops[..], f].concat());
+            }
+            if !f.is_empty() {
+                let mut m = super::read_write::seed(f, 0);
+                let i = super::read_write::OPS + (r() as usize) % f.len();
+                m[i] ^= 1 << (r() % 8);
+                super::read_write::run(&m);
+            }
+        }
+        eprintln!("read_write: {opened} opened, {all_ok} all ok, {verified} edits verified");
+        assert!(opened > 100 && all_ok > 20 && verified > 100);
     }
 
     #[test]

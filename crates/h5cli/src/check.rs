@@ -11,13 +11,15 @@
 //! B-tree key order and sibling links; link targets; dataspace / datatype /
 //! layout consistency; chunk index consistency (every chunk inside the
 //! dataspace, on the chunk grid, once, with a sane size); every attribute and
-//! dataset readable. Warnings (errors only with `--strict`): unknown message
+//! dataset readable; the persistent free-space managers (headers, section
+//! lists, and no free section over an allocated structure). Warnings (errors only with `--strict`): unknown message
 //! types, dangling soft links, slack after the EOF address, storage larger
 //! than needed.
 
 use h5fmt::codec::Cursor;
 use h5fmt::data::value::Reference;
 use h5fmt::format::btree_v1::{BTreeV1Node, Key, NODE_TYPE_CHUNK, NODE_TYPE_GROUP};
+use h5fmt::format::free_space::{decode_sections, FileSpaceInfo, FreeSpaceHeader};
 use h5fmt::format::message::misc::SohmTableMessage;
 use h5fmt::format::message::{
     kind, Continuation, Dataspace, Layout, LinkInfo, LinkTarget, SymbolTableMessage,
@@ -280,6 +282,15 @@ impl Checker<'_> {
                 return;
             }
         };
+        // libhdf5 ignores a file space info message marked as written by
+        // software that did not know it (libhdf5 1.10.0 development files).
+        if let Some(m) = header
+            .find(kind::FSINFO)
+            .filter(|m| m.flags & h5fmt::format::message::flags::WAS_UNKNOWN == 0)
+        {
+            let at = self.abs(ext);
+            self.free_space(&m.data, at, path);
+        }
         let Some(m) = header.find(kind::SOHM_TABLE) else {
             return;
         };
@@ -323,6 +334,106 @@ impl Checker<'_> {
                 SohmIndexKind::BTree => {
                     self.dense_headers(idx.heap_addr, &[idx.index_addr], path);
                 }
+            }
+        }
+    }
+
+    /// The persistent free-space managers named by the file space info
+    /// message: each header (`FSHD`) and section list (`FSSE`) decoded
+    /// (signature, version, checksum, back-pointer, counts), both recorded
+    /// as allocated structures, and each free section recorded too, so that
+    /// free space overlapping an allocated structure is reported.
+    fn free_space(&mut self, body: &[u8], at: u64, path: &str) {
+        let info = match FileSpaceInfo::decode(&mut Cursor::new(body, at), self.ctx) {
+            Ok(i) => i,
+            Err(e) => {
+                self.error(&e, Some(at), path, "file space info message");
+                return;
+            }
+        };
+        if info.version >= 1 && info.strategy == 1 && info.page_size == 0 {
+            self.err(Some(at), path, "paged aggregation with a page size of 0");
+        }
+        let hlen = FreeSpaceHeader::encoded_len(self.ctx) as u64;
+        let mut seen = BTreeSet::new();
+        for (i, a) in info.managers.iter().enumerate() {
+            let Some(a) = a.defined() else { continue };
+            let abs = self.abs(a);
+            if !seen.insert(a.0) {
+                self.err(
+                    Some(abs),
+                    path,
+                    format!("free-space manager {i} repeats the header of another manager"),
+                );
+                continue;
+            }
+            if !self.region(a, hlen, "free-space manager header", path) {
+                continue;
+            }
+            let hdr = match self
+                .st
+                .read(a, hlen)
+                .and_then(|b| FreeSpaceHeader::decode(&mut Cursor::new(&b, abs), self.ctx))
+            {
+                Ok(h) => h,
+                Err(e) => {
+                    self.error(&e, Some(abs), path, "free-space manager header");
+                    continue;
+                }
+            };
+            if hdr.client != 1 {
+                self.err(
+                    Some(abs),
+                    path,
+                    format!(
+                        "free-space manager {i} of the file has client {} (not the file)",
+                        hdr.client
+                    ),
+                );
+                continue;
+            }
+            let Some(sa) = hdr.sections_addr.defined() else {
+                if hdr.serial_sections > 0 {
+                    self.err(
+                        Some(abs),
+                        path,
+                        format!(
+                            "free-space manager with {} sections but no section list",
+                            hdr.serial_sections
+                        ),
+                    );
+                }
+                continue;
+            };
+            let sabs = self.abs(sa);
+            if !self.region(sa, hdr.sections_alloc, "free-space section list", path) {
+                continue;
+            }
+            let sections = match self
+                .st
+                .read(sa, hdr.sections_used)
+                .and_then(|b| decode_sections(&mut Cursor::new(&b, sabs), &hdr, a, self.ctx))
+            {
+                Ok(s) => s,
+                Err(e) => {
+                    self.error(&e, Some(sabs), path, "free-space section list");
+                    continue;
+                }
+            };
+            let mut total = 0u64;
+            for s in &sections {
+                total = total.saturating_add(s.size);
+                self.region(Addr(s.offset), s.size, "free-space section", path);
+            }
+            if hdr.ghost_sections == 0 && total != hdr.total_space {
+                self.err(
+                    Some(abs),
+                    path,
+                    format!(
+                        "free-space sections add up to {total} bytes, the header tracks {}",
+                        hdr.total_space
+                    ),
+                );
             }
         }
     }

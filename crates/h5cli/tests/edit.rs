@@ -1015,3 +1015,92 @@ fn many_links() {
         );
     }
 }
+
+/// A symbol-table group whose node names are out of order (found by the
+/// read_write fuzz target on a mutated corpus file): a link inserted there
+/// would be unfindable by name lookups, so the editor refuses to insert or
+/// delete (`Corrupt`) and leaves the file as it was. The file is hand-made:
+/// three groups `a`, `b`, `c` under the root of an earliest-format file,
+/// then the first two entries of the root's symbol table node swapped.
+#[test]
+fn unsorted_symbol_table_is_refused() {
+    let path = scratch("unsorted_stab.h5");
+    let mut w = h5fmt::FileWriter::create_with(&path, h5fmt::Format::Earliest).expect("create");
+    let mut root = w.root();
+    for n in ["a", "b", "c"] {
+        root.create_group(n).expect("group");
+    }
+    w.close().expect("close");
+    let mut b = std::fs::read(&path).expect("read");
+    // The root's node: "SNOD", version, reserved, 3 symbols; 40-byte entries.
+    let at = b
+        .windows(8)
+        .position(|w| w[..4] == *b"SNOD" && w[6..8] == [3, 0])
+        .expect("root SNOD");
+    let e = at + 8;
+    let first: Vec<u8> = b[e..e + 40].to_vec();
+    b.copy_within(e + 40..e + 80, e);
+    b[e + 40..e + 80].copy_from_slice(&first);
+    std::fs::write(&path, &b).expect("write");
+    let mut ed = FileEditor::open(&path).expect("open");
+    let err = ed
+        .create_group("/", "x")
+        .expect_err("insert into an unsorted group");
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    let err = ed
+        .delete_link("/", "c")
+        .expect_err("delete from an unsorted group");
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    ed.close().expect("close");
+    assert_eq!(
+        std::fs::read(&path).expect("read"),
+        b,
+        "a refused edit changed the file"
+    );
+}
+
+/// A chunk index holding a chunk far outside the dataspace (found by the
+/// read_write fuzz target on a mutated corpus file: rebuilding the index
+/// overflowed). Hand-made: a v1 B-tree chunk index of two chunks whose
+/// second key (and the final key) are moved to 2^62; the editor refuses to
+/// edit the dataset (`Corrupt`) and the file stays as it was.
+#[test]
+fn chunk_outside_dataspace_is_refused() {
+    let path = scratch("chunk_outside.h5");
+    let mut w = h5fmt::FileWriter::create_with(&path, h5fmt::Format::Earliest).expect("create");
+    let mut root = w.root();
+    root.create_dataset("d")
+        .shape(&[8])
+        .maxshape(&[None])
+        .chunks(&[4])
+        .write(&(0..8).collect::<Vec<i32>>())
+        .expect("d");
+    w.close().expect("close");
+    let mut b = std::fs::read(&path).expect("read");
+    // "TREE", type 1 (chunks), level 0, 2 entries, two siblings; keys of
+    // 4 + 4 + 2 * 8 bytes (rank 1 plus the element dimension) between children.
+    let at = b
+        .windows(8)
+        .position(|w| w[..4] == *b"TREE" && w[4..8] == [1, 0, 2, 0])
+        .expect("chunk B-tree");
+    let key = |i: usize| at + 24 + i * (24 + 8) + 8;
+    assert_eq!(b[key(1)..key(1) + 8], 4u64.to_le_bytes());
+    b[key(1)..key(1) + 8].copy_from_slice(&(1u64 << 62).to_le_bytes());
+    b[key(2)..key(2) + 8].copy_from_slice(&((1u64 << 62) + 4).to_le_bytes());
+    std::fs::write(&path, &b).expect("write");
+    let mut ed = FileEditor::open(&path).expect("open");
+    for r in [
+        ed.resize("/d", &[12]),
+        ed.append("/d", &[1i32, 2, 3, 4]),
+        ed.write_box("/d", &[0], &[1], &[0; 4]),
+    ] {
+        let err = r.expect_err("edit of a dataset with a chunk outside it");
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    }
+    ed.close().expect("close");
+    assert_eq!(
+        std::fs::read(&path).expect("read"),
+        b,
+        "a refused edit changed the file"
+    );
+}

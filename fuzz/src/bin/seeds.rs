@@ -105,6 +105,14 @@ fn main() {
         let c = h5fuzz::ctx_byte(f.ctx().sizes);
         match target.as_str() {
             "whole_file" | "differential" => seeds.push(bytes.clone()),
+            "read_write" => {
+                for v in 0..2 {
+                    seeds.push(h5fuzz::read_write::seed(
+                        &bytes,
+                        v + (seeds.len() % 2) as u8 * 2,
+                    ));
+                }
+            }
             "superblock" => seeds.push(bytes.iter().take(512).copied().collect()),
             "object_header" => {
                 for o in objects(&f) {

@@ -8,6 +8,7 @@ pub mod datatype;
 pub mod extensible_array;
 pub mod fixed_array;
 pub mod fractal_heap;
+pub mod free_space;
 pub mod global_heap;
 pub mod local_heap;
 pub mod mdci;

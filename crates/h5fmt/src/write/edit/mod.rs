@@ -203,13 +203,25 @@ impl FileEditor {
     /// `Io`; decode errors of the superblock; `Unsupported` for files with a
     /// metadata cache image or marked open for writing by libhdf5.
     pub fn open(path: impl AsRef<std::path::Path>) -> Result<FileEditor> {
+        Self::open_with_limits(path, Limits::default())
+    }
+
+    /// Open an existing file for editing, reading its structures under
+    /// `limits` (the limits also bound chunk reads of the editor).
+    ///
+    /// # Errors
+    /// As [`FileEditor::open`]; `Limit` when a structure exceeds `limits`.
+    pub fn open_with_limits(
+        path: impl AsRef<std::path::Path>,
+        limits: Limits,
+    ) -> Result<FileEditor> {
         let path = path.as_ref();
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(path)
             .map_err(|e| Error::io(alloc::format!("{}: {e}", path.display())))?;
-        let reader = Self::make_reader(&file)?;
+        let reader = Self::make_reader(&file, limits)?;
         if reader.storage().overlay().is_some() {
             return Err(Error::unsupported(
                 "editing a file with a metadata cache image",
@@ -278,9 +290,9 @@ impl FileEditor {
         })
     }
 
-    fn make_reader(file: &std::fs::File) -> Result<File> {
+    fn make_reader(file: &std::fs::File, limits: Limits) -> Result<File> {
         let src = crate::io::FileSource::new(file.try_clone()?)?;
-        File::from_source(Arc::new(src), Limits::default())
+        File::from_source(Arc::new(src), limits)
     }
 
     /// The file as committed by the last [`FileEditor::flush`] (or as opened).
@@ -462,13 +474,27 @@ impl FileEditor {
                 )?;
                 let mut map = BTreeMap::new();
                 for r in records {
+                    // Every chunk on the grid and inside the extent: the
+                    // rebuilt index and resizes compute with these.
+                    let outside = r.offsets.len() < c.dims.len()
+                        || r.offsets
+                            .iter()
+                            .zip(&c.dims)
+                            .zip(&space.dims)
+                            .any(|((o, d), n)| o % d != 0 || o >= n);
+                    if outside {
+                        return Err(Error::corrupt(
+                            "a chunk outside the dataspace or off the chunk grid",
+                            addr,
+                        ));
+                    }
                     let scaled: Vec<u64> = r
                         .offsets
                         .iter()
                         .zip(&c.dims)
                         .map(|(o, d)| o / (*d).max(1))
                         .collect();
-                    map.insert(
+                    let old = map.insert(
                         scaled,
                         Stored {
                             addr: r.addr.get(),
@@ -476,6 +502,9 @@ impl FileEditor {
                             mask: r.filter_mask,
                         },
                     );
+                    if old.is_some() {
+                        return Err(Error::corrupt("a chunk stored twice", addr));
+                    }
                 }
                 let out = match c.index {
                     ChunkIndex::SingleChunk { filtered, .. } => IndexOut::Single {
@@ -1116,7 +1145,12 @@ impl FileEditor {
     fn write_btree(&mut self, ds: &mut ChunkedDs) -> Result<Addr> {
         let ndims = ds.chunk.len() + 1;
         let key = |s: &[u64], size: u64, mask: u32| -> Result<Key> {
-            let mut o: Vec<u64> = s.iter().zip(&ds.chunk).map(|(a, b)| a * b).collect();
+            let mut o = s
+                .iter()
+                .zip(&ds.chunk)
+                .map(|(a, b)| a.checked_mul(*b))
+                .collect::<Option<Vec<u64>>>()
+                .ok_or_else(|| usage("chunk offset overflows"))?;
             o.push(0);
             Ok(Key::Chunk {
                 size: u32::try_from(size).map_err(|_| usage("chunk of 4 GiB or more"))?,
@@ -1130,7 +1164,7 @@ impl FileEditor {
             .map(|(s, st)| Ok((key(s, st.size, st.mask)?, Addr(st.addr))))
             .collect::<Result<Vec<_>>>()?;
         let last = ds.map.keys().next_back().cloned().unwrap_or_default();
-        let end: Vec<u64> = last.iter().map(|a| a + 1).collect();
+        let end: Vec<u64> = last.iter().map(|a| a.saturating_add(1)).collect();
         let final_key = key(&end, 0, 0)?;
         let node_len =
             BTreeV1Node::encoded_len(NODE_TYPE_CHUNK, self.ctx.sizes, ndims, self.istore_k)? as u64;
@@ -1270,7 +1304,7 @@ impl FileEditor {
         }
         let freed = core::mem::take(&mut self.pending_free);
         self.free.extend(freed);
-        self.reader = Self::make_reader(&self.file)?;
+        self.reader = Self::make_reader(&self.file, self.ctx.limits)?;
         for st in self.datasets.values_mut() {
             if let DsState::Chunked(c) = st {
                 c.orig_dims = c.dims.clone();

@@ -52,6 +52,41 @@ impl Stab {
         let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
         Ok(rest.get(..end).unwrap_or(&[]))
     }
+    /// Validate what an insertion relies on (and what name lookups by
+    /// readers rely on): one key more than children, names strictly
+    /// increasing across the nodes, each node's names within its keys
+    /// (above the left key, except in the first node, and at most the right
+    /// key). An insertion into a group that breaks this would be unfindable.
+    fn check_order(&self) -> Result<()> {
+        if self.root.keys.len() != self.snods.len() + 1 {
+            return Err(Error::corrupt(
+                "group B-tree: keys do not match its children",
+                self.btree_addr,
+            ));
+        }
+        let key = |i: usize| -> Result<&[u8]> {
+            match self.root.keys.get(i) {
+                Some(Key::Group { heap_offset }) => self.name_at(*heap_offset),
+                _ => Err(Error::corrupt("group B-tree key", self.btree_addr)),
+            }
+        };
+        let mut prev: Option<&[u8]> = None;
+        for (i, (addr, node)) in self.snods.iter().enumerate() {
+            let (lo, hi) = (key(i)?, key(i + 1)?);
+            for e in &node.entries {
+                let name = self.name_at(e.name_offset)?;
+                if prev.is_some_and(|p| name <= p) || (i > 0 && name <= lo) || name > hi {
+                    return Err(Error::corrupt(
+                        "group B-tree or symbol table node names out of order",
+                        *addr,
+                    ));
+                }
+                prev = Some(name);
+            }
+        }
+        Ok(())
+    }
+
     fn find(&self, name: &str) -> Result<Option<(usize, usize)>> {
         for (i, (_, n)) in self.snods.iter().enumerate() {
             for (j, e) in n.entries.iter().enumerate() {
@@ -592,14 +627,16 @@ impl FileEditor {
         for c in &root.children {
             snods.push((c.get(), crate::read::btree_v1::read_snod(&st, ctx, *c)?));
         }
-        Ok(Stab {
+        let stab = Stab {
             btree_addr: stm.btree.get(),
             root,
             heap_addr: stm.heap.get(),
             heap_hdr,
             heap,
             snods,
-        })
+        };
+        stab.check_order()?;
+        Ok(stab)
     }
 
     fn encode_btree(&self, n: &BTreeV1Node) -> Result<Vec<u8>> {

@@ -1,0 +1,362 @@
+//! Free-space manager structures, spec III.H "Disk Format: Level 1H -
+//! Free-space Index": the free-space manager header (`FSHD`, version 0)
+//! and the free-space section list (`FSSE`, version 0), both with lookup3
+//! checksums; and the File Space Info message (type 0x0017, spec IV.A.2.x,
+//! versions 0 and 1) of the superblock extension, which names the
+//! persistent free-space managers of the file.
+
+use crate::codec::{lookup3, Cursor};
+use crate::error::{Error, Result};
+use crate::{Addr, Ctx};
+use alloc::vec::Vec;
+
+/// Free-space manager header signature.
+pub const FSHD_SIGNATURE: [u8; 4] = *b"FSHD";
+/// Free-space section list signature.
+pub const FSSE_SIGNATURE: [u8; 4] = *b"FSSE";
+
+/// The File Space Info message (0x0017).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSpaceInfo {
+    /// Message version (0 or 1).
+    pub version: u8,
+    /// File space strategy. Version 1: 0 free-space managers with
+    /// aggregators, 1 paged aggregation, 2 aggregators only, 3 none.
+    /// Version 0 (1.10.0): 1 all persistent, 2 all, 3 aggregators and
+    /// the driver, 4 the driver.
+    pub strategy: u8,
+    /// Whether free space is persistent (managers stored in the file).
+    pub persist: bool,
+    /// Smallest free-space section tracked.
+    pub threshold: u64,
+    /// File space page size (version 1; paged aggregation).
+    pub page_size: u64,
+    /// Page-end metadata threshold (version 1).
+    pub page_end_threshold: u16,
+    /// End of allocated space before the managers' own structures were
+    /// allocated (version 1).
+    pub eoa_before_fsm: Addr,
+    /// The managers' header addresses: version 1 with persistence, 12 (six
+    /// small-page or non-paged memory types, then six large-page ones);
+    /// version 0 with strategy 1, the six memory types.
+    pub managers: Vec<Addr>,
+}
+
+impl FileSpaceInfo {
+    /// Decode the message body.
+    ///
+    /// # Errors
+    /// `Truncated`; `Corrupt` for an unknown version or strategy.
+    pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
+        let at = cur.offset();
+        let version = cur.read_u8()?;
+        let mut m = FileSpaceInfo {
+            version,
+            strategy: 0,
+            persist: false,
+            threshold: 0,
+            page_size: 0,
+            page_end_threshold: 0,
+            eoa_before_fsm: Addr::UNDEF,
+            managers: Vec::new(),
+        };
+        match version {
+            0 => {
+                m.strategy = cur.read_u8()?;
+                m.threshold = cur.read_len(ctx.sizes)?;
+                match m.strategy {
+                    1 => {
+                        m.persist = true;
+                        for _ in 0..6 {
+                            m.managers.push(cur.read_addr(ctx.sizes)?);
+                        }
+                    }
+                    2..=4 => {}
+                    s => {
+                        return Err(Error::corrupt(
+                            alloc::format!("file space strategy {s} (message version 0)"),
+                            at,
+                        ))
+                    }
+                }
+            }
+            1 => {
+                m.strategy = cur.read_u8()?;
+                if m.strategy > 3 {
+                    return Err(Error::corrupt(
+                        alloc::format!("file space strategy {}", m.strategy),
+                        at,
+                    ));
+                }
+                m.persist = cur.read_u8()? != 0;
+                m.threshold = cur.read_len(ctx.sizes)?;
+                m.page_size = cur.read_len(ctx.sizes)?;
+                m.page_end_threshold = cur.read_u16()?;
+                m.eoa_before_fsm = cur.read_addr(ctx.sizes)?;
+                if m.persist {
+                    for _ in 0..12 {
+                        m.managers.push(cur.read_addr(ctx.sizes)?);
+                    }
+                }
+            }
+            v => {
+                return Err(Error::corrupt(
+                    alloc::format!("file space info message version {v}"),
+                    at,
+                ))
+            }
+        }
+        Ok(m)
+    }
+}
+
+/// A free-space manager header (`FSHD`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreeSpaceHeader {
+    /// Client: 0 fractal heap, 1 file.
+    pub client: u8,
+    /// Bytes of free space tracked.
+    pub total_space: u64,
+    /// Sections tracked.
+    pub total_sections: u64,
+    /// Sections stored in the section list.
+    pub serial_sections: u64,
+    /// Sections not stored (rebuilt by the client).
+    pub ghost_sections: u64,
+    /// Section classes of the client.
+    pub num_classes: u16,
+    /// Shrink percent of the section list allocation.
+    pub shrink_percent: u16,
+    /// Expand percent of the section list allocation.
+    pub expand_percent: u16,
+    /// log2 of the size of the address space the sections are in.
+    pub address_bits: u16,
+    /// Largest section tracked.
+    pub max_section_size: u64,
+    /// Address of the section list (`FSSE`).
+    pub sections_addr: Addr,
+    /// Bytes of the section list in use (its checksum ends there).
+    pub sections_used: u64,
+    /// Bytes allocated for the section list.
+    pub sections_alloc: u64,
+}
+
+/// The minimum bytes that hold `n` (libhdf5's encoding of variable-size
+/// section fields): floor(log2 n) / 8 + 1, 1 for 0.
+pub fn limit_enc_size(n: u64) -> usize {
+    let log2 = 63u32.saturating_sub(n.leading_zeros());
+    (log2 / 8 + 1) as usize
+}
+
+fn verify_checksum(block: &[u8], base: u64, what: &str) -> Result<()> {
+    let n = block
+        .len()
+        .checked_sub(4)
+        .ok_or_else(|| Error::truncated(alloc::format!("{what} too short"), base))?;
+    let (body, sum) = block.split_at(n);
+    let stored = Cursor::new(sum, base).read_u32()?;
+    let computed = lookup3(body, 0);
+    if stored != computed {
+        return Err(Error::checksum(
+            alloc::format!("{what} checksum {stored:#010x}, computed {computed:#010x}"),
+            base.saturating_add(n as u64),
+        ));
+    }
+    Ok(())
+}
+
+impl FreeSpaceHeader {
+    /// Encoded size of a header.
+    pub fn encoded_len(ctx: Ctx) -> usize {
+        let (o, l) = (
+            usize::from(ctx.sizes.offsets),
+            usize::from(ctx.sizes.lengths),
+        );
+        4 + 1 + 1 + 4 * l + 2 * 4 + l + o + 2 * l + 4
+    }
+
+    /// Decode a header; `cur` starts at `FSHD` and holds at least
+    /// [`FreeSpaceHeader::encoded_len`] bytes. The checksum is verified first.
+    ///
+    /// # Errors
+    /// `Truncated`, `Checksum`; `Corrupt` for a bad signature, version,
+    /// client or a used size beyond the allocated one.
+    pub fn decode(cur: &mut Cursor<'_>, ctx: Ctx) -> Result<Self> {
+        let mut c = cur.sub(Self::encoded_len(ctx))?;
+        verify_checksum(c.data(), c.base(), "free-space manager header")?;
+        c.expect_signature(&FSHD_SIGNATURE)?;
+        let at = c.offset();
+        let version = c.read_u8()?;
+        if version != 0 {
+            return Err(Error::corrupt(
+                alloc::format!("free-space manager header version {version}"),
+                at,
+            ));
+        }
+        let client = c.read_u8()?;
+        if client > 1 {
+            return Err(Error::corrupt(
+                alloc::format!("free-space manager client {client}"),
+                at.saturating_add(1),
+            ));
+        }
+        let s = ctx.sizes;
+        let h = FreeSpaceHeader {
+            client,
+            total_space: c.read_len(s)?,
+            total_sections: c.read_len(s)?,
+            serial_sections: c.read_len(s)?,
+            ghost_sections: c.read_len(s)?,
+            num_classes: c.read_u16()?,
+            shrink_percent: c.read_u16()?,
+            expand_percent: c.read_u16()?,
+            address_bits: c.read_u16()?,
+            max_section_size: c.read_len(s)?,
+            sections_addr: c.read_addr(s)?,
+            sections_used: c.read_len(s)?,
+            sections_alloc: c.read_len(s)?,
+        };
+        if h.sections_used > h.sections_alloc {
+            return Err(Error::corrupt(
+                alloc::format!(
+                    "free-space section list uses {} bytes of {} allocated",
+                    h.sections_used,
+                    h.sections_alloc
+                ),
+                at,
+            ));
+        }
+        if h.serial_sections.saturating_add(h.ghost_sections) != h.total_sections {
+            return Err(Error::corrupt(
+                alloc::format!(
+                    "free-space manager: {} serialized and {} ghost sections but {} in all",
+                    h.serial_sections,
+                    h.ghost_sections,
+                    h.total_sections
+                ),
+                at,
+            ));
+        }
+        if h.address_bits > 64 {
+            return Err(Error::corrupt(
+                alloc::format!("free-space address space of 2^{} bytes", h.address_bits),
+                at,
+            ));
+        }
+        Ok(h)
+    }
+}
+
+/// One free-space section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreeSection {
+    /// Offset in the client's address space (the file: a relative address).
+    pub offset: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Section class (file client: 0 simple, 1 small page, 2 large page).
+    pub class: u8,
+}
+
+/// Decode a file client's section list (`FSSE`) of header `hdr` at
+/// `hdr_addr`: `cur` starts at `FSSE` and holds at least `hdr.sections_used`
+/// bytes. The checksum (at the end of the used bytes) is verified first.
+/// Only the file client's classes (no class data) are decoded.
+///
+/// # Errors
+/// `Truncated`, `Checksum`; `Corrupt` for a bad signature, version, header
+/// back-pointer, an unknown section class, or counts that disagree with the
+/// header.
+pub fn decode_sections(
+    cur: &mut Cursor<'_>,
+    hdr: &FreeSpaceHeader,
+    hdr_addr: Addr,
+    ctx: Ctx,
+) -> Result<Vec<FreeSection>> {
+    let used = usize::try_from(hdr.sections_used)
+        .map_err(|_| cur.corrupt("free-space section list size"))?;
+    let mut c = cur.sub(used)?;
+    verify_checksum(c.data(), c.base(), "free-space section list")?;
+    let body_end = used - 4;
+    c.expect_signature(&FSSE_SIGNATURE)?;
+    let at = c.offset();
+    let version = c.read_u8()?;
+    if version != 0 {
+        return Err(Error::corrupt(
+            alloc::format!("free-space section list version {version}"),
+            at,
+        ));
+    }
+    let back = c.read_addr(ctx.sizes)?;
+    if back != hdr_addr {
+        return Err(Error::corrupt(
+            alloc::format!(
+                "free-space section list names header {} instead of {}",
+                back.0,
+                hdr_addr.0
+            ),
+            at.saturating_add(1),
+        ));
+    }
+    if hdr.client != 1 {
+        return Err(Error::unsupported(
+            "sections of a fractal heap's free-space manager",
+        ));
+    }
+    let count_len = limit_enc_size(hdr.serial_sections);
+    let size_len = limit_enc_size(hdr.max_section_size);
+    let off_len = usize::from(hdr.address_bits).div_ceil(8).max(1);
+    // Each section takes at least its offset and its class byte.
+    c.ensure_count(hdr.serial_sections, off_len + 1)?;
+    let mut out = Vec::new();
+    while (out.len() as u64) < hdr.serial_sections && c.pos() < body_end {
+        let set_at = c.offset();
+        let n = c.read_uint(count_len)?;
+        let size = c.read_uint(size_len)?;
+        if n == 0 || size == 0 {
+            return Err(Error::corrupt(
+                alloc::format!("free-space section set of {n} sections of {size} bytes"),
+                set_at,
+            ));
+        }
+        if (out.len() as u64).saturating_add(n) > hdr.serial_sections {
+            return Err(Error::corrupt(
+                "more free-space sections than the header counts",
+                set_at,
+            ));
+        }
+        for _ in 0..n {
+            let offset = c.read_uint(off_len)?;
+            let class_at = c.offset();
+            let class = c.read_u8()?;
+            if class > 2 {
+                return Err(Error::corrupt(
+                    alloc::format!("free-space section class {class}"),
+                    class_at,
+                ));
+            }
+            out.push(FreeSection {
+                offset,
+                size,
+                class,
+            });
+        }
+    }
+    if c.pos() > body_end {
+        return Err(Error::corrupt(
+            "free-space sections run into the checksum",
+            c.offset(),
+        ));
+    }
+    if (out.len() as u64) != hdr.serial_sections {
+        return Err(Error::corrupt(
+            alloc::format!(
+                "free-space section list holds {} sections, the header counts {}",
+                out.len(),
+                hdr.serial_sections
+            ),
+            at,
+        ));
+    }
+    Ok(out)
+}
