@@ -1198,32 +1198,35 @@ fn parallel_waves(
     // Workers take the next chunk from a shared counter, decode it and copy
     // it out themselves (the copy, a small part of the work, under a lock);
     // each keeps its buffers for the next chunk (`io::recycle`).
+    // The error reported is that of the first failing chunk in record
+    // order, whatever the threads' timing (as the sequential loop does):
+    // after a failure, chunks before it are still decoded, later ones not.
     let next = AtomicUsize::new(0);
-    let shared = std::sync::Mutex::new((sink, Ok(())));
+    let stop = AtomicUsize::new(usize::MAX);
+    let shared = std::sync::Mutex::new((sink, None::<(usize, Error)>));
     let work = || loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= stop.load(Ordering::Relaxed) {
+            break;
+        }
         let Some(rec) = recs.get(i) else { break };
         let res = decode_one(st, ctx, req, rec, clen);
         let Ok(mut guard) = shared.lock() else { break };
-        let (sink, result) = &mut *guard;
-        if result.is_err() {
+        let (sink, failed) = &mut *guard;
+        if failed.as_ref().is_some_and(|(j, _)| *j < i) {
             break;
         }
-        let data = match res {
-            Ok(d) => d,
-            Err(e) => {
-                *result = sink(rec, Err(e));
-                if result.is_ok() {
-                    *result = Err(Error::corrupt("chunk not decoded", 0));
-                }
-                break;
-            }
+        let r = match res {
+            // The sink borrows the data; give the buffer back afterwards.
+            Ok(data) => sink(rec, Ok(data)),
+            Err(e) => match sink(rec, Err(e)) {
+                Ok(()) => Err(Error::corrupt("chunk not decoded", 0)),
+                Err(e) => Err(e),
+            },
         };
-        // The sink borrows the data; give the buffer back afterwards.
-        let r = sink(rec, Ok(data));
         if let Err(e) = r {
-            *result = Err(e);
-            break;
+            stop.fetch_min(i, Ordering::Relaxed);
+            *failed = Some((i, e));
         }
     };
     // The calling thread is one of the workers: one thread fewer to start,
@@ -1235,7 +1238,8 @@ fn parallel_waves(
         work();
     });
     match shared.into_inner() {
-        Ok((_, r)) => r,
+        Ok((_, None)) => Ok(()),
+        Ok((_, Some((_, e)))) => Err(e),
         Err(_) => Err(Error::corrupt("a chunk decoding thread panicked", 0)),
     }
 }

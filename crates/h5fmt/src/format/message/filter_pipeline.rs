@@ -84,7 +84,8 @@ impl FilterPipeline {
                     ));
                 }
                 let text = raw.split(|&b| b == 0).next().unwrap_or(&[]);
-                Some(String::from_utf8_lossy(text).into_owned())
+                // A name field of NULs is no name.
+                (!text.is_empty()).then(|| String::from_utf8_lossy(text).into_owned())
             } else {
                 None
             };
