@@ -762,6 +762,13 @@ impl FileEditor {
                 if self.reader.group(parent)?.link(name).is_ok() {
                     return Err(usage(alloc::format!("{parent}: a link {name:?} exists")));
                 }
+                // Validate a one-level group before anything is allocated
+                // for the new object (a refused edit leaves the file as it
+                // was); deeper groups are validated by their own path.
+                match self.load_stab(pa) {
+                    Err(e) if e.kind() != crate::ErrorKind::Unsupported => return Err(e),
+                    _ => {}
+                }
             }
         }
         Ok(pa)
