@@ -594,7 +594,9 @@ impl FileEditor {
         ))
     }
 
-    fn load_stab(&mut self, a: u64) -> Result<Stab> {
+    /// The symbol table message of the group at `a`, its local heap's
+    /// header and data segment.
+    fn stab_parts(&mut self, a: u64) -> Result<(SymbolTableMessage, LocalHeapHeader, Vec<u8>)> {
         let ctx = self.ctx;
         let st = self.reader.storage().clone();
         let h = self.header(a)?;
@@ -606,6 +608,13 @@ impl FileEditor {
         let raw = st.read(stm.heap, hl)?;
         let heap_hdr = LocalHeapHeader::decode(&mut Cursor::new(&raw, stm.heap.get()), ctx)?;
         let heap = crate::read::local_heap::LocalHeap::read(&st, ctx, stm.heap)?.data;
+        Ok((stm, heap_hdr, heap))
+    }
+
+    fn load_stab(&mut self, a: u64) -> Result<Stab> {
+        let ctx = self.ctx;
+        let st = self.reader.storage().clone();
+        let (stm, heap_hdr, heap) = self.stab_parts(a)?;
         let plen = BTreeV1Node::prefix_len(ctx.sizes) as u64;
         let pre = st.read(stm.btree, plen)?;
         let (ty, level, entries) = BTreeV1Node::peek(&pre, stm.btree.get())?;
@@ -1323,15 +1332,7 @@ impl FileEditor {
     ) -> Result<Option<SymbolTableEntry>> {
         let ctx = self.ctx;
         let st = self.reader.storage().clone();
-        let h = self.header(pa)?;
-        let (_, m) = h
-            .find(kind::SYMBOL_TABLE)
-            .ok_or_else(|| usage("not a symbol-table group"))?;
-        let stm = SymbolTableMessage::decode(&mut Cursor::new(&m.data, 0), ctx)?;
-        let hl = LocalHeapHeader::encoded_len(ctx.sizes) as u64;
-        let raw = st.read(stm.heap, hl)?;
-        let heap_hdr = LocalHeapHeader::decode(&mut Cursor::new(&raw, stm.heap.get()), ctx)?;
-        let mut heap = crate::read::local_heap::LocalHeap::read(&st, ctx, stm.heap)?.data;
+        let (stm, heap_hdr, mut heap) = self.stab_parts(pa)?;
         let (old_nodes, old_snods) = crate::read::btree_v1::group_tree_nodes(&st, ctx, stm.btree)?;
         let mut entries = crate::read::btree_v1::group_entries(&st, ctx, stm.btree)?;
         let name_at = |heap: &[u8], off: u64| -> Vec<u8> {
