@@ -13,34 +13,12 @@
 use h5cli::check::{check_path, is_clean};
 use h5fmt::{FileEditor, FileWriter};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn python() -> Option<PathBuf> {
-    let venv = std::env::var("H5FMT_VENV").unwrap_or_else(|_| "/work/main/.venv".into());
-    let p = Path::new(&venv).join("bin/python");
-    p.exists().then_some(p)
-}
-
-fn run_py(script: &str, args: &[&str]) -> Option<String> {
-    let py = python()?;
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(String::from_utf8(out.stdout).expect("utf-8"))
-}
+mod common;
+use common::run_py;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("h5fmt_edit_dense_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir.join(name)
+    common::scratch("h5fmt_edit_dense", name)
 }
 
 fn assert_clean(path: &Path) {

@@ -1,5 +1,6 @@
 //! Shared helpers of the h5cli integration tests: where the test files are, running a dump
-//! with a time bound and panic capture, and a JSON difference finder.
+//! with a time bound and panic capture, a JSON difference finder, the h5py venv's Python and
+//! per-process scratch files.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -228,4 +229,36 @@ fn short(v: &Value) -> String {
     } else {
         s
     }
+}
+
+/// The venv's Python (`$H5FMT_VENV/bin/python`), if there is one.
+pub fn python() -> Option<PathBuf> {
+    let venv = std::env::var("H5FMT_VENV").unwrap_or_else(|_| "/work/main/.venv".into());
+    let p = Path::new(&venv).join("bin/python");
+    p.exists().then_some(p)
+}
+
+/// Run `script` with `args` under the venv's Python and return its
+/// standard output; `None` without a venv. Panics when the script fails.
+pub fn run_py(script: &str, args: &[&str]) -> Option<String> {
+    let py = python()?;
+    let out = std::process::Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).expect("utf-8"))
+}
+
+/// A path `name` in a per-process scratch directory `<tmp>/<prefix>_<pid>`.
+pub fn scratch(prefix: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{prefix}_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir.join(name)
 }

@@ -136,6 +136,48 @@ impl FileEditor {
         Ok((entries, old))
     }
 
+    /// Point the object's link or attribute info message at `heap` and the
+    /// name / creation-order indexes (`Addr::UNDEF` for compact storage),
+    /// keeping its other fields and flags. Returns where the message is.
+    pub(super) fn set_dense_addrs(
+        &mut self,
+        a: u64,
+        dense: DenseKind,
+        heap: Addr,
+        name_index: Addr,
+        order_index: Addr,
+    ) -> Result<super::header::Loc> {
+        let ctx = self.ctx;
+        let h = self.header(a)?;
+        let info_kind = match dense {
+            DenseKind::Links => kind::LINK_INFO,
+            DenseKind::Attrs => kind::ATTRIBUTE_INFO,
+        };
+        let (loc, m) = h
+            .find(info_kind)
+            .ok_or_else(|| Error::corrupt("dense storage without its info message", a))?;
+        let indexed = m.data.get(1).is_some_and(|f| f & 0x02 != 0);
+        let mut e = Encoder::new();
+        match dense {
+            DenseKind::Links => {
+                let mut info = LinkInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+                info.heap = heap;
+                info.name_index = name_index;
+                info.order_index = order_index;
+                info.encode(&mut e, ctx, indexed);
+            }
+            DenseKind::Attrs => {
+                let mut info = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+                info.heap = heap;
+                info.name_index = name_index;
+                info.order_index = order_index;
+                info.encode(&mut e, ctx, indexed);
+            }
+        }
+        self.with_header(a, |h, bump| h.replace(loc, e.as_bytes(), bump))?;
+        Ok(loc)
+    }
+
     /// Rebuild every changed dense set at fresh space and stage its info
     /// message. Called by the commit before any header chunk is encoded.
     pub(super) fn commit_dense(&mut self) -> Result<()> {
@@ -159,34 +201,8 @@ impl FileEditor {
                 self.write_at(*addr, bytes)?;
                 extents.push((*addr, bytes.len() as u64));
             }
-            let ctx = self.ctx;
-            let h = self.header(a)?;
-            let info_kind = match set.kind {
-                DenseKind::Links => kind::LINK_INFO,
-                DenseKind::Attrs => kind::ATTRIBUTE_INFO,
-            };
-            let (loc, m) = h
-                .find(info_kind)
-                .ok_or_else(|| Error::corrupt("dense storage without its info message", a))?;
-            let indexed = m.data.get(1).is_some_and(|f| f & 0x02 != 0);
-            let mut e = Encoder::new();
-            match set.kind {
-                DenseKind::Links => {
-                    let mut info = LinkInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
-                    info.heap = out.heap;
-                    info.name_index = out.name_index;
-                    info.order_index = out.order_index;
-                    info.encode(&mut e, ctx, indexed);
-                }
-                DenseKind::Attrs => {
-                    let mut info = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
-                    info.heap = out.heap;
-                    info.name_index = out.name_index;
-                    info.order_index = out.order_index;
-                    info.encode(&mut e, ctx, indexed);
-                }
-            }
-            self.with_header(a, |h, bump| h.replace(loc, e.as_bytes(), bump))?;
+            let loc =
+                self.set_dense_addrs(a, set.kind, out.heap, out.name_index, out.order_index)?;
             if set.converted {
                 self.switch_first.push((a, loc.0));
             }

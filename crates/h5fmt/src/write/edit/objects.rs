@@ -445,7 +445,6 @@ impl FileEditor {
         let Some(set) = self.dense_sets.remove(&a) else {
             return Ok(());
         };
-        let ctx = self.ctx;
         let (msg_kind, info_kind) = match set.kind {
             DenseKind::Links => (kind::LINK, kind::LINK_INFO),
             DenseKind::Attrs => (kind::ATTRIBUTE, kind::ATTRIBUTE_INFO),
@@ -456,29 +455,7 @@ impl FileEditor {
             let co = u16::try_from(e.order).unwrap_or(u16::MAX);
             self.with_header(a, |h, bump| h.add_co(msg_kind, e.flags, &e.msg, co, bump))?;
         }
-        let h = self.header(a)?;
-        let (loc, m) = h
-            .find(info_kind)
-            .ok_or_else(|| Error::corrupt("dense storage without its info message", a))?;
-        let indexed = m.data.get(1).is_some_and(|f| f & 0x02 != 0);
-        let mut e = Encoder::new();
-        match set.kind {
-            DenseKind::Links => {
-                let mut info = LinkInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
-                info.heap = Addr::UNDEF;
-                info.name_index = Addr::UNDEF;
-                info.order_index = Addr::UNDEF;
-                info.encode(&mut e, ctx, indexed);
-            }
-            DenseKind::Attrs => {
-                let mut info = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx)?;
-                info.heap = Addr::UNDEF;
-                info.name_index = Addr::UNDEF;
-                info.order_index = Addr::UNDEF;
-                info.encode(&mut e, ctx, indexed);
-            }
-        }
-        self.with_header(a, |h, bump| h.replace(loc, e.as_bytes(), bump))?;
+        let loc = self.set_dense_addrs(a, set.kind, Addr::UNDEF, Addr::UNDEF, Addr::UNDEF)?;
         let ci = self.header(a)?.find(info_kind).map_or(loc.0, |(l, _)| l.0);
         self.switch_last.push((a, ci));
         self.pending_free.extend(set.old);
