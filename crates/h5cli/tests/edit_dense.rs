@@ -688,3 +688,60 @@ with h5py.File(sys.argv[1], 'r+') as f:
     assert_eq!(v["/small"]["links"], serde_json::json!(small));
     assert_clean(&path);
 }
+
+const GEN_BOTH: &str = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'w', libver='latest') as f:
+    for name, nattrs in [('both', 20), ('links_dense', 2)]:
+        g = f.create_group(name)
+        for i in range(20):
+            g.create_group(f'g{i:02}')
+        for i in range(nattrs):
+            g.attrs[f'a{i:02}'] = i
+"#;
+
+/// One object with dense links and dense (or compact) attributes: link
+/// edits and attribute edits interleaved on the same group must each land
+/// in their own storage (found by the read_write fuzz target: an attribute
+/// set after a link delete went into the group's link heap).
+#[test]
+fn links_and_attributes_of_one_dense_group() {
+    let path = scratch("both_dense.h5");
+    let Some(_) = run_py(GEN_BOTH, &[path.to_str().expect("utf-8")]) else {
+        println!("skipped: no python");
+        return;
+    };
+    let mut ed = FileEditor::open(&path).expect("open");
+    for g in ["/both", "/links_dense"] {
+        ed.delete_link(g, "g03").expect("delete link");
+        ed.set_attr(g, "new_attr", 42i64)
+            .expect("attr after link delete");
+        ed.create_group(g, "new_group").expect("group after attr");
+        ed.delete_attr(g, "a01").expect("delete attr");
+        ed.set_attr(g, "a00", 7i64).expect("overwrite");
+        ed.delete_link(g, "g07").expect("delete link");
+    }
+    ed.close().expect("close");
+    assert_clean(&path);
+    let v = view(&path).expect("view");
+    for (g, nattrs) in [("/both", 20), ("/links_dense", 2)] {
+        let mut links: Vec<String> = (0..20)
+            .filter(|i| *i != 3 && *i != 7)
+            .map(|i| format!("g{i:02}"))
+            .collect();
+        links.push("new_group".into());
+        links.sort();
+        assert_eq!(v[g]["links"], serde_json::json!(links), "links of {g}");
+        let mut want = serde_json::Map::new();
+        for i in (0..nattrs).filter(|i| *i != 1) {
+            want.insert(format!("a{i:02}"), serde_json::json!(i));
+        }
+        want.insert("a00".into(), serde_json::json!(7));
+        want.insert("new_attr".into(), serde_json::json!(42));
+        let got = v[g]["attrs"].as_object().expect("attrs");
+        assert_eq!(got.len(), want.len(), "attributes of {g}: {got:?}");
+        for (k, val) in &want {
+            assert_eq!(&got[k], val, "attribute {g}/{k}");
+        }
+    }
+}

@@ -69,7 +69,7 @@ const MIN_BLOCK: u64 = 512;
 const MAX_WIDTH: u64 = 1 << 16;
 
 /// Which kind of dense storage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum DenseKind {
     /// Link messages of a group.
     Links,

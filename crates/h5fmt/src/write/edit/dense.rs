@@ -181,14 +181,15 @@ impl FileEditor {
     /// Rebuild every changed dense set at fresh space and stage its info
     /// message. Called by the commit before any header chunk is encoded.
     pub(super) fn commit_dense(&mut self) -> Result<()> {
-        let addrs: Vec<u64> = self
+        let keys: Vec<(u64, DenseKind)> = self
             .dense_sets
             .iter()
             .filter(|(_, s)| s.dirty)
-            .map(|(a, _)| *a)
+            .map(|(k, _)| *k)
             .collect();
-        for a in addrs {
-            let Some(set) = self.dense_sets.get(&a).cloned() else {
+        for key in keys {
+            let a = key.0;
+            let Some(set) = self.dense_sets.get(&key).cloned() else {
                 continue;
             };
             let sizes = self.ctx.sizes;
@@ -207,7 +208,7 @@ impl FileEditor {
                 self.switch_first.push((a, loc.0));
             }
             self.pending_free.extend(set.old.iter().copied());
-            if let Some(s) = self.dense_sets.get_mut(&a) {
+            if let Some(s) = self.dense_sets.get_mut(&key) {
                 s.old = extents;
                 s.dirty = false;
                 s.converted = false;

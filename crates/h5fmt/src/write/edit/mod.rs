@@ -163,7 +163,7 @@ pub struct FileEditor {
     raw_writes: Vec<(u64, Vec<u8>)>,
     datasets: BTreeMap<u64, DsState>,
     /// Dense link or attribute sets being edited, by header address.
-    dense_sets: BTreeMap<u64, dense::DenseSet>,
+    dense_sets: BTreeMap<(u64, crate::write::dense::DenseKind), dense::DenseSet>,
     /// Header chunks to write first / last in the next commit (header
     /// address, chunk index): storage conversions.
     switch_first: Vec<(u64, usize)>,

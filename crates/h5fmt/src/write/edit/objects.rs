@@ -141,7 +141,7 @@ impl FileEditor {
 
     /// Load the dense attributes of the object at `a` (once).
     fn load_dense_attrs(&mut self, a: u64) -> Result<()> {
-        if self.dense_sets.contains_key(&a) {
+        if self.dense_sets.contains_key(&(a, DenseKind::Attrs)) {
             return Ok(());
         }
         let ctx = self.ctx;
@@ -161,7 +161,7 @@ impl FileEditor {
             info.order_index,
         )?;
         self.dense_sets.insert(
-            a,
+            (a, DenseKind::Attrs),
             DenseSet {
                 kind: DenseKind::Attrs,
                 entries,
@@ -242,7 +242,7 @@ impl FileEditor {
         }
         entries.extend(extra);
         self.dense_sets.insert(
-            a,
+            (a, DenseKind::Attrs),
             DenseSet {
                 kind: DenseKind::Attrs,
                 entries,
@@ -339,14 +339,14 @@ impl FileEditor {
         probe.encode(&mut enc, self.ctx, version)?;
         too_big(enc.len())?;
         let msg = enc.into_vec();
-        if let Some(set) = self.dense_sets.get_mut(&a) {
+        if let Some(set) = self.dense_sets.get_mut(&(a, DenseKind::Attrs)) {
             if let Some(e) = set.entries.iter_mut().find(|e| e.name == name.as_bytes()) {
                 e.msg = msg;
                 set.dirty = true;
                 return Ok(());
             }
             let order = self.next_attr_order(a)?;
-            if let Some(set) = self.dense_sets.get_mut(&a) {
+            if let Some(set) = self.dense_sets.get_mut(&(a, DenseKind::Attrs)) {
                 set.entries.push(DenseEntry {
                     name: name.as_bytes().to_vec(),
                     msg,
@@ -412,7 +412,7 @@ impl FileEditor {
     pub fn delete_attr(&mut self, path: &str, name: &str) -> Result<()> {
         let a = self.object_addr(path)?;
         let existing = self.attr_locs(a)?;
-        if let Some(set) = self.dense_sets.get_mut(&a) {
+        if let Some(set) = self.dense_sets.get_mut(&(a, DenseKind::Attrs)) {
             let Some(i) = set.entries.iter().position(|e| e.name == name.as_bytes()) else {
                 return Err(Error::not_found(alloc::format!(
                     "{path}: no attribute {name:?}"
@@ -421,7 +421,7 @@ impl FileEditor {
             set.entries.remove(i);
             set.dirty = true;
             let (_, min_dense) = self.header(a)?.attr_phase_change();
-            self.maybe_to_compact(a, min_dense)?;
+            self.maybe_to_compact(a, DenseKind::Attrs, min_dense)?;
             return Ok(());
         }
         let Some((loc, _)) = existing.into_iter().find(|(_, nm)| nm == name) else {
@@ -435,14 +435,14 @@ impl FileEditor {
 
     /// Turn the dense set of `a` back into messages when fewer than
     /// `min_dense` remain and each fits a header message (as libhdf5).
-    fn maybe_to_compact(&mut self, a: u64, min_dense: usize) -> Result<()> {
-        let Some(set) = self.dense_sets.get(&a) else {
+    fn maybe_to_compact(&mut self, a: u64, kind: DenseKind, min_dense: usize) -> Result<()> {
+        let Some(set) = self.dense_sets.get(&(a, kind)) else {
             return Ok(());
         };
         if set.entries.len() >= min_dense || set.entries.iter().any(|e| e.msg.len() > 0xfff0) {
             return Ok(());
         }
-        let Some(set) = self.dense_sets.remove(&a) else {
+        let Some(set) = self.dense_sets.remove(&(a, kind)) else {
             return Ok(());
         };
         let (msg_kind, info_kind) = match set.kind {
@@ -535,7 +535,7 @@ impl FileEditor {
         for (loc, m) in h.find_all(kind::LINK) {
             out.push((loc, Link::decode(&mut Cursor::new(&m.data, 0), ctx)?));
         }
-        if !info.heap.is_undef() && !self.dense_sets.contains_key(&a) {
+        if !info.heap.is_undef() && !self.dense_sets.contains_key(&(a, DenseKind::Links)) {
             let (entries, old) = self.read_dense(
                 DenseKind::Links,
                 info.heap,
@@ -543,7 +543,7 @@ impl FileEditor {
                 info.order_index,
             )?;
             self.dense_sets.insert(
-                a,
+                (a, DenseKind::Links),
                 DenseSet {
                     kind: DenseKind::Links,
                     entries,
@@ -736,7 +736,7 @@ impl FileEditor {
             Some(links) => {
                 let dense_hit = self
                     .dense_sets
-                    .get(&pa)
+                    .get(&(pa, DenseKind::Links))
                     .is_some_and(|s| s.entries.iter().any(|e| e.name == name.as_bytes()));
                 if dense_hit || links.iter().any(|(_, l)| l.name == name) {
                     return Err(usage(alloc::format!("{parent}: a link {name:?} exists")));
@@ -809,7 +809,7 @@ impl FileEditor {
             order: order.unwrap_or(0),
             flags: 0,
         };
-        if let Some(set) = self.dense_sets.get_mut(&pa) {
+        if let Some(set) = self.dense_sets.get_mut(&(pa, DenseKind::Links)) {
             set.entries.push(entry);
             set.dirty = true;
             return Ok(());
@@ -845,7 +845,7 @@ impl FileEditor {
             h.remove(loc);
         }
         self.dense_sets.insert(
-            pa,
+            (pa, DenseKind::Links),
             DenseSet {
                 kind: DenseKind::Links,
                 entries,
@@ -1202,7 +1202,7 @@ impl FileEditor {
         self.paths.clear();
         let pa = self.object_addr(parent)?;
         let links = self.link_msgs(pa)?;
-        let dense_target = match self.dense_sets.get_mut(&pa) {
+        let dense_target = match self.dense_sets.get_mut(&(pa, DenseKind::Links)) {
             Some(set) if links.is_some() => {
                 let Some(i) = set.entries.iter().position(|e| e.name == name.as_bytes()) else {
                     return Err(Error::not_found(alloc::format!(
@@ -1218,7 +1218,7 @@ impl FileEditor {
         let target = match links {
             Some(_) if dense_target.is_some() => {
                 let (_, min_dense) = self.group_limits(pa)?;
-                self.maybe_to_compact(pa, min_dense)?;
+                self.maybe_to_compact(pa, DenseKind::Links, min_dense)?;
                 match dense_target {
                     Some(LinkTarget::Hard(a)) => Some(a.get()),
                     _ => None,
@@ -1472,7 +1472,8 @@ impl FileEditor {
             let hdr = self.headers.remove(&a);
             // Its dense links or attributes are no longer referenced (their
             // space is left, as the object's other storage).
-            self.dense_sets.remove(&a);
+            self.dense_sets.remove(&(a, DenseKind::Links));
+            self.dense_sets.remove(&(a, DenseKind::Attrs));
             if let Some(h) = hdr {
                 for c in &h.chunks {
                     let len = c.prefix.len() + c.cap + if h.version == 2 { 4 } else { 0 };
