@@ -149,3 +149,87 @@ fn corrupt_chunks_are_named_errors() {
     b.truncate(addr + size / 2);
     expect_error(b, "tail", &off, &[ErrorKind::Truncated, ErrorKind::Corrupt]);
 }
+
+const MAKE_MANY: &str = r#"
+import sys, json, zlib, h5py, numpy as np
+path = sys.argv[1]
+rng = np.random.default_rng(2)
+with h5py.File(path, 'w', libver='latest') as f:
+    f.create_dataset('rows', data=rng.random(16 * 4096), chunks=(4096,), compression='gzip')
+    f.create_dataset('tiles', data=rng.random((256, 256)), chunks=(64, 64), compression='gzip')
+out = {}
+with h5py.File(path, 'r') as f:
+    for n in f:
+        ds = f[n]
+        out[n] = [dict(offset=list(c.chunk_offset), addr=c.byte_offset, size=c.size)
+                  for c in (ds.id.get_chunk_info(i) for i in range(ds.id.get_num_chunks()))]
+out['bomb_stream'] = zlib.compress(bytes(4 * 4096 * 8), 9).hex()
+print(json.dumps(out))
+"#;
+
+/// Several bad chunks decoded on several threads: the error is always that
+/// of the first bad chunk in chunk order (a checksum mismatch), never that
+/// of a later one (inflating past the chunk, `Limit`) that another thread
+/// happened to finish first — from memory and from a file on disk alike
+/// (found by the differential fuzz target).
+#[test]
+fn first_bad_chunk_is_reported_whatever_the_timing() {
+    let Some(py) = python() else {
+        eprintln!("skipping: no python venv (set H5FMT_VENV)");
+        return;
+    };
+    let path = std::env::temp_dir().join(format!("h5fmt-corrupt-many-{}.h5", std::process::id()));
+    let out = Command::new(&py)
+        .arg("-c")
+        .arg(MAKE_MANY)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: J = serde_json::from_slice(&out.stdout).unwrap();
+    let mut b = std::fs::read(&path).unwrap();
+    let hex = info["bomb_stream"].as_str().unwrap();
+    let bomb: Vec<u8> = (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let mut firsts = Vec::new();
+    for ds in ["rows", "tiles"] {
+        let n = info[ds].as_array().unwrap().len();
+        // Chunk 3: its adler32 broken. Every chunk after it: a bomb.
+        let (off, addr, size) = chunk(&info, ds, 3);
+        b[addr + size - 1] ^= 0xff;
+        firsts.push((ds, off));
+        for i in 4..n {
+            let (_, addr, size) = chunk(&info, ds, i);
+            assert!(bomb.len() <= size);
+            b[addr..addr + bomb.len()].copy_from_slice(&bomb);
+        }
+    }
+    std::fs::write(&path, &b).unwrap();
+    for _ in 0..25 {
+        for f in [
+            File::from_bytes(b.clone()).unwrap(),
+            File::open(&path).unwrap(),
+        ] {
+            for (ds, off) in &firsts {
+                let e = f
+                    .dataset(&format!("/{ds}"))
+                    .unwrap()
+                    .read_raw()
+                    .expect_err("bad chunks");
+                let text = e.to_string();
+                assert!(
+                    matches!(e.kind(), ErrorKind::Corrupt | ErrorKind::Checksum),
+                    "/{ds}: {:?}: {text}",
+                    e.kind()
+                );
+                assert!(text.contains(&coords(off)), "not {}: {text}", coords(off));
+            }
+        }
+    }
+    std::fs::remove_file(&path).ok();
+}

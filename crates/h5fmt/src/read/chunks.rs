@@ -706,40 +706,61 @@ fn row_regions(
         e.context(&coords(&rec.offsets))
             .with_offset(st.base().saturating_add(rec.addr.get()))
     };
-    let queue = std::sync::Mutex::new(items.into_iter());
-    let zero = alloc::vec![0u64; dims.len()];
-    let work = || -> Result<()> {
-        loop {
-            let item = match queue.lock() {
-                Ok(mut q) => q.next(),
-                Err(_) => None,
-            };
-            let Some((rec, region, local)) = item else {
-                return Ok(());
-            };
-            let full = local.first() == cdims.first();
-            let direct = if full { Some(&mut *region) } else { None };
-            let data =
-                decode_one_into(st, ctx, req, rec, clen, direct).map_err(|e| name(rec, e))?;
-            if let Some(data) = data {
-                copy_chunk(region, &data, &zero, cdims, &local, es).map_err(|e| name(rec, e))?;
-                crate::io::recycle(data);
+    // The error reported is that of the first failing chunk in this order,
+    // whatever the threads' timing: chunks are taken in order, and a chunk
+    // after a recorded failure is skipped (those before it still decode).
+    let queue = std::sync::Mutex::new(items.into_iter().enumerate());
+    let failed = std::sync::Mutex::new(None::<(usize, Error)>);
+    let fail = |i: usize, e: Error| {
+        if let Ok(mut f) = failed.lock() {
+            if f.as_ref().is_none_or(|(j, _)| i < *j) {
+                *f = Some((i, e));
             }
         }
     };
+    let zero = alloc::vec![0u64; dims.len()];
+    let work = || loop {
+        let item = match queue.lock() {
+            Ok(mut q) => q.next(),
+            Err(_) => None,
+        };
+        let Some((i, (rec, region, local))) = item else {
+            return;
+        };
+        if failed
+            .lock()
+            .map_or(true, |f| f.as_ref().is_some_and(|(j, _)| *j < i))
+        {
+            return;
+        }
+        let full = local.first() == cdims.first();
+        let direct = if full { Some(&mut *region) } else { None };
+        match decode_one_into(st, ctx, req, rec, clen, direct) {
+            Ok(Some(data)) => {
+                let r = copy_chunk(region, &data, &zero, cdims, &local, es);
+                crate::io::recycle(data);
+                if let Err(e) = r {
+                    fail(i, name(rec, e));
+                }
+            }
+            Ok(None) => {}
+            Err(e) => fail(i, name(rec, e)),
+        }
+    };
     // The calling thread is one of the workers.
-    let results: Vec<Result<()>> = std::thread::scope(|s| {
+    let panicked = std::thread::scope(|s| {
         let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
-        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
-            .unwrap_or_else(|_| Err(Error::corrupt("a chunk decoding thread panicked", 0)));
-        core::iter::once(mine)
-            .chain(handles.into_iter().map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::corrupt("a chunk decoding thread panicked", 0)))
-            }))
-            .collect()
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).is_err();
+        handles
+            .into_iter()
+            .fold(mine, |p, h| h.join().is_err() || p)
     });
-    results.into_iter().collect::<Result<Vec<()>>>()?;
+    if panicked {
+        return Err(Error::corrupt("a chunk decoding thread panicked", 0));
+    }
+    if let Some((_, e)) = failed.into_inner().ok().flatten() {
+        return Err(e);
+    }
     Ok(true)
 }
 
@@ -1128,11 +1149,23 @@ fn coalesced(
         let batch_recs = order.get(start..i).unwrap_or(&[]);
         // Overlapping ranges (a corrupt index) are refused by the overlay:
         // then each chunk is read on its own, as without coalescing.
-        match st.with_overlay(overlay) {
+        let r = match st.with_overlay(overlay) {
             Ok(mem) if mem.overlay().is_some() => {
-                each_decoded(&mem, ctx, req, batch_recs, clen, &mut *sink)?
+                each_decoded(&mem, ctx, req, batch_recs, clen, &mut *sink)
             }
-            _ => each_decoded(st, ctx, req, batch_recs, clen, &mut *sink)?,
+            _ => each_decoded(st, ctx, req, batch_recs, clen, &mut *sink),
+        };
+        if let Err(e) = r {
+            // The error to report is that of the first failing chunk in
+            // record order (as for sources in memory), not in file order.
+            for rec in recs {
+                if let Err(first) = decode_one(st, ctx, req, rec, clen) {
+                    return Err(first
+                        .context(&coords(&rec.offsets))
+                        .with_offset(st.base().saturating_add(rec.addr.get())));
+                }
+            }
+            return Err(e);
         }
     }
     Ok(())
