@@ -458,3 +458,157 @@ fn free_space_section_list_corruption_is_found() {
         );
     }
 }
+
+/// Header address of `path` in `b` and the offset of its first v1 message
+/// (v1 object header: 16-byte prefix, messages 8-aligned after it).
+fn v1_header(b: &[u8], path: &str) -> (usize, usize) {
+    let f = File::from_bytes(b.to_vec()).expect("open");
+    let a = f.object(path).expect("object").addr().0 as usize;
+    assert_eq!(b[a], 1, "{path}: a version 1 object header");
+    (a, a + 16)
+}
+
+/// The v1 messages of the header at `a`: (offset of the message's 8-byte
+/// prefix, type, size).
+fn v1_messages(b: &[u8], a: usize) -> Vec<(usize, u16, usize)> {
+    let n = u16::from_le_bytes([b[a + 2], b[a + 3]]) as usize;
+    let len = u32::from_le_bytes(b[a + 8..a + 12].try_into().unwrap()) as usize;
+    let (mut at, end) = (a + 16, a + 16 + len);
+    let mut out = Vec::new();
+    while out.len() < n && at + 8 <= end {
+        let t = u16::from_le_bytes([b[at], b[at + 1]]);
+        let s = u16::from_le_bytes([b[at + 2], b[at + 3]]) as usize;
+        out.push((at, t, s));
+        at += 8 + s;
+    }
+    out
+}
+
+/// The symbol-table message of group `path`: (B-tree, local heap).
+fn group_stab(b: &[u8], path: &str) -> (usize, usize) {
+    let f = File::from_bytes(b.to_vec()).expect("open");
+    let g = f.group(path).expect("group");
+    let m = g
+        .header()
+        .find(kind::SYMBOL_TABLE)
+        .expect("symbol table message");
+    let s = SymbolTableMessage::decode(&mut h5fmt::codec::Cursor::new(&m.data, 0), f.ctx())
+        .expect("stab");
+    (s.btree.0 as usize, s.heap.0 as usize)
+}
+
+/// Signatures: a v1 B-tree node's `TREE` and a local heap's `HEAP` (no
+/// checksum guards them in a superblock-v0 file).
+#[test]
+fn bad_signatures_are_found() {
+    let good = testdata("groups_earliest.h5");
+    assert!(is_clean(&check_bytes(good.clone()), false));
+    let (tree, heap) = group_stab(&good, "/few");
+    for (at, what) in [(tree, "TREE"), (heap, "HEAP")] {
+        assert_eq!(&good[at..at + 4], what.as_bytes());
+        let mut b = good.clone();
+        b[at + 1] ^= 0x20;
+        let f = check_bytes(b);
+        assert!(has(&f, "signature"), "{what}: {}", show(&f));
+    }
+}
+
+/// Versions: an object header of version 7 and a dataspace message of
+/// version 9.
+#[test]
+fn bad_versions_are_found() {
+    let good = testdata("datasets_earliest.h5");
+    assert!(is_clean(&check_bytes(good.clone()), false));
+    let (a, _) = v1_header(&good, "/chunked");
+    let mut b = good.clone();
+    b[a] = 7;
+    let f = check_bytes(b);
+    assert!(has(&f, "version byte 7"), "{}", show(&f));
+    let msgs = v1_messages(&good, a);
+    let &(at, _, _) = msgs
+        .iter()
+        .find(|m| m.1 == kind::DATASPACE)
+        .expect("dataspace message");
+    let mut b = good.clone();
+    b[at + 8] = 9;
+    let f = check_bytes(b);
+    assert!(has(&f, "version 9"), "{}", show(&f));
+}
+
+/// Object header message sizes and flags: a message whose size runs past
+/// its header; the shared flag on a type that cannot be shared (the
+/// layout: libhdf5 refuses such a header); an unknown message type (a
+/// warning) then also flagged "fail if unknown" (an error: libhdf5 refuses
+/// the object), in place of the header's null message.
+#[test]
+fn bad_message_sizes_and_flags_are_found() {
+    let good = testdata("datasets_earliest.h5");
+    let (a, _) = v1_header(&good, "/chunked");
+    let msgs = v1_messages(&good, a);
+    let (at, _, _) = msgs[0];
+    let mut b = good.clone();
+    b[at + 2..at + 4].copy_from_slice(&0xfff0u16.to_le_bytes());
+    let f = check_bytes(b);
+    assert!(has(&f, "/chunked: cannot read object"), "{}", show(&f));
+    let &(at, _, _) = msgs
+        .iter()
+        .find(|m| m.1 == kind::LAYOUT)
+        .expect("layout message");
+    let mut b = good.clone();
+    b[at + 4] |= 0x02;
+    let f = check_bytes(b);
+    assert!(has(&f, "a type that cannot be shared"), "{}", show(&f));
+    let &(at, _, _) = msgs.iter().find(|m| m.1 == 0).expect("null message");
+    let mut b = good.clone();
+    b[at..at + 2].copy_from_slice(&0x00f0u16.to_le_bytes());
+    let f = check_bytes(b.clone());
+    assert!(
+        is_clean(&f, false),
+        "an unknown type alone is a warning: {}",
+        show(&f)
+    );
+    b[at + 4] = 0x80;
+    let f = check_bytes(b);
+    assert!(has(&f, "marked \"fail if unknown\""), "{}", show(&f));
+}
+
+/// Heap free lists: the local heap's free list pointing past its data
+/// segment.
+#[test]
+fn bad_local_heap_free_list_is_found() {
+    let good = testdata("groups_earliest.h5");
+    let (_, heap) = group_stab(&good, "/few");
+    // HEAP, version, 3 reserved, data segment size (8), free list head (8).
+    let size = u64::from_le_bytes(good[heap + 8..heap + 16].try_into().unwrap());
+    let mut b = good.clone();
+    b[heap + 16..heap + 24].copy_from_slice(&(size + 64).to_le_bytes());
+    let f = check_bytes(b);
+    assert!(has(&f, "free"), "{}", show(&f));
+}
+
+/// Dataspace/datatype/layout consistency: a chunked layout whose rank
+/// disagrees with the dataspace's, and a datatype of size 0.
+#[test]
+fn inconsistent_layout_and_datatype_are_found() {
+    let good = testdata("datasets_earliest.h5");
+    let (a, _) = v1_header(&good, "/chunked");
+    let msgs = v1_messages(&good, a);
+    let &(at, _, _) = msgs
+        .iter()
+        .find(|m| m.1 == kind::LAYOUT)
+        .expect("layout message");
+    // Layout v3, class 2 (chunked): dimensionality (rank + 1) at byte 2.
+    assert_eq!((good[at + 8], good[at + 9]), (3, 2));
+    let mut b = good.clone();
+    b[at + 10] += 1;
+    let f = check_bytes(b);
+    assert!(has(&f, "/chunked"), "{}", show(&f));
+    let &(at, _, _) = msgs
+        .iter()
+        .find(|m| m.1 == kind::DATATYPE)
+        .expect("datatype message");
+    let mut b = good.clone();
+    b[at + 8 + 4..at + 8 + 8].copy_from_slice(&0u32.to_le_bytes());
+    let f = check_bytes(b);
+    assert!(has(&f, "/chunked"), "{}", show(&f));
+}

@@ -494,6 +494,28 @@ pub fn decode_messages(
                 at,
             ));
         }
+        // Only these types can be shared (libhdf5 refuses a header whose
+        // message of another known type is flagged shareable; flagged
+        // shared, its body would be misread as a shared-message reference).
+        use crate::format::message::kind as k;
+        const SHAREABLE: [u16; 6] = [
+            k::DATASPACE,
+            k::DATATYPE,
+            k::FILL_VALUE_OLD,
+            k::FILL_VALUE,
+            k::FILTER_PIPELINE,
+            k::ATTRIBUTE,
+        ];
+        let share_bits =
+            crate::format::message::flags::SHARED | crate::format::message::flags::SHAREABLE;
+        if kind <= MAX_KNOWN_MESSAGE_TYPE && flags & share_bits != 0 && !SHAREABLE.contains(&kind) {
+            return Err(Error::corrupt(
+                alloc::format!(
+                    "message type {kind:#x} flagged shared or shareable (flags {flags:#04x}): a type that cannot be shared"
+                ),
+                at,
+            ));
+        }
         if kind > MAX_KNOWN_MESSAGE_TYPE
             && flags & crate::format::message::flags::FAIL_IF_UNKNOWN_ALWAYS != 0
         {
