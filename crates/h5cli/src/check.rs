@@ -12,7 +12,9 @@
 //! layout consistency; chunk index consistency (every chunk inside the
 //! dataspace, on the chunk grid, once, with a sane size); every attribute and
 //! dataset readable; the persistent free-space managers (headers, section
-//! lists, and no free section over an allocated structure). Warnings (errors only with `--strict`): unknown message
+//! lists, and no free section over an allocated structure); fractal heap
+//! free-space managers (each single section inside a direct block's data,
+//! row sections within the doubling table, totals). Warnings (errors only with `--strict`): unknown message
 //! types, dangling soft links, slack after the EOF address, storage larger
 //! than needed.
 
@@ -734,15 +736,22 @@ impl Checker<'_> {
                 self.region(heap, total as u64, "fractal heap header", path);
             }
         }
-        match FractalHeap::open(&self.st, self.ctx, heap).and_then(|h| h.blocks()) {
-            Ok(blocks) => {
-                for b in blocks {
+        match FractalHeap::open(&self.st, self.ctx, heap)
+            .and_then(|h| Ok((h.blocks()?, h.header().clone())))
+        {
+            Ok((blocks, hdr)) => {
+                let mut direct = Vec::new();
+                for b in &blocks {
                     let what = if b.indirect {
                         "fractal heap indirect block"
                     } else {
+                        direct.push(*b);
                         "fractal heap direct block"
                     };
                     self.region(b.addr, b.len, what, path);
+                }
+                if let Some(fs) = hdr.free_space_manager.defined() {
+                    self.heap_free_space(fs, &hdr, &direct, path);
                 }
             }
             Err(e) => self.error(&e, Some(self.abs(heap)), path, "fractal heap"),
@@ -760,6 +769,177 @@ impl Checker<'_> {
                 }
                 Err(e) => self.error(&e, Some(self.abs(index)), path, "v2 B-tree"),
             }
+        }
+    }
+
+    /// A fractal heap's free-space manager: header and section list decoded
+    /// (client 0) and recorded as allocated; each single section inside the
+    /// data area of one of the heap's direct blocks, each row section within
+    /// the doubling table, and the sections adding up to the header's total.
+    fn heap_free_space(
+        &mut self,
+        a: Addr,
+        heap: &h5fmt::format::fractal_heap::FractalHeapHeader,
+        direct: &[h5fmt::read::fractal_heap::HeapBlock],
+        path: &str,
+    ) {
+        let hlen = FreeSpaceHeader::encoded_len(self.ctx) as u64;
+        let abs = self.abs(a);
+        if !self.region(a, hlen, "fractal heap free-space manager header", path) {
+            return;
+        }
+        let hdr = match self
+            .st
+            .read(a, hlen)
+            .and_then(|b| FreeSpaceHeader::decode(&mut Cursor::new(&b, abs), self.ctx))
+        {
+            Ok(h) => h,
+            Err(e) => {
+                self.error(
+                    &e,
+                    Some(abs),
+                    path,
+                    "fractal heap free-space manager header",
+                );
+                return;
+            }
+        };
+        if hdr.client != 0 {
+            self.err(
+                Some(abs),
+                path,
+                format!(
+                    "the fractal heap's free-space manager has client {} (not a fractal heap)",
+                    hdr.client
+                ),
+            );
+            return;
+        }
+        if hdr.address_bits != heap.max_heap_bits {
+            self.err(
+                Some(abs),
+                path,
+                format!(
+                    "the fractal heap's free-space manager has a {}-bit address space, the heap {} bits",
+                    hdr.address_bits, heap.max_heap_bits
+                ),
+            );
+        }
+        let Some(sa) = hdr.sections_addr.defined() else {
+            if hdr.serial_sections > 0 {
+                self.err(
+                    Some(abs),
+                    path,
+                    format!(
+                        "fractal heap free-space manager with {} sections but no section list",
+                        hdr.serial_sections
+                    ),
+                );
+            }
+            return;
+        };
+        let sabs = self.abs(sa);
+        if !self.region(
+            sa,
+            hdr.sections_alloc,
+            "fractal heap free-space section list",
+            path,
+        ) {
+            return;
+        }
+        let sections = match self
+            .st
+            .read(sa, hdr.sections_used)
+            .and_then(|b| decode_sections(&mut Cursor::new(&b, sabs), &hdr, a, self.ctx))
+        {
+            Ok(s) => s,
+            Err(e) => {
+                self.error(&e, Some(sabs), path, "fractal heap free-space section list");
+                return;
+            }
+        };
+        // Heap-space extent of each direct block's data area (unfiltered
+        // heaps: a filtered block's stored size is not its heap size).
+        let prefix = heap.direct_prefix_len(self.ctx.sizes) as u64;
+        let off_len = heap.heap_off_size();
+        let mut areas = Vec::new();
+        if heap.filter_len == 0 {
+            for b in direct {
+                let at = 5 + u64::from(self.ctx.sizes.offsets);
+                let Ok(bytes) = self
+                    .st
+                    .read(Addr(b.addr.0.saturating_add(at)), off_len as u64)
+                else {
+                    continue;
+                };
+                let off = Cursor::new(&bytes, 0)
+                    .read_uint(off_len)
+                    .unwrap_or(u64::MAX);
+                areas.push((off.saturating_add(prefix), off.saturating_add(b.len)));
+            }
+        }
+        let mut total = 0u64;
+        for s in &sections {
+            total = total.saturating_add(s.size);
+            let end = s.offset.saturating_add(s.size);
+            match (s.class, s.heap_rows) {
+                (0, _)
+                    if heap.filter_len == 0
+                        && !areas.iter().any(|&(lo, hi)| s.offset >= lo && end <= hi) =>
+                {
+                    self.err(
+                        Some(sabs),
+                        path,
+                        format!(
+                            "fractal heap free section [{}, {end}) is not inside the data of a direct block",
+                            s.offset
+                        ),
+                    );
+                }
+                (1 | 3, Some(r)) => {
+                    let last = u32::from(r.col) + u32::from(r.entries);
+                    if r.entries == 0 || r.col >= heap.table_width {
+                        self.err(
+                            Some(sabs),
+                            path,
+                            format!(
+                                "fractal heap row section at row {}, column {} of {} entries in a table {} wide",
+                                r.row, r.col, r.entries, heap.table_width
+                            ),
+                        );
+                    } else if last > u32::from(heap.table_width) && s.class == 1 {
+                        self.err(
+                            Some(sabs),
+                            path,
+                            format!(
+                                "fractal heap first-row section runs past its row ({last} > {} columns)",
+                                heap.table_width
+                            ),
+                        );
+                    }
+                }
+                _ => {}
+            }
+            if heap.max_heap_bits < 64 && end > 1u64 << heap.max_heap_bits {
+                self.err(
+                    Some(sabs),
+                    path,
+                    format!(
+                        "fractal heap free section [{}, {end}) past the heap's 2^{} bytes",
+                        s.offset, heap.max_heap_bits
+                    ),
+                );
+            }
+        }
+        if hdr.ghost_sections == 0 && total != hdr.total_space {
+            self.err(
+                Some(abs),
+                path,
+                format!(
+                    "fractal heap free sections add up to {total} bytes, the manager tracks {}",
+                    hdr.total_space
+                ),
+            );
         }
     }
 

@@ -612,3 +612,126 @@ fn inconsistent_layout_and_datatype_are_found() {
     let f = check_bytes(b);
     assert!(has(&f, "/chunked"), "{}", show(&f));
 }
+
+mod common;
+
+/// A dense attribute set (100 attributes, every third deleted) and a dense
+/// group (100 links, every second deleted) written by libhdf5: their
+/// fractal heaps keep free-space managers with sections.
+const GEN_HEAP_FS: &str = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'w', libver='latest') as f:
+    g = f.create_group('g')
+    for i in range(100):
+        g.attrs['a%03d' % i] = i
+    for i in range(0, 100, 3):
+        del g.attrs['a%03d' % i]
+    h = f.create_group('h')
+    for i in range(100):
+        h.create_group('x%03d' % i)
+    for i in range(0, 100, 2):
+        del h['x%03d' % i]
+"#;
+
+/// The free-space manager of the fractal heap behind `/g`'s dense
+/// attributes: (header offset, header, section list offset, sections).
+fn heap_manager(
+    b: &[u8],
+) -> (
+    usize,
+    h5fmt::format::free_space::FreeSpaceHeader,
+    usize,
+    Vec<h5fmt::format::free_space::FreeSection>,
+) {
+    use h5fmt::codec::Cursor;
+    use h5fmt::format::free_space::{decode_sections, FreeSpaceHeader};
+    use h5fmt::format::message::AttributeInfo;
+    let f = File::from_bytes(b.to_vec()).expect("open");
+    let ctx = f.ctx();
+    let g = f.group("/g").expect("g");
+    let m = g
+        .header()
+        .find(kind::ATTRIBUTE_INFO)
+        .expect("attribute info");
+    let info = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx).expect("info");
+    let heap =
+        h5fmt::read::fractal_heap::FractalHeap::open(f.storage(), ctx, info.heap).expect("heap");
+    let a = heap.header().free_space_manager;
+    assert!(!a.is_undef(), "libhdf5 kept a free-space manager");
+    let at = a.0 as usize;
+    let hdr = FreeSpaceHeader::decode(&mut Cursor::new(&b[at..], a.0), ctx).expect("FSHD");
+    let s = hdr.sections_addr.0 as usize;
+    let secs = decode_sections(&mut Cursor::new(&b[s..], s as u64), &hdr, a, ctx).expect("FSSE");
+    (at, hdr, s, secs)
+}
+
+/// Fractal heap free-space managers (client 0) written by libhdf5 decode
+/// and pass; a single section moved onto a direct block's header, and a
+/// manager whose client is the file, are found.
+#[test]
+fn fractal_heap_free_space_is_checked() {
+    let path = common::scratch("h5cli_check", "heap_fs.h5");
+    let Some(_) = common::run_py(GEN_HEAP_FS, &[path.to_str().expect("utf-8")]) else {
+        println!("skipped: no python");
+        return;
+    };
+    let good = std::fs::read(&path).expect("read");
+    let f = check_bytes(good.clone());
+    assert!(is_clean(&f, true), "{}", show(&f));
+    let (hdr_at, hdr, s_at, secs) = heap_manager(&good);
+    assert_eq!(hdr.client, 0);
+    assert!(hdr.serial_sections > 0);
+    assert_eq!(secs.iter().map(|s| s.size).sum::<u64>(), hdr.total_space);
+    let single = secs
+        .iter()
+        .position(|s| s.class == 0)
+        .expect("a single section");
+    // The section list: FSSE, version, header address (8), then the first
+    // set's count and size fields, then (offset, class[, data]) records.
+    let count_len = h5fmt::format::free_space::limit_enc_size(hdr.serial_sections);
+    let size_len = h5fmt::format::free_space::limit_enc_size(hdr.max_section_size);
+    let off_len = usize::from(hdr.address_bits).div_ceil(8);
+    // Walk the sets to the record of section `single`.
+    let le = |at: usize, n: usize| (0..n).fold(0u64, |v, i| v | u64::from(good[at + i]) << (8 * i));
+    let (mut at, mut i, mut rec) = (s_at + 13, 0, None);
+    while rec.is_none() {
+        let n = le(at, count_len) as usize;
+        at += count_len + size_len;
+        for _ in 0..n {
+            if i == single {
+                rec = Some(at);
+            }
+            let class = good[at + off_len];
+            at += off_len
+                + 1
+                + if class == 1 || class == 3 {
+                    off_len + 6
+                } else {
+                    0
+                };
+            i += 1;
+        }
+    }
+    let rec = rec.expect("record");
+    assert_eq!(le(rec, off_len), secs[single].offset);
+    let mut b = good.clone();
+    b[rec..rec + off_len].fill(0);
+    reseal(&mut b, s_at, hdr.sections_used as usize);
+    let f = check_bytes(b);
+    assert!(
+        has(&f, "is not inside the data of a direct block"),
+        "{}",
+        show(&f)
+    );
+    let mut b = good.clone();
+    b[hdr_at + 5] = 1;
+    reseal(&mut b, hdr_at, fshd_len(&good));
+    let f = check_bytes(b);
+    assert!(has(&f, "not a fractal heap"), "{}", show(&f));
+}
+
+/// Bytes of a free-space manager header in the file `b`.
+fn fshd_len(b: &[u8]) -> usize {
+    let f = File::from_bytes(b.to_vec()).expect("open");
+    h5fmt::format::free_space::FreeSpaceHeader::encoded_len(f.ctx())
+}

@@ -250,23 +250,42 @@ impl FreeSpaceHeader {
 /// One free-space section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FreeSection {
-    /// Offset in the client's address space (the file: a relative address).
+    /// Offset in the client's address space (the file: a relative address;
+    /// a fractal heap: an offset in the heap's space).
     pub offset: u64,
     /// Size in bytes.
     pub size: u64,
-    /// Section class (file client: 0 simple, 1 small page, 2 large page).
+    /// Section class (file client: 0 simple, 1 small page, 2 large page;
+    /// fractal heap client: 0 single, 1 first row, 2 normal row, 3
+    /// indirect).
     pub class: u8,
+    /// The class data of a fractal heap's first-row and indirect sections.
+    pub heap_rows: Option<HeapRows>,
 }
 
-/// Decode a file client's section list (`FSSE`) of header `hdr` at
-/// `hdr_addr`: `cur` starts at `FSSE` and holds at least `hdr.sections_used`
-/// bytes. The checksum (at the end of the used bytes) is verified first.
-/// Only the file client's classes (no class data) are decoded.
+/// Class data of a fractal heap's first-row (1) and indirect (3) free
+/// sections: a run of empty blocks of one indirect block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeapRows {
+    /// Heap offset of the indirect block holding the empty blocks.
+    pub block_offset: u64,
+    /// Row of the first empty block.
+    pub row: u16,
+    /// Column of the first empty block.
+    pub col: u16,
+    /// Number of empty blocks.
+    pub entries: u16,
+}
+
+/// Decode the section list (`FSSE`) of header `hdr` at `hdr_addr`, of the
+/// file client or of a fractal heap client: `cur` starts at `FSSE` and
+/// holds at least `hdr.sections_used` bytes. The checksum (at the end of
+/// the used bytes) is verified first.
 ///
 /// # Errors
 /// `Truncated`, `Checksum`; `Corrupt` for a bad signature, version, header
-/// back-pointer, an unknown section class, or counts that disagree with the
-/// header.
+/// back-pointer, an unknown client or section class, or counts that
+/// disagree with the header.
 pub fn decode_sections(
     cur: &mut Cursor<'_>,
     hdr: &FreeSpaceHeader,
@@ -298,11 +317,20 @@ pub fn decode_sections(
             at.saturating_add(1),
         ));
     }
-    if hdr.client != 1 {
-        return Err(Error::unsupported(
-            "sections of a fractal heap's free-space manager",
-        ));
-    }
+    // Client 1: the file (classes 0-2, no class data); client 0: a fractal
+    // heap (classes 0-3; first-row and indirect sections carry the indirect
+    // block's heap offset, row, column and number of entries).
+    let heap = match hdr.client {
+        0 => true,
+        1 => false,
+        c => {
+            return Err(Error::corrupt(
+                alloc::format!("free-space manager client {c}"),
+                at,
+            ))
+        }
+    };
+    let max_class = if heap { 3 } else { 2 };
     let count_len = limit_enc_size(hdr.serial_sections);
     let size_len = limit_enc_size(hdr.max_section_size);
     let off_len = usize::from(hdr.address_bits).div_ceil(8).max(1);
@@ -329,16 +357,27 @@ pub fn decode_sections(
             let offset = c.read_uint(off_len)?;
             let class_at = c.offset();
             let class = c.read_u8()?;
-            if class > 2 {
+            if class > max_class {
                 return Err(Error::corrupt(
                     alloc::format!("free-space section class {class}"),
                     class_at,
                 ));
             }
+            let heap_rows = if heap && (class == 1 || class == 3) {
+                Some(HeapRows {
+                    block_offset: c.read_uint(off_len)?,
+                    row: c.read_u16()?,
+                    col: c.read_u16()?,
+                    entries: c.read_u16()?,
+                })
+            } else {
+                None
+            };
             out.push(FreeSection {
                 offset,
                 size,
                 class,
+                heap_rows,
             });
         }
     }
