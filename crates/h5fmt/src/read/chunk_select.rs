@@ -1,0 +1,427 @@
+//! Pruned chunk-index walks for selection reads: only the parts of a chunk
+//! index that can hold chunks inside a selection's bounding box are read.
+//!
+//! The box is kept in *scaled* chunk coordinates (chunk numbers per
+//! dimension, inclusive bounds). Arrays indexed by a linear chunk number
+//! (implicit, fixed array, extensible array) number the chunks row-major
+//! over the chunk grid, the extensible array with its unlimited dimension
+//! moved first; [`GridBox`] maps between the two and finds, for any linear
+//! number, the next one inside the box, so a walk jumps from one needed
+//! block or page to the next without visiting the others. The v2 B-tree
+//! (record types 10 and 11) orders records by their scaled offsets compared
+//! dimension by dimension: a child between two keys is descended only when
+//! some box chunk lies strictly between them.
+//!
+//! Every walk reads at most what the full walk of the same index reads
+//! (`chunks::chunk_records`), with the same checks: block sizes against
+//! `max_metadata_block`, counts against `max_index_entries`, visited
+//! addresses for cycles, checked arithmetic on file numbers.
+
+use crate::codec::Cursor;
+use crate::error::{Error, Result};
+use crate::format::fixed_array::{
+    self, bit_set, ChunkEntry, FixedArrayDataBlock, FixedArrayHeader,
+};
+use crate::io::Storage;
+use crate::{Addr, Ctx};
+use alloc::vec::Vec;
+
+/// A box of chunks in scaled coordinates (inclusive bounds), compared in
+/// lexicographic (row-major) order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaledBox {
+    lo: Vec<u64>,
+    hi: Vec<u64>,
+}
+
+impl ScaledBox {
+    /// The box `lo..=hi` (same rank); `None` when empty (some `lo > hi`) or
+    /// the ranks differ.
+    pub fn new(lo: Vec<u64>, hi: Vec<u64>) -> Option<Self> {
+        if lo.len() != hi.len() || lo.iter().zip(&hi).any(|(l, h)| l > h) {
+            return None;
+        }
+        Some(ScaledBox { lo, hi })
+    }
+
+    /// The chunks whose elements intersect the element box `lo..hi`
+    /// (exclusive upper bounds) for chunks of `chunk` elements, clamped to
+    /// `counts` chunks per dimension when given; `None` when empty.
+    pub fn from_elements(
+        lo: &[u64],
+        hi: &[u64],
+        chunk: &[u64],
+        counts: Option<&[u64]>,
+    ) -> Option<Self> {
+        if lo.len() != chunk.len() || hi.len() != chunk.len() {
+            return None;
+        }
+        let mut blo = Vec::with_capacity(chunk.len());
+        let mut bhi = Vec::with_capacity(chunk.len());
+        for (d, ((&l, &h), &c)) in lo.iter().zip(hi).zip(chunk).enumerate() {
+            if h == 0 || l >= h || c == 0 {
+                return None;
+            }
+            let mut top = (h - 1) / c;
+            if let Some(counts) = counts {
+                top = top.min(counts.get(d)?.checked_sub(1)?);
+            }
+            blo.push(l / c);
+            bhi.push(top);
+        }
+        ScaledBox::new(blo, bhi)
+    }
+
+    /// Rank of the box.
+    pub fn rank(&self) -> usize {
+        self.lo.len()
+    }
+
+    /// Whether `c` lies inside the box.
+    pub fn contains(&self, c: &[u64]) -> bool {
+        c.len() == self.lo.len()
+            && c.iter()
+                .zip(self.lo.iter().zip(&self.hi))
+                .all(|(x, (l, h))| l <= x && x <= h)
+    }
+
+    /// The first `k` coordinates of `p` made as small as possible while
+    /// increasing the prefix `p[..k]` (each coordinate already inside the
+    /// box) to its successor inside the box; `None` when it is the last.
+    fn bump(&self, mut p: Vec<u64>, k: usize) -> Option<Vec<u64>> {
+        let j = (0..k)
+            .rev()
+            .find(|&j| matches!((p.get(j), self.hi.get(j)), (Some(x), Some(h)) if x < h))?;
+        let x = p.get_mut(j)?;
+        *x = x.checked_add(1)?;
+        for (x, &l) in p.iter_mut().zip(&self.lo).skip(j + 1) {
+            *x = l;
+        }
+        Some(p)
+    }
+
+    /// The smallest box point `>= c` in lexicographic order.
+    pub fn at_or_after(&self, c: &[u64]) -> Option<Vec<u64>> {
+        if c.len() != self.lo.len() {
+            return None;
+        }
+        let mut p = c.to_vec();
+        let outside = p
+            .iter()
+            .zip(self.lo.iter().zip(&self.hi))
+            .position(|(x, (l, h))| x < l || x > h);
+        let Some(k) = outside else {
+            return Some(p);
+        };
+        if p.get(k) < self.lo.get(k) {
+            // Same prefix, then the box's lowest corner from here on.
+            for (x, &l) in p.iter_mut().zip(&self.lo).skip(k) {
+                *x = l;
+            }
+            return Some(p);
+        }
+        self.bump(p, k)
+    }
+
+    /// The smallest box point `> c` in lexicographic order.
+    pub fn after(&self, c: &[u64]) -> Option<Vec<u64>> {
+        let p = self.at_or_after(c)?;
+        if p != c {
+            return Some(p);
+        }
+        let n = p.len();
+        self.bump(p, n)
+    }
+}
+
+/// A [`ScaledBox`] over a chunk grid numbered linearly (row-major over
+/// `counts`, dimension `first` moved to the front).
+#[derive(Debug, Clone)]
+pub struct GridBox {
+    /// Dimension order of the linear numbering.
+    order: Vec<usize>,
+    /// Chunks per dimension, in `order`.
+    counts: Vec<u64>,
+    /// Number of chunks in the grid.
+    total: u64,
+    /// The box clamped to the grid, in `order` (`None`: no grid chunk in it).
+    bx: Option<ScaledBox>,
+}
+
+impl GridBox {
+    /// The box `bx` (scaled coordinates in dataspace order) over a grid of
+    /// `counts` chunks per dimension numbered with dimension `first` moved
+    /// to the front; the box is clamped to the grid. `None` when the ranks
+    /// differ, `first` is out of range or the grid has more than `u64::MAX`
+    /// chunks.
+    pub fn new(counts: &[u64], first: usize, bx: &ScaledBox) -> Option<Self> {
+        let rank = counts.len();
+        if bx.rank() != rank || (rank > 0 && first >= rank) {
+            return None;
+        }
+        let order: Vec<usize> = core::iter::once(first)
+            .filter(|_| rank > 0)
+            .chain((0..rank).filter(|&d| d != first))
+            .collect();
+        let pick =
+            |v: &[u64]| -> Option<Vec<u64>> { order.iter().map(|&d| v.get(d).copied()).collect() };
+        let counts = pick(counts)?;
+        let total = counts.iter().try_fold(1u64, |n, &c| n.checked_mul(c))?;
+        let hi: Vec<u64> = pick(&bx.hi)?
+            .iter()
+            .zip(&counts)
+            .map(|(&h, &c)| h.min(c.saturating_sub(1)))
+            .collect();
+        let bx = if counts.contains(&0) {
+            None
+        } else {
+            ScaledBox::new(pick(&bx.lo)?, hi)
+        };
+        Some(GridBox {
+            order,
+            counts,
+            total,
+            bx,
+        })
+    }
+
+    /// Number of chunks in the grid.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Number of grid chunks inside the box (saturating).
+    pub fn count(&self) -> u64 {
+        self.bx.as_ref().map_or(0, |bx| {
+            bx.lo
+                .iter()
+                .zip(&bx.hi)
+                .map(|(&l, &h)| (h - l).saturating_add(1))
+                .fold(1u64, u64::saturating_mul)
+        })
+    }
+
+    fn coords(&self, mut idx: u64) -> Vec<u64> {
+        let mut c = alloc::vec![0u64; self.counts.len()];
+        for (x, &n) in c.iter_mut().zip(&self.counts).rev() {
+            let n = n.max(1);
+            *x = idx % n;
+            idx /= n;
+        }
+        c
+    }
+
+    fn linear(&self, c: &[u64]) -> Option<u64> {
+        c.iter().zip(&self.counts).try_fold(0u64, |acc, (&x, &n)| {
+            if x >= n {
+                return None;
+            }
+            acc.checked_mul(n)?.checked_add(x)
+        })
+    }
+
+    /// The smallest linear chunk number `>= idx` inside the box and the grid.
+    pub fn next(&self, idx: u64) -> Option<u64> {
+        if idx >= self.total {
+            return None;
+        }
+        let p = self.bx.as_ref()?.at_or_after(&self.coords(idx))?;
+        self.linear(&p)
+    }
+
+    /// Whether linear chunk number `idx` lies inside the box and the grid.
+    pub fn contains(&self, idx: u64) -> bool {
+        idx < self.total
+            && self
+                .bx
+                .as_ref()
+                .is_some_and(|bx| bx.contains(&self.coords(idx)))
+    }
+
+    /// Dimension order of the numbering (the first dimension moved first).
+    pub fn order(&self) -> &[usize] {
+        &self.order
+    }
+}
+
+/// Push the defined `entries` (element `i` has number `first + i`) that lie
+/// in `bx`, stopping before `limit`.
+fn push_in_box(
+    entries: &[ChunkEntry],
+    first: u64,
+    limit: u64,
+    bx: &GridBox,
+    ctx: Ctx,
+    out: &mut Vec<(u64, ChunkEntry)>,
+) -> Result<()> {
+    let end = first.saturating_add(entries.len() as u64).min(limit);
+    let mut at = bx.next(first);
+    while let Some(i) = at.filter(|&i| i < end) {
+        let e = usize::try_from(i - first)
+            .ok()
+            .and_then(|k| entries.get(k))
+            .copied();
+        if let Some(e) = e.filter(|e| !e.addr.is_undef()) {
+            out.push((i, e));
+            super::chunks::count_check(out.len() as u64, ctx)?;
+        }
+        at = bx.next(i + 1);
+    }
+    Ok(())
+}
+
+/// The defined entries of a fixed array whose element numbers lie in `bx`,
+/// with their numbers (as [`super::chunks::fixed_array_entries`] gives
+/// them, restricted to the box). Reads the header, the data block (whole
+/// when unpaged; only its prefix with the page-initialized bitmap when
+/// paged) and only the pages holding box elements.
+///
+/// # Errors
+/// `Corrupt`, `Checksum`, `Truncated`, `Limit`.
+pub fn fixed_array_entries_in(
+    st: &Storage,
+    ctx: Ctx,
+    addr: Addr,
+    bx: &GridBox,
+) -> Result<Vec<(u64, ChunkEntry)>> {
+    let hsize = FixedArrayHeader::encoded_size(ctx);
+    let raw = st.read(addr, hsize as u64)?;
+    let hdr = FixedArrayHeader::decode(&mut Cursor::new(&raw, st.base() + addr.get()), ctx)?;
+    let mut out = Vec::new();
+    let Some(db_addr) = hdr.data_block.defined() else {
+        return Ok(out);
+    };
+    // An unpaged data block holds at most one page of elements (libhdf5
+    // pages any larger block), so it is small by construction: read whole.
+    // A paged one is read up to its bitmap; pages follow it.
+    let db_size = hdr.data_block_size(ctx)?;
+    let raw = super::chunks::read_block(st, ctx, db_addr, db_size, "fixed array data block")?;
+    let db =
+        FixedArrayDataBlock::decode(&mut Cursor::new(&raw, st.base() + db_addr.get()), ctx, &hdr)?;
+    let limit = hdr.max_entries;
+    if hdr.npages() == 0 {
+        push_in_box(&db.entries, 0, limit, bx, ctx, &mut out)?;
+        return Ok(out);
+    }
+    let pages_at = db_addr
+        .get()
+        .checked_add(db_size)
+        .ok_or_else(|| Error::corrupt("page address", db_addr.get()))?;
+    let pe = hdr.page_entries();
+    let mut at = bx.next(0);
+    // Each round reads one page holding a box element and moves past it.
+    while let Some(i) = at.filter(|&i| i < limit) {
+        let page = i / pe;
+        let first = page * pe; // <= i
+        let n = hdr.page_len(page);
+        if bit_set(&db.page_bitmap, page) {
+            let page_addr = page
+                .checked_mul(hdr.page_size())
+                .and_then(|o| o.checked_add(pages_at))
+                .ok_or_else(|| Error::corrupt("page address", db_addr.get()))?;
+            let psize = n
+                .checked_mul(u64::from(hdr.entry_size))
+                .and_then(|b| b.checked_add(4))
+                .ok_or_else(|| Error::corrupt("page size", db_addr.get()))?;
+            let raw =
+                super::chunks::read_block(st, ctx, Addr(page_addr), psize, "fixed array page")?;
+            let mut cur = Cursor::new(&raw, st.base() + page_addr);
+            let entries =
+                fixed_array::decode_page(&mut cur, ctx, hdr.client_id, hdr.entry_size, n)?;
+            push_in_box(&entries, first, limit, bx, ctx, &mut out)?;
+        }
+        at = first.checked_add(pe).and_then(|next| bx.next(next));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// All box points of `bx` inside `0..n` per dimension, lexicographically.
+    fn brute(bx: &ScaledBox, n: u64, rank: usize) -> Vec<Vec<u64>> {
+        let total = n.pow(rank as u32);
+        let mut v = Vec::new();
+        for i in 0..total {
+            let mut c = alloc::vec![0; rank];
+            let mut x = i;
+            for d in (0..rank).rev() {
+                c[d] = x % n;
+                x /= n;
+            }
+            if bx.contains(&c) {
+                v.push(c);
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn successor_matches_brute_force() {
+        let n = 5u64;
+        for rank in 1..=3usize {
+            let total = n.pow(rank as u32);
+            // A handful of boxes per rank.
+            for seed in 0..40u64 {
+                let mut lo = Vec::new();
+                let mut hi = Vec::new();
+                for d in 0..rank as u64 {
+                    let a = (seed * 7 + d * 3) % n;
+                    let b = (seed * 11 + d * 5 + 1) % n;
+                    lo.push(a.min(b));
+                    hi.push(a.max(b));
+                }
+                let bx = ScaledBox::new(lo, hi).unwrap();
+                let pts = brute(&bx, n, rank);
+                for i in 0..total {
+                    let mut c = alloc::vec![0; rank];
+                    let mut x = i;
+                    for d in (0..rank).rev() {
+                        c[d] = x % n;
+                        x /= n;
+                    }
+                    let ge = pts.iter().find(|p| p.as_slice() >= c.as_slice());
+                    let gt = pts.iter().find(|p| p.as_slice() > c.as_slice());
+                    // Points past the grid (coordinate n) are never box points here.
+                    assert_eq!(bx.at_or_after(&c).as_ref(), ge, "{bx:?} {c:?}");
+                    assert_eq!(bx.after(&c).as_ref(), gt, "{bx:?} {c:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn grid_box_numbers_swizzled() {
+        // Grid 3 x 4, dimension 1 first: number = c1 * 3 + c0.
+        let bx = ScaledBox::new(alloc::vec![1, 2], alloc::vec![2, 3]).unwrap();
+        let g = GridBox::new(&[3, 4], 1, &bx).unwrap();
+        let got: Vec<u64> = core::iter::successors(g.next(0), |&i| g.next(i + 1)).collect();
+        // (c0, c1) in {1,2} x {2,3}: numbers 2*3+1, 2*3+2, 3*3+1, 3*3+2.
+        assert_eq!(got, [7, 8, 10, 11]);
+        assert_eq!(g.count(), 4);
+        // Row-major: number = c0 * 4 + c1.
+        let g = GridBox::new(&[3, 4], 0, &bx).unwrap();
+        let got: Vec<u64> = core::iter::successors(g.next(0), |&i| g.next(i + 1)).collect();
+        assert_eq!(got, [6, 7, 10, 11]);
+        // A box reaching past the grid stops at the grid's end.
+        let bx = ScaledBox::new(alloc::vec![2, 3], alloc::vec![9, 9]).unwrap();
+        let g = GridBox::new(&[3, 4], 0, &bx).unwrap();
+        assert_eq!(g.next(0), Some(11));
+        assert_eq!(g.next(12), None);
+        // Overflowing grids are refused.
+        assert!(GridBox::new(&[u64::MAX, 2], 0, &bx).is_none());
+    }
+
+    #[test]
+    fn element_box_to_chunks() {
+        let b = ScaledBox::from_elements(&[1000, 2000], &[1010, 2010], &[64, 64], None).unwrap();
+        assert_eq!(
+            (b.lo.as_slice(), b.hi.as_slice()),
+            (&[15, 31][..], &[15, 31][..])
+        );
+        assert!(ScaledBox::from_elements(&[0, 0], &[0, 5], &[4, 4], None).is_none());
+        let b = ScaledBox::from_elements(&[0, 0], &[100, 5], &[4, 4], Some(&[3, 3])).unwrap();
+        assert_eq!(b.hi, [2, 1]);
+    }
+}
