@@ -33,6 +33,10 @@
 //!     data block (at most one page by construction; 256 entries of 8 bytes),
 //!     the chunk: 3 reads, ≤ the chunk + 3 KiB (as before: a check of the
 //!     values and of the bound).
+//!   - implicit (`implicit`, 4096 chunks of 512 bytes, no index structure):
+//!     the chunk only: 1 read of 512 bytes, with the index-entry limit set
+//!     to 1000 — the box's chunks are enumerated, not the grid's (before,
+//!     enumerating all 4096 failed that limit).
 //! - Reading an overlapping window again is served by the dataset's chunk
 //!   cache: no chunk is decoded twice (hit/miss counters).
 
@@ -296,41 +300,48 @@ fn stored_chunk_size(f: &File, ds: &h5fmt::Dataset, offsets: &[u64]) -> u64 {
 fn one_chunk_per_chunk_index() {
     use h5fmt::format::message::{ChunkIndex, Layout};
     let Some(dir) = files() else { return };
-    // (file, dataset, index, window row/col, chunk holding it, max reads,
-    // max index bytes, limit on index entries)
-    type Case<'a> = (
-        &'a str,
-        &'a str,
-        &'a str,
-        (u64, u64),
-        [u64; 2],
-        u64,
-        u64,
-        u64,
-    );
-    let cases: &[Case] = &[
-        (
-            "latest.h5",
-            "big",
-            "fa",
-            (1000, 2000),
-            [960, 1984],
-            4,
-            21 << 10,
-            1 << 40,
-        ),
-        (
-            "indexes.h5",
-            "fa_small",
-            "fa",
-            (100, 34),
-            [96, 32],
-            3,
-            3 << 10,
-            1 << 40,
-        ),
+    struct Case {
+        file: &'static str,
+        name: &'static str,
+        kind: &'static str,
+        /// Top-left corner of the 10 x 10 window.
+        at: (u64, u64),
+        /// Element offsets of the chunk holding it.
+        chunk_at: [u64; 2],
+        max_reads: u64,
+        /// Bytes allowed beyond the chunk's stored size.
+        max_index_bytes: u64,
+        /// `Limits::max_index_entries`.
+        entries: u64,
+    }
+    let case = |file, name, kind, at, chunk_at, max_reads, max_index_bytes, entries| Case {
+        file,
+        name,
+        kind,
+        at,
+        chunk_at,
+        max_reads,
+        max_index_bytes,
+        entries,
+    };
+    const ANY: u64 = 1 << 40; // the default index-entry limit
+    #[rustfmt::skip]
+    let cases = [
+        case("latest.h5", "big", "fa", (1000, 2000), [960, 1984], 4, 21 << 10, ANY),
+        case("indexes.h5", "fa_small", "fa", (100, 34), [96, 32], 3, 3 << 10, ANY),
+        case("indexes.h5", "implicit", "implicit", (500, 802), [496, 800], 1, 0, 1000),
     ];
-    for &(file, name, kind, (r0, c0), chunk_at, max_reads, max_index_bytes, entries) in cases {
+    for c in cases {
+        let Case {
+            file,
+            name,
+            kind,
+            at: (r0, c0),
+            chunk_at,
+            max_reads,
+            max_index_bytes,
+            entries,
+        } = c;
         let limits = Limits {
             max_index_entries: entries,
             ..Limits::default()
@@ -353,7 +364,7 @@ fn one_chunk_per_chunk_index() {
         let got = ds.read_slice(&window(r0, c0, 10, 10)).unwrap();
         assert_eq!(got, expected_where(r0, c0, 10, 10, written), "{name}");
         let (reads, bytes) = src.take();
-        let chunk = if entries == 1 << 40 {
+        let chunk = if entries == ANY {
             stored_chunk_size(&f, &ds, &chunk_at)
         } else {
             16 * 16 * 2

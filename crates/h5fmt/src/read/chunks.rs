@@ -926,6 +926,37 @@ fn records_in_box(
             let entries = crate::read::chunk_select::fixed_array_entries_in(st, ctx, a, &g)?;
             records(entries, 0)
         }
+        // Chunks lie back to back in linear order: enumerate the box's
+        // chunks only (their count checked first), no I/O.
+        ChunkIndex::Implicit { addr } => {
+            let Some(a) = addr.defined() else {
+                return Ok(Some(Vec::new()));
+            };
+            let Some(g) = GridBox::new(&counts, 0, &bx) else {
+                return Ok(None);
+            };
+            count_check(g.count(), ctx)?;
+            let mut v = Vec::new();
+            let mut at = g.next(0);
+            while let Some(idx) = at {
+                let offsets = unlinearize(idx, &counts, &layout.dims, 0);
+                if within(&offsets, req.dims) {
+                    let addr = idx.checked_mul(clen).and_then(|o| o.checked_add(a.get()));
+                    let addr = addr.ok_or_else(|| {
+                        Error::corrupt("implicit chunk address overflows", a.get())
+                    })?;
+                    v.push(ChunkRecord {
+                        offsets,
+                        addr: Addr(addr),
+                        size: clen,
+                        filter_mask: 0,
+                    });
+                }
+                // `idx` < the grid's total: no overflow.
+                at = g.next(idx + 1);
+            }
+            v
+        }
         _ => return Ok(None),
     }))
 }
