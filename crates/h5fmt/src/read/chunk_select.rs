@@ -17,13 +17,18 @@
 //! `max_metadata_block`, counts against `max_index_entries`, visited
 //! addresses for cycles, checked arithmetic on file numbers.
 
+use super::chunks::{count_check, read_block, visit};
 use crate::codec::Cursor;
 use crate::error::{Error, Result};
+use crate::format::extensible_array::{
+    DataBlock, ExtensibleArrayHeader, IndexBlock, SuperBlock, SuperBlockInfo,
+};
 use crate::format::fixed_array::{
     self, bit_set, ChunkEntry, FixedArrayDataBlock, FixedArrayHeader,
 };
 use crate::io::Storage;
 use crate::{Addr, Ctx};
+use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
 /// A box of chunks in scaled coordinates (inclusive bounds), compared in
@@ -263,7 +268,7 @@ fn push_in_box(
             .copied();
         if let Some(e) = e.filter(|e| !e.addr.is_undef()) {
             out.push((i, e));
-            super::chunks::count_check(out.len() as u64, ctx)?;
+            count_check(out.len() as u64, ctx)?;
         }
         at = bx.next(i + 1);
     }
@@ -295,7 +300,7 @@ pub fn fixed_array_entries_in(
     // pages any larger block), so it is small by construction: read whole.
     // A paged one is read up to its bitmap; pages follow it.
     let db_size = hdr.data_block_size(ctx)?;
-    let raw = super::chunks::read_block(st, ctx, db_addr, db_size, "fixed array data block")?;
+    let raw = read_block(st, ctx, db_addr, db_size, "fixed array data block")?;
     let db =
         FixedArrayDataBlock::decode(&mut Cursor::new(&raw, st.base() + db_addr.get()), ctx, &hdr)?;
     let limit = hdr.max_entries;
@@ -323,14 +328,174 @@ pub fn fixed_array_entries_in(
                 .checked_mul(u64::from(hdr.entry_size))
                 .and_then(|b| b.checked_add(4))
                 .ok_or_else(|| Error::corrupt("page size", db_addr.get()))?;
-            let raw =
-                super::chunks::read_block(st, ctx, Addr(page_addr), psize, "fixed array page")?;
+            let raw = read_block(st, ctx, Addr(page_addr), psize, "fixed array page")?;
             let mut cur = Cursor::new(&raw, st.base() + page_addr);
             let entries =
                 fixed_array::decode_page(&mut cur, ctx, hdr.client_id, hdr.entry_size, n)?;
             push_in_box(&entries, first, limit, bx, ctx, &mut out)?;
         }
         at = first.checked_add(pe).and_then(|next| bx.next(next));
+    }
+    Ok(out)
+}
+
+/// The defined entries of an extensible array whose element numbers lie in
+/// `bx`, with their numbers (as [`super::chunks::extensible_array_entries`]
+/// gives them, restricted to the box). Reads the header and the index block,
+/// then, for each box element past the index block's own elements, only the
+/// super block and data block holding it (each once) and, for a paged data
+/// block, its prefix and the page holding it.
+///
+/// Element `i >= index_block_elements` is element `j = i -
+/// index_block_elements` of the super blocks: super block number `u` holds
+/// `ndblks(u)` data blocks of `dblk_nelmts(u)` elements from
+/// `start_idx(u)` on ([`ExtensibleArrayHeader::super_block_info`]); its
+/// data block is `(j - start_idx(u)) / dblk_nelmts(u)`, and within a paged
+/// data block its page is the offset in the block divided by the page size.
+///
+/// # Errors
+/// `Corrupt`, `Checksum`, `Truncated`, `Limit`, `Cycle`, `Unsupported`.
+pub fn extensible_array_entries_in(
+    st: &Storage,
+    ctx: Ctx,
+    addr: Addr,
+    bx: &GridBox,
+) -> Result<Vec<(u64, ChunkEntry)>> {
+    let hsize = ExtensibleArrayHeader::encoded_size(ctx);
+    let raw = st.read(addr, hsize as u64)?;
+    let hdr = ExtensibleArrayHeader::decode(&mut Cursor::new(&raw, st.base() + addr.get()), ctx)?;
+    let mut out = Vec::new();
+    let Some(ib_addr) = hdr.index_block.defined() else {
+        return Ok(out);
+    };
+    let mut seen = BTreeSet::new();
+    visit(&mut seen, ib_addr, "extensible array index block")?;
+    let ib_size = hdr.index_block_size(ctx)?;
+    let raw = read_block(st, ctx, ib_addr, ib_size, "extensible array index block")?;
+    let ib = IndexBlock::decode(&mut Cursor::new(&raw, st.base() + ib_addr.get()), ctx, &hdr)?;
+    let limit = hdr.max_index_set;
+    let ib_elems = u64::from(hdr.index_block_elements);
+    push_in_box(&ib.elements, 0, limit, bx, ctx, &mut out)?;
+    let infos = hdr.super_block_info();
+    let in_ib = hdr.index_block_super_blocks() as usize;
+    let esize = u64::from(hdr.element_size);
+    // The super block last read, by number.
+    let mut held: Option<(usize, SuperBlock)> = None;
+    let mut at = bx.next(ib_elems);
+    // Each round handles the data block holding box element `i` (or skips
+    // a block never allocated) and moves past it: `at` only grows.
+    while let Some(i) = at.filter(|&i| i < limit) {
+        let Some(j) = i.checked_sub(ib_elems) else {
+            break;
+        };
+        let end = |f: &SuperBlockInfo| {
+            f.start_idx
+                .saturating_add(f.ndblks.saturating_mul(f.dblk_nelmts))
+        };
+        let Some((u, info)) = infos.iter().enumerate().find(|(_, f)| j < end(f)) else {
+            break;
+        };
+        let Some(in_sb) = j.checked_sub(info.start_idx) else {
+            break;
+        };
+        let n = info.dblk_nelmts.max(1);
+        let d = in_sb / n;
+        // First element number of the data block, and one past its last.
+        let dfirst = (d * n)
+            .checked_add(info.start_idx)
+            .and_then(|x| x.checked_add(ib_elems))
+            .ok_or_else(|| Error::corrupt("extensible array element number", ib_addr.get()))?;
+        let dend = dfirst.saturating_add(n);
+        let (dblk, bitmap) = if u < in_ib {
+            let slot = info
+                .start_dblk
+                .checked_add(d)
+                .and_then(|s| usize::try_from(s).ok());
+            let a = slot.and_then(|s| ib.data_blocks.get(s)).copied();
+            (a.unwrap_or(Addr::UNDEF), None)
+        } else {
+            if held.as_ref().map(|(k, _)| *k) != Some(u) {
+                held = None;
+                let sb_addr = ib.super_blocks.get(u - in_ib).copied();
+                let Some(sb_addr) = sb_addr.and_then(Addr::defined) else {
+                    // Super block never allocated: skip all of it.
+                    at = ib_elems
+                        .checked_add(end(info))
+                        .and_then(|next| bx.next(next));
+                    continue;
+                };
+                visit(&mut seen, sb_addr, "extensible array super block")?;
+                let size = hdr.super_block_size(ctx, info)?;
+                let raw = read_block(st, ctx, sb_addr, size, "extensible array super block")?;
+                let sb = SuperBlock::decode(
+                    &mut Cursor::new(&raw, st.base() + sb_addr.get()),
+                    ctx,
+                    &hdr,
+                    info,
+                )?;
+                held = Some((u, sb));
+            }
+            let sb = held.as_ref().map(|(_, sb)| sb);
+            let slot = usize::try_from(d).ok();
+            let a = sb
+                .zip(slot)
+                .and_then(|(sb, s)| sb.data_blocks.get(s))
+                .copied();
+            let bm = sb.zip(slot).and_then(|(sb, s)| sb.page_bitmaps.get(s));
+            (a.unwrap_or(Addr::UNDEF), bm.map(Vec::as_slice))
+        };
+        let Some(dblk) = dblk.defined() else {
+            at = bx.next(dend);
+            continue;
+        };
+        visit(&mut seen, dblk, "extensible array data block")?;
+        let size = hdr.data_block_size(ctx, info.dblk_nelmts)?;
+        let raw = read_block(st, ctx, dblk, size, "extensible array data block")?;
+        let db = DataBlock::decode(
+            &mut Cursor::new(&raw, st.base() + dblk.get()),
+            ctx,
+            &hdr,
+            info.dblk_nelmts,
+        )?;
+        let pages = hdr.data_block_pages(info.dblk_nelmts);
+        if pages == 0 {
+            push_in_box(&db.elements, dfirst, limit, bx, ctx, &mut out)?;
+            at = bx.next(dend);
+            continue;
+        }
+        let bitmap = bitmap.ok_or_else(|| {
+            Error::unsupported("paged extensible array data block addressed from the index block")
+        })?;
+        let pe = hdr.page_elements();
+        let psize = pe
+            .checked_mul(esize)
+            .and_then(|b| b.checked_add(4))
+            .ok_or_else(|| Error::limit("extensible array page size"))?;
+        let pages_at = dblk
+            .get()
+            .checked_add(size)
+            .ok_or_else(|| Error::corrupt("extensible array page address", dblk.get()))?;
+        // The pages holding box elements, in order.
+        let mut pi = i;
+        at = loop {
+            let p = (pi - dfirst) / pe; // dfirst <= pi < dend
+            let pfirst = dfirst + p * pe; // <= pi
+            if p < pages && bit_set(bitmap, p) {
+                let paddr = p
+                    .checked_mul(psize)
+                    .and_then(|o| o.checked_add(pages_at))
+                    .ok_or_else(|| Error::corrupt("extensible array page address", dblk.get()))?;
+                let raw = read_block(st, ctx, Addr(paddr), psize, "extensible array page")?;
+                let mut cur = Cursor::new(&raw, st.base() + paddr);
+                let entries =
+                    fixed_array::decode_page(&mut cur, ctx, hdr.client_id, hdr.element_size, pe)?;
+                push_in_box(&entries, pfirst, limit, bx, ctx, &mut out)?;
+            }
+            match pfirst.checked_add(pe).and_then(|next| bx.next(next)) {
+                Some(next) if next < dend && next < limit => pi = next,
+                next => break next,
+            }
+        };
     }
     Ok(out)
 }
@@ -423,5 +588,168 @@ mod tests {
         assert!(ScaledBox::from_elements(&[0, 0], &[0, 5], &[4, 4], None).is_none());
         let b = ScaledBox::from_elements(&[0, 0], &[100, 5], &[4, 4], Some(&[3, 3])).unwrap();
         assert_eq!(b.hi, [2, 1]);
+    }
+
+    fn ctx() -> Ctx {
+        Ctx {
+            sizes: crate::Sizes {
+                offsets: 8,
+                lengths: 8,
+            },
+            limits: crate::Limits::default(),
+        }
+    }
+
+    /// Element `i`'s chunk address in the built arrays.
+    fn chunk_addr(i: u64) -> u64 {
+        (i + 1) * 1000
+    }
+
+    /// Boxes over a `rows x cols` grid: single chunks, rows, columns,
+    /// blocks, the whole grid, and boxes reaching past it.
+    fn boxes(rows: u64, cols: u64) -> Vec<ScaledBox> {
+        let mut v = Vec::new();
+        for &(r0, r1, c0, c1) in &[
+            (0, 0, 0, 0),
+            (3, 3, 5, 5),
+            (rows - 1, rows - 1, cols - 1, cols - 1),
+            (0, rows - 1, 0, cols - 1),
+            (10, 12, 0, cols - 1),
+            (0, rows - 1, 2, 2),
+            (rows / 2, rows / 2 + 40, 1, 3),
+            (rows - 5, rows + 100, cols - 2, cols + 7),
+            (1000, 1300, 7, 9),
+            (4000, 4100, 0, 0),
+        ] {
+            if let Some(b) = ScaledBox::new(alloc::vec![r0, c0], alloc::vec![r1, c1]) {
+                v.push(b);
+            }
+        }
+        v
+    }
+
+    type PrunedWalk<'a> = dyn Fn(&GridBox) -> Result<Vec<(u64, ChunkEntry)>> + 'a;
+
+    /// The pruned walk gives exactly the full walk's entries inside the box.
+    fn check_against_full(
+        full: &[(u64, ChunkEntry)],
+        pruned: &PrunedWalk<'_>,
+        counts: &[u64],
+        first: usize,
+    ) {
+        let (rows, cols) = (counts[first], counts[1 - first]);
+        for bx in boxes(rows, cols) {
+            // Boxes are written (row, col) over the numbering order.
+            let bx = if first == 0 {
+                bx
+            } else {
+                ScaledBox::new(
+                    alloc::vec![bx.lo[1], bx.lo[0]],
+                    alloc::vec![bx.hi[1], bx.hi[0]],
+                )
+                .unwrap()
+            };
+            let g = GridBox::new(counts, first, &bx).unwrap();
+            let want: Vec<(u64, ChunkEntry)> = full
+                .iter()
+                .filter(|(i, _)| g.contains(*i))
+                .copied()
+                .collect();
+            let got = pruned(&g).unwrap();
+            assert_eq!(got, want, "{bx:?} over {counts:?} first {first}");
+        }
+    }
+
+    #[test]
+    fn extensible_array_pruned_equals_full_in_box() {
+        use crate::format::extensible_array::build_array;
+        let ctx = ctx();
+        let n = 70_000u64; // past 65524: paged data blocks of 2048 elements
+        let present = |i: u64| i % 7 != 3 && !(20_000..60_000).contains(&i) && i != 66_000;
+        let mut entries = Vec::new();
+        for i in 0..n {
+            entries.extend_from_slice(&chunk_addr(i).to_le_bytes());
+        }
+        let template = ExtensibleArrayHeader {
+            client_id: 0,
+            element_size: 8,
+            max_nelmts_bits: 32,
+            index_block_elements: 4,
+            data_block_min_elements: 16,
+            super_block_min_pointers: 4,
+            page_bits: 10,
+            num_super_blocks: 0,
+            super_blocks_size: 0,
+            num_data_blocks: 0,
+            data_blocks_size: 0,
+            max_index_set: 0,
+            num_elements: 0,
+            index_block: Addr::UNDEF,
+        };
+        let hsize = ExtensibleArrayHeader::encoded_size(ctx) as u64;
+        let mut next = hsize;
+        let built = build_array(
+            &template,
+            Addr(0),
+            &entries,
+            &u64::MAX.to_le_bytes(),
+            &present,
+            ctx,
+            &mut |size| {
+                let a = next;
+                next += size;
+                Addr(a)
+            },
+        )
+        .unwrap();
+        let mut file = alloc::vec![0u8; next as usize];
+        let mut enc = crate::codec::Encoder::new();
+        built.header.encode(&mut enc, ctx);
+        file[..hsize as usize].copy_from_slice(&enc.into_vec());
+        for (a, bytes) in &built.blocks {
+            file[a.get() as usize..a.get() as usize + bytes.len()].copy_from_slice(bytes);
+        }
+        let st = Storage::new(alloc::sync::Arc::new(file));
+        let full = super::super::chunks::extensible_array_entries(&st, ctx, Addr(0)).unwrap();
+        assert_eq!(
+            full.len() as u64,
+            (0..n).filter(|&i| present(i)).count() as u64
+        );
+        assert!(full.iter().all(|(i, e)| e.addr.get() == chunk_addr(*i)));
+        let pruned = |g: &GridBox| extensible_array_entries_in(&st, ctx, Addr(0), g);
+        // 70000 = 4375 x 16 chunks; numbered row-major, or with the second
+        // dimension (the unlimited one) first.
+        check_against_full(&full, &pruned, &[4375, 16], 0);
+        check_against_full(&full, &pruned, &[16, 4375], 1);
+    }
+
+    #[test]
+    fn fixed_array_pruned_equals_full_in_box() {
+        use crate::format::fixed_array::encode_data_block_paged;
+        let ctx = ctx();
+        for (n, rows) in [(5000u64, 250u64), (600, 30)] {
+            let cols = n / rows;
+            let mut entries = Vec::new();
+            for i in 0..n {
+                let a = if i % 5 == 2 { u64::MAX } else { chunk_addr(i) };
+                entries.extend_from_slice(&a.to_le_bytes());
+            }
+            let hsize = FixedArrayHeader::encoded_size(ctx);
+            let hdr = FixedArrayHeader {
+                client_id: 0,
+                entry_size: 8,
+                page_bits: 10,
+                max_entries: n,
+                data_block: Addr(hsize as u64),
+            };
+            let mut enc = crate::codec::Encoder::new();
+            hdr.encode(&mut enc, ctx);
+            encode_data_block_paged(&mut enc, ctx, &hdr, Addr(0), &entries).unwrap();
+            let st = Storage::new(alloc::sync::Arc::new(enc.into_vec()));
+            let full = super::super::chunks::fixed_array_entries(&st, ctx, Addr(0)).unwrap();
+            assert_eq!(full.len() as u64, n - n / 5);
+            let pruned = |g: &GridBox| fixed_array_entries_in(&st, ctx, Addr(0), g);
+            check_against_full(&full, &pruned, &[rows, cols], 0);
+        }
     }
 }

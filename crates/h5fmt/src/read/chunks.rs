@@ -926,6 +926,22 @@ fn records_in_box(
             let entries = crate::read::chunk_select::fixed_array_entries_in(st, ctx, a, &g)?;
             records(entries, 0)
         }
+        ChunkIndex::ExtensibleArray { addr, .. } => {
+            let Some(a) = addr.defined() else {
+                return Ok(Some(Vec::new()));
+            };
+            // The unlimited dimension is numbered first (as `chunk_records`).
+            let unlim = req
+                .max_dims
+                .iter()
+                .position(|&m| m == u64::MAX)
+                .unwrap_or(0);
+            let Some(g) = GridBox::new(&counts, unlim, &bx) else {
+                return Ok(None);
+            };
+            let entries = crate::read::chunk_select::extensible_array_entries_in(st, ctx, a, &g)?;
+            records(entries, unlim)
+        }
         // Chunks lie back to back in linear order: enumerate the box's
         // chunks only (their count checked first), no I/O.
         ChunkIndex::Implicit { addr } => {

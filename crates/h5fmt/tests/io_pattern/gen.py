@@ -16,8 +16,12 @@ elsewhere):
   early, no filters: implicit index.
 - `ea`: 266240 x 64 (maxshape (None, 64)) in 16 x 16 chunks: 66560 chunk
   slots, extensible array. Only rows 0..16384, 130000..130512 and
-  262144..266240 are written (sparse, so the file stays small); the last
-  range lies in the array's paged data blocks (elements past 65524).
+  262144..266240 are written (sparse, so the file stays small).
+- `ea_paged`: 2162688 x 16 (maxshape (None, 16)) in 16 x 16 chunks: 135168
+  chunk slots, extensible array. Only rows 2097152..2129920 (chunks
+  131072..133120) are written: they lie in super block 13, whose data
+  blocks of 2048 elements are paged (elements from 131060 on; pages of
+  1024).
 - `bt2`: 1024 x 1024 (maxshape (None, None)) in 16 x 16 chunks (4096
   chunks), gzip level 1: v2 B-tree index (record type 11).
 """
@@ -61,6 +65,11 @@ with h5py.File(os.path.join(out, "indexes.h5"), "w", libver="latest") as f:
     )
     for r0, r1 in [(0, 16384), (130000, 130512), (262144, 266240)]:
         ea[r0:r1] = formula(r0, r1, 0, 64)
+
+    eap = f.create_dataset(
+        "ea_paged", shape=(2162688, 16), maxshape=(None, 16), chunks=(16, 16), dtype=np.uint16
+    )
+    eap[2097152:2129920] = formula(2097152, 2129920, 0, 16)
 
     f.create_dataset(
         "bt2",
