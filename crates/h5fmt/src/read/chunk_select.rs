@@ -500,6 +500,47 @@ pub fn extensible_array_entries_in(
     Ok(out)
 }
 
+/// The scaled offsets of a raw v2 B-tree chunk record (types 10 and 11):
+/// its last `8 * rank` bytes. `None` when the record is too short.
+fn scaled_key(rec: &[u8], rank: usize) -> Option<Vec<u64>> {
+    let n = rank.checked_mul(8)?;
+    let start = rec.len().checked_sub(n)?;
+    let mut cur = Cursor::new(rec.get(start..)?, 0);
+    (0..rank).map(|_| cur.read_u64().ok()).collect()
+}
+
+/// The raw records of a v2 B-tree chunk index (record types 10 and 11,
+/// keyed by the chunk's scaled offsets compared dimension by dimension)
+/// whose chunk lies in `bx`, reading only the nodes whose key range holds a
+/// chunk of the box: a child between keys `a` and `b` is read only when the
+/// smallest box chunk after `a` comes before `b`. Records whose key cannot be
+/// read are kept (their decoding reports the error) and never prune.
+///
+/// # Errors
+/// As [`super::btree_v2::BTreeV2::records`].
+pub fn btree_v2_chunk_records_in(
+    st: &Storage,
+    ctx: Ctx,
+    addr: Addr,
+    bx: &ScaledBox,
+) -> Result<Vec<Vec<u8>>> {
+    let rank = bx.rank();
+    let tree = super::btree_v2::BTreeV2::open(st, ctx, addr)?;
+    let mut descend = |lo: Option<&[u8]>, hi: Option<&[u8]>| {
+        let first = match lo.and_then(|r| scaled_key(r, rank)) {
+            None => Some(bx.lo.clone()),
+            Some(k) => bx.after(&k),
+        };
+        match (first, hi.and_then(|r| scaled_key(r, rank))) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(p), Some(h)) => p < h,
+        }
+    };
+    let mut keep = |r: &[u8]| scaled_key(r, rank).is_none_or(|k| bx.contains(&k));
+    tree.records_pruned(&mut descend, &mut keep)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -750,6 +791,66 @@ mod tests {
             assert_eq!(full.len() as u64, n - n / 5);
             let pruned = |g: &GridBox| fixed_array_entries_in(&st, ctx, Addr(0), g);
             check_against_full(&full, &pruned, &[rows, cols], 0);
+        }
+    }
+
+    #[test]
+    fn btree_v2_pruned_equals_full_in_box() {
+        use crate::format::btree_v2::{build_tree, BTreeV2Params};
+        let ctx = ctx();
+        let (rows, cols) = (40u64, 50u64);
+        // Type 10 records (address, then scaled offsets), in key order;
+        // every seventh chunk missing.
+        let mut recs = Vec::new();
+        for r in 0..rows {
+            for c in 0..cols {
+                if (r * cols + c) % 7 == 5 {
+                    continue;
+                }
+                let mut v = chunk_addr(r * cols + c).to_le_bytes().to_vec();
+                v.extend_from_slice(&r.to_le_bytes());
+                v.extend_from_slice(&c.to_le_bytes());
+                recs.push(v);
+            }
+        }
+        let refs: Vec<&[u8]> = recs.iter().map(Vec::as_slice).collect();
+        let params = BTreeV2Params {
+            record_type: 10,
+            node_size: 256,
+            record_size: 24,
+            split_percent: 100,
+            merge_percent: 40,
+        };
+        let hsize = crate::format::btree_v2::BTreeV2Header::encoded_len(ctx.sizes) as u64;
+        let mut next = hsize;
+        let built = build_tree(params, &refs, ctx.sizes, &mut || {
+            let a = next;
+            next += 256;
+            Addr(a)
+        })
+        .unwrap();
+        assert!(built.header.depth >= 2, "depth {}", built.header.depth);
+        let mut file = alloc::vec![0u8; next as usize];
+        let mut enc = crate::codec::Encoder::new();
+        built.header.encode(&mut enc, ctx.sizes);
+        file[..hsize as usize].copy_from_slice(&enc.into_vec());
+        for (a, bytes) in &built.nodes {
+            file[a.get() as usize..a.get() as usize + bytes.len()].copy_from_slice(bytes);
+        }
+        let st = Storage::new(alloc::sync::Arc::new(file));
+        let full = super::super::btree_v2::BTreeV2::open(&st, ctx, Addr(0))
+            .unwrap()
+            .records()
+            .unwrap();
+        assert_eq!(full, recs);
+        for bx in boxes(rows, cols) {
+            let want: Vec<Vec<u8>> = full
+                .iter()
+                .filter(|r| bx.contains(&scaled_key(r, 2).unwrap()))
+                .cloned()
+                .collect();
+            let got = btree_v2_chunk_records_in(&st, ctx, Addr(0), &bx).unwrap();
+            assert_eq!(got, want, "{bx:?}");
         }
     }
 }

@@ -875,7 +875,7 @@ fn records_in_box(
     req: &ChunkedRead<'_>,
     lo: &[u64],
     hi: &[u64],
-    _filtered: bool,
+    filtered: bool,
     clen: u64,
 ) -> Result<Option<Vec<ChunkRecord>>> {
     use crate::read::chunk_select::{GridBox, ScaledBox};
@@ -925,6 +925,15 @@ fn records_in_box(
             };
             let entries = crate::read::chunk_select::fixed_array_entries_in(st, ctx, a, &g)?;
             records(entries, 0)
+        }
+        ChunkIndex::BTreeV2 { addr, .. } => {
+            let Some(a) = addr.defined() else {
+                return Ok(Some(Vec::new()));
+            };
+            let raw = crate::read::chunk_select::btree_v2_chunk_records_in(st, ctx, a, &bx)?;
+            raw.iter()
+                .map(|r| btree_v2_record(r, ctx, layout, filtered, clen))
+                .collect::<Result<_>>()?
         }
         ChunkIndex::ExtensibleArray { addr, .. } => {
             let Some(a) = addr.defined() else {
