@@ -97,6 +97,33 @@ pub fn ctx_byte(sizes: Sizes) -> u8 {
     idx(sizes.offsets) + 3 * idx(sizes.lengths)
 }
 
+/// A box of chunks over a two-dimensional grid, from a parameter byte, for
+/// the pruned chunk-index walks: 1 to 128 columns, a single chunk, a row
+/// band, a column or a block, near the grid's start or far into it,
+/// numbered row-major or (`swizzle` and bit 7) with the second dimension
+/// first.
+pub fn grid_box(param: u8, swizzle: bool) -> Option<h5fmt::read::chunk_select::GridBox> {
+    use h5fmt::read::chunk_select::{GridBox, ScaledBox};
+    let p = u64::from(param);
+    let cols = 1u64 << (p & 7);
+    let rows = (1u64 << 32) / cols;
+    // Near the start, or (in chunk numbers) near 40000 or 131500: where
+    // large arrays have unpaged and paged data blocks.
+    let r0 = [0, 7, 40_000 / cols, 131_500 / cols][(p >> 3 & 3) as usize];
+    let c0 = (p >> 5 & 1) * (cols / 2);
+    let (lo, hi) = match p >> 6 & 1 {
+        0 => ([r0, c0], [r0 + (p >> 3 & 1) * 40, c0 + (p & 1) * 3]),
+        _ => ([r0, 0], [r0 + 2, cols - 1]),
+    };
+    if swizzle && p >> 7 == 1 {
+        // Dataspace order (column, row); the row dimension numbered first.
+        let bx = ScaledBox::new(vec![lo[1], lo[0]], vec![hi[1], hi[0]])?;
+        GridBox::new(&[cols, rows], 1, &bx)
+    } else {
+        GridBox::new(&[rows, cols], 0, &ScaledBox::new(lo.to_vec(), hi.to_vec())?)
+    }
+}
+
 /// Object header: prefix, chunks, continuation chain (read layer at address
 /// 0 of the input), then every message through its typed decoder.
 pub mod object_header {
@@ -191,11 +218,30 @@ pub mod btree_v2 {
         };
         let rank = usize::from(r % 6);
         let csl = usize::from(r / 6 % 9);
-        if let Ok(recs) = t.records() {
-            for raw in recs.iter().take(256) {
-                let _ =
-                    h5fmt::format::btree_v2::decode_record(t.record_type(), raw, ctx, rank, csl);
-            }
+        let Ok(recs) = t.records() else {
+            return;
+        };
+        for raw in recs.iter().take(256) {
+            let _ = h5fmt::format::btree_v2::decode_record(t.record_type(), raw, ctx, rank, csl);
+        }
+        // The walk pruned to a box of chunks (as for chunk records: keys
+        // are the last 8 * rank bytes) reads a subset of the records.
+        if rank == 0 {
+            return;
+        }
+        let lo: Vec<u64> = (0..rank as u64).map(|d| (u64::from(r) + d) % 4).collect();
+        let hi: Vec<u64> = lo.iter().map(|l| l + u64::from(r % 3) * 5).collect();
+        let Some(bx) = h5fmt::read::chunk_select::ScaledBox::new(lo, hi) else {
+            return;
+        };
+        if let Ok(pruned) =
+            h5fmt::read::chunk_select::btree_v2_chunk_records_in(&st, ctx, addr, &bx)
+        {
+            let all: std::collections::BTreeSet<&Vec<u8>> = recs.iter().collect();
+            assert!(
+                pruned.iter().all(|p| all.contains(p)),
+                "pruned v2 B-tree walk found a record the full walk did not"
+            );
         }
     }
 }
@@ -298,10 +344,26 @@ pub mod fractal_heap {
 pub mod fixed_array {
     use super::*;
 
-    /// A [`StructInput`] with the array header at its address.
+    /// A [`StructInput`] with the array header at its address; the
+    /// parameter picks a box of chunks (see [`super::grid_box`]): the walk
+    /// pruned to it must give exactly the full walk's entries in the box.
     pub fn run(data: &[u8]) {
-        if let Some(StructInput { ctx, addr, st, .. }) = struct_input(data) {
-            let _ = h5fmt::read::chunks::fixed_array_entries(&st, ctx, addr);
+        if let Some(StructInput {
+            ctx,
+            addr,
+            st,
+            param,
+        }) = struct_input(data)
+        {
+            let full = h5fmt::read::chunks::fixed_array_entries(&st, ctx, addr);
+            let Some(g) = super::grid_box(param, false) else {
+                return;
+            };
+            let pruned = h5fmt::read::chunk_select::fixed_array_entries_in(&st, ctx, addr, &g);
+            if let (Ok(full), Ok(pruned)) = (full, pruned) {
+                let want: Vec<_> = full.into_iter().filter(|(i, _)| g.contains(*i)).collect();
+                assert_eq!(pruned, want, "pruned fixed array walk differs");
+            }
         }
     }
 }
@@ -310,10 +372,26 @@ pub mod fixed_array {
 pub mod extensible_array {
     use super::*;
 
-    /// A [`StructInput`] with the array header at its address.
+    /// A [`StructInput`] with the array header at its address; the
+    /// parameter picks a box of chunks (see [`super::grid_box`]): the walk
+    /// pruned to it must give exactly the full walk's entries in the box.
     pub fn run(data: &[u8]) {
-        if let Some(StructInput { ctx, addr, st, .. }) = struct_input(data) {
-            let _ = h5fmt::read::chunks::extensible_array_entries(&st, ctx, addr);
+        if let Some(StructInput {
+            ctx,
+            addr,
+            st,
+            param,
+        }) = struct_input(data)
+        {
+            let full = h5fmt::read::chunks::extensible_array_entries(&st, ctx, addr);
+            let Some(g) = super::grid_box(param, true) else {
+                return;
+            };
+            let pruned = h5fmt::read::chunk_select::extensible_array_entries_in(&st, ctx, addr, &g);
+            if let (Ok(full), Ok(pruned)) = (full, pruned) {
+                let want: Vec<_> = full.into_iter().filter(|(i, _)| g.contains(*i)).collect();
+                assert_eq!(pruned, want, "pruned extensible array walk differs");
+            }
         }
     }
 }
@@ -1035,7 +1113,7 @@ mod tests {
 
     #[test]
     fn btree_v2_smoke() {
-        for d in struct_inputs(b"BTHD", &[0, 13, 40]) {
+        for d in struct_inputs(b"BTHD", &[0, 13, 40, 14, 26, 38]) {
             super::btree_v2::run(&d);
         }
     }
@@ -1068,14 +1146,122 @@ mod tests {
 
     #[test]
     fn fixed_and_extensible_array_smoke() {
-        for d in struct_inputs(b"FAHD", &[0]) {
+        // Parameters: boxes of several shapes over grids of 1 to 128
+        // columns, row-major and swizzled (see `grid_box`).
+        let params = [0, 1, 6, 0x0b, 0x2f, 0x47, 0x5e, 0x8c, 0xc6, 0xff];
+        for d in struct_inputs(b"FAHD", &params) {
             super::fixed_array::run(&d);
         }
-        for d in struct_inputs(b"EAHD", &[0]) {
+        for d in struct_inputs(b"EAHD", &params) {
             super::extensible_array::run(&d);
         }
         for d in random_inputs(2_000, 128) {
             super::fixed_array::run(&d);
+            super::extensible_array::run(&d);
+        }
+    }
+
+    /// Struct inputs holding a fixed array (paged, 3000 entries, every
+    /// fifth unallocated) and an extensible array (140000 elements, those
+    /// in 2000..100000 and every fifth unset; data blocks are paged from
+    /// element 131060 on) built with the format encoders, sizes 8/8, for
+    /// each parameter, with a few one-bit mutations each.
+    fn built_arrays(params: &[u8]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+        use h5fmt::format::extensible_array::{build_array, ExtensibleArrayHeader};
+        use h5fmt::format::fixed_array::{encode_data_block_paged, FixedArrayHeader};
+        use h5fmt::{Addr, Ctx, Limits, Sizes};
+        let sizes = Sizes {
+            offsets: 8,
+            lengths: 8,
+        };
+        let ctx = Ctx {
+            sizes,
+            limits: Limits::default(),
+        };
+        let addr = |i: u64| if i % 5 == 2 { u64::MAX } else { (i + 1) * 64 };
+        let elements = |n: u64| -> Vec<u8> { (0..n).flat_map(|i| addr(i).to_le_bytes()).collect() };
+        let hsize = FixedArrayHeader::encoded_size(ctx) as u64;
+        let hdr = FixedArrayHeader {
+            client_id: 0,
+            entry_size: 8,
+            page_bits: 10,
+            max_entries: 3000,
+            data_block: Addr(hsize),
+        };
+        let mut enc = h5fmt::codec::Encoder::new();
+        hdr.encode(&mut enc, ctx);
+        encode_data_block_paged(&mut enc, ctx, &hdr, Addr(0), &elements(3000)).unwrap();
+        let fa = enc.into_vec();
+        let template = ExtensibleArrayHeader {
+            client_id: 0,
+            element_size: 8,
+            max_nelmts_bits: 32,
+            index_block_elements: 4,
+            data_block_min_elements: 16,
+            super_block_min_pointers: 4,
+            page_bits: 10,
+            num_super_blocks: 0,
+            super_blocks_size: 0,
+            num_data_blocks: 0,
+            data_blocks_size: 0,
+            max_index_set: 0,
+            num_elements: 0,
+            index_block: Addr::UNDEF,
+        };
+        let n = 140_000;
+        let present = |i: u64| addr(i) != u64::MAX && !(2_000..100_000).contains(&i);
+        let hsize = ExtensibleArrayHeader::encoded_size(ctx) as u64;
+        let mut next = hsize;
+        let built = build_array(
+            &template,
+            Addr(0),
+            &elements(n),
+            &u64::MAX.to_le_bytes(),
+            &present,
+            ctx,
+            &mut |size| {
+                let a = next;
+                next += size;
+                Addr(a)
+            },
+        )
+        .unwrap();
+        let mut ea = vec![0u8; next as usize];
+        let mut enc = h5fmt::codec::Encoder::new();
+        built.header.encode(&mut enc, ctx);
+        ea[..hsize as usize].copy_from_slice(&enc.into_vec());
+        for (a, bytes) in &built.blocks {
+            ea[a.0 as usize..a.0 as usize + bytes.len()].copy_from_slice(bytes);
+        }
+        let mut r = rng(11);
+        let mut inputs = |file: &[u8]| {
+            let mut out = Vec::new();
+            for &p in params {
+                let mut v = vec![super::ctx_byte(sizes), p, 0, 0, 0, 0];
+                v.extend_from_slice(file);
+                for _ in 0..4 {
+                    let mut m = v.clone();
+                    let k = 6 + (r() as usize) % file.len();
+                    m[k] ^= 1 << (r() % 8);
+                    out.push(m);
+                }
+                out.push(v);
+            }
+            out
+        };
+        (inputs(&fa), inputs(&ea))
+    }
+
+    #[test]
+    fn pruned_array_walks_match_full_walks() {
+        let params = [
+            0, 1, 6, 0x0b, 0x11, 0x18, 0x19, 0x1a, 0x2f, 0x47, 0x5e, 0x8c, 0x98, 0xb9, 0xc6, 0xff,
+        ];
+        let (fa, ea) = built_arrays(&params);
+        for d in fa {
+            super::fixed_array::run(&d);
+        }
+        for d in ea {
             super::extensible_array::run(&d);
         }
     }

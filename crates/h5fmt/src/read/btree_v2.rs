@@ -15,6 +15,18 @@ use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
+/// Decides whether to descend into a child, given the records bounding its
+/// keys (see [`BTreeV2::records_pruned`]).
+pub type Descend<'a> = dyn FnMut(Option<&[u8]>, Option<&[u8]>) -> bool + 'a;
+
+/// State of one [`BTreeV2::records_pruned`] walk.
+struct Pruned<'a> {
+    descend: &'a mut Descend<'a>,
+    keep: &'a mut dyn FnMut(&[u8]) -> bool,
+    visited: &'a mut BTreeSet<u64>,
+    out: &'a mut Vec<Vec<u8>>,
+}
+
 /// An opened v2 B-tree.
 #[derive(Debug, Clone)]
 pub struct BTreeV2 {
@@ -115,6 +127,94 @@ impl BTreeV2 {
             &mut out,
         )?;
         Ok(out)
+    }
+
+    /// The records `keep` accepts, in key order, descending only into the
+    /// children `descend(lower, upper)` admits, where `lower` and `upper`
+    /// are the records bounding the child's keys (exclusive; `None` where
+    /// unbounded: at the ends of the root, inherited by the outermost
+    /// children of each node). For range and box queries.
+    ///
+    /// # Errors
+    /// As [`BTreeV2::records`].
+    pub fn records_pruned(
+        &self,
+        descend: &mut Descend<'_>,
+        keep: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        if self.hdr.root.is_undef() {
+            if self.hdr.total_records != 0 {
+                return Err(Error::corrupt(
+                    alloc::format!(
+                        "v2 B-tree at {}: no root but {} records",
+                        self.addr,
+                        self.hdr.total_records
+                    ),
+                    self.st.base().saturating_add(self.addr.0),
+                ));
+            }
+            return Ok(out);
+        }
+        let mut visited = BTreeSet::new();
+        let mut walk = Pruned {
+            descend,
+            keep,
+            visited: &mut visited,
+            out: &mut out,
+        };
+        self.prune(
+            &mut walk,
+            self.hdr.root,
+            usize::from(self.hdr.depth),
+            u64::from(self.hdr.root_records),
+            (None, None),
+        )?;
+        Ok(out)
+    }
+
+    fn prune(
+        &self,
+        w: &mut Pruned<'_>,
+        addr: Addr,
+        depth: usize,
+        nrec: u64,
+        (lower, upper): (Option<&[u8]>, Option<&[u8]>),
+    ) -> Result<()> {
+        let (records, children) = self.node(addr, depth, nrec, w.visited)?;
+        let keep = |w: &mut Pruned<'_>, r: &Vec<u8>| -> Result<()> {
+            if (w.keep)(r) {
+                w.out.push(r.clone());
+                if w.out.len() as u64 > self.ctx.limits.max_index_entries {
+                    return Err(Error::limit(alloc::format!(
+                        "more than {} records in one v2 B-tree",
+                        self.ctx.limits.max_index_entries
+                    )));
+                }
+            }
+            Ok(())
+        };
+        if depth == 0 {
+            for r in &records {
+                keep(w, r)?;
+            }
+            return Ok(());
+        }
+        for (i, child) in children.iter().enumerate() {
+            // Child i holds the keys between record i-1 and record i.
+            let lo = match i.checked_sub(1) {
+                None => lower,
+                Some(k) => records.get(k).map(Vec::as_slice),
+            };
+            let hi = records.get(i).map(Vec::as_slice).or(upper);
+            if (w.descend)(lo, hi) {
+                self.prune(w, child.addr, depth - 1, child.records, (lo, hi))?;
+            }
+            if let Some(r) = records.get(i) {
+                keep(w, r)?;
+            }
+        }
+        Ok(())
     }
 
     /// Addresses of every node (root, internal, leaf) in walk order; each

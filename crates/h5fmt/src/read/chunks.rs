@@ -79,7 +79,7 @@ fn chunk_bytes(layout: &ChunkedLayout, element_size: usize) -> Result<u64> {
 
 /// Chunks per dimension of the grid used for linear chunk numbers: the
 /// maximum dims where bounded, else the current dims.
-fn grid(layout: &ChunkedLayout, dims: &[u64], max_dims: &[u64]) -> Vec<u64> {
+pub(crate) fn grid(layout: &ChunkedLayout, dims: &[u64], max_dims: &[u64]) -> Vec<u64> {
     layout
         .dims
         .iter()
@@ -98,7 +98,7 @@ fn grid(layout: &ChunkedLayout, dims: &[u64], max_dims: &[u64]) -> Vec<u64> {
 
 /// Element offsets of linear chunk number `idx` over `counts` (row-major),
 /// with dimension `first` moved to the front before linearizing.
-fn unlinearize(mut idx: u64, counts: &[u64], chunk: &[u64], first: usize) -> Vec<u64> {
+pub(crate) fn unlinearize(mut idx: u64, counts: &[u64], chunk: &[u64], first: usize) -> Vec<u64> {
     let rank = counts.len();
     // Swizzled order: `first`, then the others in order.
     let order: Vec<usize> = core::iter::once(first)
@@ -125,7 +125,13 @@ fn within(offsets: &[u64], dims: &[u64]) -> bool {
     offsets.iter().zip(dims).all(|(o, d)| o < d)
 }
 
-fn read_block(st: &Storage, ctx: Ctx, addr: Addr, size: u64, what: &str) -> Result<Vec<u8>> {
+pub(crate) fn read_block(
+    st: &Storage,
+    ctx: Ctx,
+    addr: Addr,
+    size: u64,
+    what: &str,
+) -> Result<Vec<u8>> {
     if size > ctx.limits.max_metadata_block {
         return Err(Error::limit(format!(
             "{what} of {size} bytes exceeds the metadata block limit"
@@ -134,7 +140,7 @@ fn read_block(st: &Storage, ctx: Ctx, addr: Addr, size: u64, what: &str) -> Resu
     st.read(addr, size)
 }
 
-fn visit(seen: &mut BTreeSet<u64>, addr: Addr, what: &str) -> Result<()> {
+pub(crate) fn visit(seen: &mut BTreeSet<u64>, addr: Addr, what: &str) -> Result<()> {
     if !seen.insert(addr.get()) {
         return Err(Error::cycle(
             format!("{what} at {addr} is referenced twice"),
@@ -144,7 +150,7 @@ fn visit(seen: &mut BTreeSet<u64>, addr: Addr, what: &str) -> Result<()> {
     Ok(())
 }
 
-fn count_check(n: u64, ctx: Ctx) -> Result<()> {
+pub(crate) fn count_check(n: u64, ctx: Ctx) -> Result<()> {
     if n > ctx.limits.max_index_entries {
         return Err(Error::limit(format!(
             "chunk index has more than {} entries",
@@ -357,7 +363,7 @@ pub fn extensible_array_entries(
 }
 
 /// Decode the raw records of a v2 B-tree chunk index (record types 10 and 11).
-fn btree_v2_record(
+pub(crate) fn btree_v2_record(
     rec: &[u8],
     ctx: Ctx,
     layout: &ChunkedLayout,
@@ -858,6 +864,128 @@ type CacheRef<'a> = Option<&'a crate::read::chunk_cache::ChunkCache>;
 #[cfg(not(feature = "std"))]
 type CacheRef<'a> = Option<&'a ()>;
 
+/// The allocated chunks that may intersect the element box `lo..hi`
+/// (exclusive upper bounds), reading only the parts of the chunk index that
+/// can hold them (see [`crate::read::chunk_select`]). May return chunks
+/// outside the box (the caller filters); `None` when the index has no
+/// pruned walk (the caller reads the whole index).
+fn records_in_box(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    lo: &[u64],
+    hi: &[u64],
+    filtered: bool,
+    clen: u64,
+) -> Result<Option<Vec<ChunkRecord>>> {
+    use crate::read::chunk_select::{GridBox, ScaledBox};
+    let layout = req.layout;
+    let rank = req.dims.len();
+    if lo.len() != rank || hi.len() != rank || layout.dims.len() != rank {
+        return Ok(None);
+    }
+    let Some(bx) = ScaledBox::from_elements(lo, hi, &layout.dims, None) else {
+        // An empty box: no chunk intersects it.
+        return Ok(Some(Vec::new()));
+    };
+    let counts = grid(layout, req.dims, req.max_dims);
+    let records = |entries: Vec<(u64, ChunkEntry)>, first: usize| -> Vec<ChunkRecord> {
+        entries
+            .into_iter()
+            .map(|(idx, e)| ChunkRecord {
+                offsets: unlinearize(idx, &counts, &layout.dims, first),
+                addr: e.addr,
+                size: e.size.unwrap_or(clen),
+                filter_mask: e.filter_mask,
+            })
+            .collect()
+    };
+    Ok(Some(match &layout.index {
+        // Walk only the part of the B-tree between the box's first and last
+        // chunk (row-major order).
+        ChunkIndex::BTreeV1 { addr } => {
+            if addr.is_undef() {
+                return Ok(Some(Vec::new()));
+            }
+            let corner = |v: &[u64], minus: u64| -> Vec<u64> {
+                v.iter()
+                    .zip(&layout.dims)
+                    .map(|(&x, &c)| x.saturating_sub(minus) / c.max(1) * c.max(1))
+                    .collect()
+            };
+            let (first, last) = (corner(lo, 0), corner(hi, 1));
+            crate::read::btree_v1::chunk_records_between(st, ctx, *addr, rank, &first, &last)?
+        }
+        ChunkIndex::FixedArray { addr, .. } => {
+            let Some(a) = addr.defined() else {
+                return Ok(Some(Vec::new()));
+            };
+            let Some(g) = GridBox::new(&counts, 0, &bx) else {
+                return Ok(None);
+            };
+            let entries = crate::read::chunk_select::fixed_array_entries_in(st, ctx, a, &g)?;
+            records(entries, 0)
+        }
+        ChunkIndex::BTreeV2 { addr, .. } => {
+            let Some(a) = addr.defined() else {
+                return Ok(Some(Vec::new()));
+            };
+            let raw = crate::read::chunk_select::btree_v2_chunk_records_in(st, ctx, a, &bx)?;
+            raw.iter()
+                .map(|r| btree_v2_record(r, ctx, layout, filtered, clen))
+                .collect::<Result<_>>()?
+        }
+        ChunkIndex::ExtensibleArray { addr, .. } => {
+            let Some(a) = addr.defined() else {
+                return Ok(Some(Vec::new()));
+            };
+            // The unlimited dimension is numbered first (as `chunk_records`).
+            let unlim = req
+                .max_dims
+                .iter()
+                .position(|&m| m == u64::MAX)
+                .unwrap_or(0);
+            let Some(g) = GridBox::new(&counts, unlim, &bx) else {
+                return Ok(None);
+            };
+            let entries = crate::read::chunk_select::extensible_array_entries_in(st, ctx, a, &g)?;
+            records(entries, unlim)
+        }
+        // Chunks lie back to back in linear order: enumerate the box's
+        // chunks only (their count checked first), no I/O.
+        ChunkIndex::Implicit { addr } => {
+            let Some(a) = addr.defined() else {
+                return Ok(Some(Vec::new()));
+            };
+            let Some(g) = GridBox::new(&counts, 0, &bx) else {
+                return Ok(None);
+            };
+            count_check(g.count(), ctx)?;
+            let mut v = Vec::new();
+            let mut at = g.next(0);
+            while let Some(idx) = at {
+                let offsets = unlinearize(idx, &counts, &layout.dims, 0);
+                if within(&offsets, req.dims) {
+                    let addr = idx.checked_mul(clen).and_then(|o| o.checked_add(a.get()));
+                    let addr = addr.ok_or_else(|| {
+                        Error::corrupt("implicit chunk address overflows", a.get())
+                    })?;
+                    v.push(ChunkRecord {
+                        offsets,
+                        addr: Addr(addr),
+                        size: clen,
+                        filter_mask: 0,
+                    });
+                }
+                // `idx` < the grid's total: no overflow.
+                at = g.next(idx + 1);
+            }
+            v
+        }
+        _ => return Ok(None),
+    }))
+}
+
 fn selection_inner(
     st: &Storage,
     ctx: Ctx,
@@ -883,20 +1011,9 @@ fn selection_inner(
     }
     let (lo, hi) = sel.bounds(rank);
     let filtered = !req.pipeline.filters.is_empty();
-    let records = match &layout.index {
-        // Walk only the part of the B-tree between the box's first and last
-        // chunk (row-major order).
-        ChunkIndex::BTreeV1 { addr } if !addr.is_undef() && !hi.contains(&0) => {
-            let corner = |v: &[u64], minus: u64| -> Vec<u64> {
-                v.iter()
-                    .zip(&layout.dims)
-                    .map(|(&x, &c)| x.saturating_sub(minus) / c.max(1) * c.max(1))
-                    .collect()
-            };
-            let (first, last) = (corner(&lo, 0), corner(&hi, 1));
-            crate::read::btree_v1::chunk_records_between(st, ctx, *addr, rank, &first, &last)?
-        }
-        _ => chunk_records(st, ctx, layout, req.dims, req.max_dims, es, filtered)?,
+    let records = match records_in_box(st, ctx, req, &lo, &hi, filtered, clen)? {
+        Some(records) => records,
+        None => chunk_records(st, ctx, layout, req.dims, req.max_dims, es, filtered)?,
     };
     let wanted: Vec<&ChunkRecord> = records
         .iter()

@@ -5,6 +5,7 @@ pub mod btree_v1;
 pub mod btree_v2;
 #[cfg(feature = "std")]
 pub mod chunk_cache;
+pub mod chunk_select;
 pub mod chunks;
 pub mod fractal_heap;
 pub mod global_heap;
