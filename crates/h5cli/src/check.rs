@@ -356,7 +356,6 @@ impl Checker<'_> {
         if info.version >= 1 && info.strategy == 1 && info.page_size == 0 {
             self.err(Some(at), path, "paged aggregation with a page size of 0");
         }
-        let hlen = FreeSpaceHeader::encoded_len(self.ctx) as u64;
         let mut seen = BTreeSet::new();
         for (i, a) in info.managers.iter().enumerate() {
             let Some(a) = a.defined() else { continue };
@@ -369,73 +368,12 @@ impl Checker<'_> {
                 );
                 continue;
             }
-            if !self.region(a, hlen, "free-space manager header", path) {
-                continue;
-            }
-            let hdr = match self
-                .st
-                .read(a, hlen)
-                .and_then(|b| FreeSpaceHeader::decode(&mut Cursor::new(&b, abs), self.ctx))
-            {
-                Ok(h) => h,
-                Err(e) => {
-                    self.error(&e, Some(abs), path, "free-space manager header");
-                    continue;
-                }
-            };
-            if hdr.client != 1 {
-                self.err(
-                    Some(abs),
-                    path,
-                    format!(
-                        "free-space manager {i} of the file has client {} (not the file)",
-                        hdr.client
-                    ),
-                );
-                continue;
-            }
-            let Some(sa) = hdr.sections_addr.defined() else {
-                if hdr.serial_sections > 0 {
-                    self.err(
-                        Some(abs),
-                        path,
-                        format!(
-                            "free-space manager with {} sections but no section list",
-                            hdr.serial_sections
-                        ),
-                    );
-                }
+            let client = format!("free-space manager {i} of the file");
+            let Some((_, sections)) = self.manager(a, 1, &client, "free-space", path) else {
                 continue;
             };
-            let sabs = self.abs(sa);
-            if !self.region(sa, hdr.sections_alloc, "free-space section list", path) {
-                continue;
-            }
-            let sections = match self
-                .st
-                .read(sa, hdr.sections_used)
-                .and_then(|b| decode_sections(&mut Cursor::new(&b, sabs), &hdr, a, self.ctx))
-            {
-                Ok(s) => s,
-                Err(e) => {
-                    self.error(&e, Some(sabs), path, "free-space section list");
-                    continue;
-                }
-            };
-            let mut total = 0u64;
             for s in &sections {
-                total = total.saturating_add(s.size);
                 self.region(Addr(s.offset), s.size, "free-space section", path);
-            }
-            if hdr.ghost_sections == 0 && total != hdr.total_space {
-                self.err(
-                    Some(abs),
-                    path,
-                    format!(
-                        "free-space sections add up to {total} bytes, the header tracks {}",
-                        hdr.total_space
-                    ),
-                );
             }
         }
     }
@@ -772,6 +710,96 @@ impl Checker<'_> {
         }
     }
 
+    /// A free-space manager header (`FSHD`) at `a` and its section list
+    /// (`FSSE`, none when the header names none): both recorded as
+    /// allocated, decoded (signature, version, checksum, back-pointer,
+    /// counts), the header's client checked (`client`: 1 the file, 0 a
+    /// fractal heap; `who` names the manager in findings, `what` its
+    /// structures). `None` after a finding that stops the checks.
+    fn manager(
+        &mut self,
+        a: Addr,
+        client: u8,
+        who: &str,
+        what: &str,
+        path: &str,
+    ) -> Option<(FreeSpaceHeader, Vec<h5fmt::format::free_space::FreeSection>)> {
+        let hlen = FreeSpaceHeader::encoded_len(self.ctx) as u64;
+        let abs = self.abs(a);
+        if !self.region(a, hlen, &format!("{what} manager header"), path) {
+            return None;
+        }
+        let hdr = match self
+            .st
+            .read(a, hlen)
+            .and_then(|b| FreeSpaceHeader::decode(&mut Cursor::new(&b, abs), self.ctx))
+        {
+            Ok(h) => h,
+            Err(e) => {
+                self.error(&e, Some(abs), path, &format!("{what} manager header"));
+                return None;
+            }
+        };
+        if hdr.client != client {
+            let want = if client == 0 {
+                "a fractal heap"
+            } else {
+                "the file"
+            };
+            self.err(
+                Some(abs),
+                path,
+                format!("{who} has client {} (not {want})", hdr.client),
+            );
+            return None;
+        }
+        let Some(sa) = hdr.sections_addr.defined() else {
+            if hdr.serial_sections > 0 {
+                self.err(
+                    Some(abs),
+                    path,
+                    format!(
+                        "{who} with {} sections but no section list",
+                        hdr.serial_sections
+                    ),
+                );
+            }
+            return Some((hdr, Vec::new()));
+        };
+        let sabs = self.abs(sa);
+        if !self.region(
+            sa,
+            hdr.sections_alloc,
+            &format!("{what} section list"),
+            path,
+        ) {
+            return None;
+        }
+        let sections = match self
+            .st
+            .read(sa, hdr.sections_used)
+            .and_then(|b| decode_sections(&mut Cursor::new(&b, sabs), &hdr, a, self.ctx))
+        {
+            Ok(s) => s,
+            Err(e) => {
+                self.error(&e, Some(sabs), path, &format!("{what} section list"));
+                return None;
+            }
+        };
+        let total = sections.iter().fold(0u64, |t, s| t.saturating_add(s.size));
+        if hdr.ghost_sections == 0 && total != hdr.total_space {
+            self.err(
+                Some(abs),
+                path,
+                format!(
+                    "{what} sections add up to {total} bytes, the header tracks {}",
+                    hdr.total_space
+                ),
+            );
+        }
+        Some((hdr, sections))
+    }
+
     /// A fractal heap's free-space manager: header and section list decoded
     /// (client 0) and recorded as allocated; each single section inside the
     /// data area of one of the heap's direct blocks, each row section within
@@ -783,38 +811,16 @@ impl Checker<'_> {
         direct: &[h5fmt::read::fractal_heap::HeapBlock],
         path: &str,
     ) {
-        let hlen = FreeSpaceHeader::encoded_len(self.ctx) as u64;
-        let abs = self.abs(a);
-        if !self.region(a, hlen, "fractal heap free-space manager header", path) {
+        let Some((hdr, sections)) = self.manager(
+            a,
+            0,
+            "the fractal heap's free-space manager",
+            "fractal heap free-space",
+            path,
+        ) else {
             return;
-        }
-        let hdr = match self
-            .st
-            .read(a, hlen)
-            .and_then(|b| FreeSpaceHeader::decode(&mut Cursor::new(&b, abs), self.ctx))
-        {
-            Ok(h) => h,
-            Err(e) => {
-                self.error(
-                    &e,
-                    Some(abs),
-                    path,
-                    "fractal heap free-space manager header",
-                );
-                return;
-            }
         };
-        if hdr.client != 0 {
-            self.err(
-                Some(abs),
-                path,
-                format!(
-                    "the fractal heap's free-space manager has client {} (not a fractal heap)",
-                    hdr.client
-                ),
-            );
-            return;
-        }
+        let (abs, sabs) = (self.abs(a), self.abs(hdr.sections_addr));
         if hdr.address_bits != heap.max_heap_bits {
             self.err(
                 Some(abs),
@@ -825,39 +831,6 @@ impl Checker<'_> {
                 ),
             );
         }
-        let Some(sa) = hdr.sections_addr.defined() else {
-            if hdr.serial_sections > 0 {
-                self.err(
-                    Some(abs),
-                    path,
-                    format!(
-                        "fractal heap free-space manager with {} sections but no section list",
-                        hdr.serial_sections
-                    ),
-                );
-            }
-            return;
-        };
-        let sabs = self.abs(sa);
-        if !self.region(
-            sa,
-            hdr.sections_alloc,
-            "fractal heap free-space section list",
-            path,
-        ) {
-            return;
-        }
-        let sections = match self
-            .st
-            .read(sa, hdr.sections_used)
-            .and_then(|b| decode_sections(&mut Cursor::new(&b, sabs), &hdr, a, self.ctx))
-        {
-            Ok(s) => s,
-            Err(e) => {
-                self.error(&e, Some(sabs), path, "fractal heap free-space section list");
-                return;
-            }
-        };
         // Heap-space extent of each direct block's data area (unfiltered
         // heaps: a filtered block's stored size is not its heap size).
         let prefix = heap.direct_prefix_len(self.ctx.sizes) as u64;
@@ -878,9 +851,7 @@ impl Checker<'_> {
                 areas.push((off.saturating_add(prefix), off.saturating_add(b.len)));
             }
         }
-        let mut total = 0u64;
         for s in &sections {
-            total = total.saturating_add(s.size);
             let end = s.offset.saturating_add(s.size);
             match (s.class, s.heap_rows) {
                 (0, _)
@@ -930,16 +901,6 @@ impl Checker<'_> {
                     ),
                 );
             }
-        }
-        if hdr.ghost_sections == 0 && total != hdr.total_space {
-            self.err(
-                Some(abs),
-                path,
-                format!(
-                    "fractal heap free sections add up to {total} bytes, the manager tracks {}",
-                    hdr.total_space
-                ),
-            );
         }
     }
 

@@ -35,6 +35,30 @@ out['bomb_stream'] = zlib.compress(bytes(2 * 16 * 16 * 8), 9).hex()
 print(json.dumps(out))
 "#;
 
+/// Run generator `script` (h5py) on a temporary file: its JSON output, the
+/// file's bytes and its path; `None` without a Python venv.
+fn make(script: &str, name: &str) -> Option<(J, Vec<u8>, PathBuf)> {
+    let Some(py) = python() else {
+        eprintln!("skipping: no python venv (set H5FMT_VENV)");
+        return None;
+    };
+    let path = std::env::temp_dir().join(format!("h5fmt-{name}-{}.h5", std::process::id()));
+    let out = Command::new(&py)
+        .arg("-c")
+        .arg(script)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: J = serde_json::from_slice(&out.stdout).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    Some((info, bytes, path))
+}
+
 fn chunk(info: &J, ds: &str, i: usize) -> (Vec<u64>, usize, usize) {
     let c = &info[ds][i];
     let off = c["offset"]
@@ -76,24 +100,9 @@ fn expect_error(bytes: Vec<u8>, ds: &str, off: &[u64], kinds: &[ErrorKind]) {
 
 #[test]
 fn corrupt_chunks_are_named_errors() {
-    let Some(py) = python() else {
-        eprintln!("skipping: no python venv (set H5FMT_VENV)");
+    let Some((info, good, path)) = make(MAKE, "corrupt") else {
         return;
     };
-    let path = std::env::temp_dir().join(format!("h5fmt-corrupt-{}.h5", std::process::id()));
-    let out = Command::new(&py)
-        .arg("-c")
-        .arg(MAKE)
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let info: J = serde_json::from_slice(&out.stdout).unwrap();
-    let good = std::fs::read(&path).unwrap();
     std::fs::remove_file(&path).ok();
     let want: Vec<f64> = File::from_bytes(good.clone())
         .unwrap()
@@ -174,24 +183,9 @@ print(json.dumps(out))
 /// (found by the differential fuzz target).
 #[test]
 fn first_bad_chunk_is_reported_whatever_the_timing() {
-    let Some(py) = python() else {
-        eprintln!("skipping: no python venv (set H5FMT_VENV)");
+    let Some((info, mut b, path)) = make(MAKE_MANY, "corrupt-many") else {
         return;
     };
-    let path = std::env::temp_dir().join(format!("h5fmt-corrupt-many-{}.h5", std::process::id()));
-    let out = Command::new(&py)
-        .arg("-c")
-        .arg(MAKE_MANY)
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let info: J = serde_json::from_slice(&out.stdout).unwrap();
-    let mut b = std::fs::read(&path).unwrap();
     let hex = info["bomb_stream"].as_str().unwrap();
     let bomb: Vec<u8> = (0..hex.len() / 2)
         .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())

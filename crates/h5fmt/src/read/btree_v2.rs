@@ -75,23 +75,32 @@ impl BTreeV2 {
     pub fn geometry(&self) -> &Geometry {
         &self.geom
     }
+    /// Whether the tree has a root node (`Corrupt` when it has none but
+    /// counts records).
+    fn has_root(&self) -> Result<bool> {
+        if !self.hdr.root.is_undef() {
+            return Ok(true);
+        }
+        if self.hdr.total_records != 0 {
+            return Err(Error::corrupt(
+                alloc::format!(
+                    "v2 B-tree at {}: no root but {} records",
+                    self.addr,
+                    self.hdr.total_records
+                ),
+                self.st.base().saturating_add(self.addr.0),
+            ));
+        }
+        Ok(false)
+    }
+
     /// Every record's raw bytes, in key order (in-order traversal).
     ///
     /// # Errors
     /// `Corrupt`, `Checksum`, `Truncated`, `Cycle`, `Limit`.
     pub fn records(&self) -> Result<Vec<Vec<u8>>> {
         let mut out = Vec::new();
-        if self.hdr.root.is_undef() {
-            if self.hdr.total_records != 0 {
-                return Err(Error::corrupt(
-                    alloc::format!(
-                        "v2 B-tree at {}: no root but {} records",
-                        self.addr,
-                        self.hdr.total_records
-                    ),
-                    self.st.base().saturating_add(self.addr.0),
-                ));
-            }
+        if !self.has_root()? {
             return Ok(out);
         }
         let mut visited = BTreeSet::new();
@@ -143,17 +152,7 @@ impl BTreeV2 {
         keep: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Vec<Vec<u8>>> {
         let mut out = Vec::new();
-        if self.hdr.root.is_undef() {
-            if self.hdr.total_records != 0 {
-                return Err(Error::corrupt(
-                    alloc::format!(
-                        "v2 B-tree at {}: no root but {} records",
-                        self.addr,
-                        self.hdr.total_records
-                    ),
-                    self.st.base().saturating_add(self.addr.0),
-                ));
-            }
+        if !self.has_root()? {
             return Ok(out);
         }
         let mut visited = BTreeSet::new();

@@ -20,12 +20,8 @@
 use super::chunks::{count_check, read_block, visit};
 use crate::codec::Cursor;
 use crate::error::{Error, Result};
-use crate::format::extensible_array::{
-    DataBlock, ExtensibleArrayHeader, IndexBlock, SuperBlock, SuperBlockInfo,
-};
-use crate::format::fixed_array::{
-    self, bit_set, ChunkEntry, FixedArrayDataBlock, FixedArrayHeader,
-};
+use crate::format::extensible_array::{DataBlock, SuperBlock, SuperBlockInfo};
+use crate::format::fixed_array::{self, bit_set, ChunkEntry, FixedArrayDataBlock};
 use crate::io::Storage;
 use crate::{Addr, Ctx};
 use alloc::collections::BTreeSet;
@@ -289,9 +285,7 @@ pub fn fixed_array_entries_in(
     addr: Addr,
     bx: &GridBox,
 ) -> Result<Vec<(u64, ChunkEntry)>> {
-    let hsize = FixedArrayHeader::encoded_size(ctx);
-    let raw = st.read(addr, hsize as u64)?;
-    let hdr = FixedArrayHeader::decode(&mut Cursor::new(&raw, st.base() + addr.get()), ctx)?;
+    let hdr = super::chunks::fixed_array_header(st, ctx, addr)?;
     let mut out = Vec::new();
     let Some(db_addr) = hdr.data_block.defined() else {
         return Ok(out);
@@ -361,18 +355,11 @@ pub fn extensible_array_entries_in(
     addr: Addr,
     bx: &GridBox,
 ) -> Result<Vec<(u64, ChunkEntry)>> {
-    let hsize = ExtensibleArrayHeader::encoded_size(ctx);
-    let raw = st.read(addr, hsize as u64)?;
-    let hdr = ExtensibleArrayHeader::decode(&mut Cursor::new(&raw, st.base() + addr.get()), ctx)?;
     let mut out = Vec::new();
-    let Some(ib_addr) = hdr.index_block.defined() else {
+    let mut seen = BTreeSet::new();
+    let Some((hdr, ib)) = super::chunks::extensible_array_open(st, ctx, addr, &mut seen)? else {
         return Ok(out);
     };
-    let mut seen = BTreeSet::new();
-    visit(&mut seen, ib_addr, "extensible array index block")?;
-    let ib_size = hdr.index_block_size(ctx)?;
-    let raw = read_block(st, ctx, ib_addr, ib_size, "extensible array index block")?;
-    let ib = IndexBlock::decode(&mut Cursor::new(&raw, st.base() + ib_addr.get()), ctx, &hdr)?;
     let limit = hdr.max_index_set;
     let ib_elems = u64::from(hdr.index_block_elements);
     push_in_box(&ib.elements, 0, limit, bx, ctx, &mut out)?;
@@ -404,7 +391,9 @@ pub fn extensible_array_entries_in(
         let dfirst = (d * n)
             .checked_add(info.start_idx)
             .and_then(|x| x.checked_add(ib_elems))
-            .ok_or_else(|| Error::corrupt("extensible array element number", ib_addr.get()))?;
+            .ok_or_else(|| {
+                Error::corrupt("extensible array element number", hdr.index_block.get())
+            })?;
         let dend = dfirst.saturating_add(n);
         let (dblk, bitmap) = if u < in_ib {
             let slot = info
@@ -544,6 +533,8 @@ pub fn btree_v2_chunk_records_in(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::extensible_array::ExtensibleArrayHeader;
+    use crate::format::fixed_array::FixedArrayHeader;
 
     /// All box points of `bx` inside `0..n` per dimension, lexicographically.
     fn brute(bx: &ScaledBox, n: u64, rank: usize) -> Vec<Vec<u64>> {

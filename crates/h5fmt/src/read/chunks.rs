@@ -160,17 +160,49 @@ pub(crate) fn count_check(n: u64, ctx: Ctx) -> Result<()> {
     Ok(())
 }
 
+/// The fixed-array header at `addr`.
+pub(crate) fn fixed_array_header(st: &Storage, ctx: Ctx, addr: Addr) -> Result<FixedArrayHeader> {
+    let hsize = FixedArrayHeader::encoded_size(ctx);
+    let raw = st.read(addr, hsize as u64)?;
+    FixedArrayHeader::decode(
+        &mut crate::codec::Cursor::new(&raw, st.base() + addr.get()),
+        ctx,
+    )
+}
+
+/// The extensible-array header at `addr` and its index block (recorded in
+/// `seen`); `None` when no index block is allocated.
+pub(crate) fn extensible_array_open(
+    st: &Storage,
+    ctx: Ctx,
+    addr: Addr,
+    seen: &mut BTreeSet<u64>,
+) -> Result<Option<(ExtensibleArrayHeader, IndexBlock)>> {
+    use crate::codec::Cursor;
+    let hsize = ExtensibleArrayHeader::encoded_size(ctx);
+    let raw = st.read(addr, hsize as u64)?;
+    let hdr = ExtensibleArrayHeader::decode(&mut Cursor::new(&raw, st.base() + addr.get()), ctx)?;
+    let Some(ib_addr) = hdr.index_block.defined() else {
+        return Ok(None);
+    };
+    visit(seen, ib_addr, "extensible array index block")?;
+    let raw = read_block(
+        st,
+        ctx,
+        ib_addr,
+        hdr.index_block_size(ctx)?,
+        "extensible array index block",
+    )?;
+    let ib = IndexBlock::decode(&mut Cursor::new(&raw, st.base() + ib_addr.get()), ctx, &hdr)?;
+    Ok(Some((hdr, ib)))
+}
+
 /// All defined entries of a fixed array, with their element index.
 ///
 /// # Errors
 /// `Corrupt`, `Checksum`, `Truncated`, `Limit`.
 pub fn fixed_array_entries(st: &Storage, ctx: Ctx, addr: Addr) -> Result<Vec<(u64, ChunkEntry)>> {
-    let hsize = FixedArrayHeader::encoded_size(ctx);
-    let raw = st.read(addr, hsize as u64)?;
-    let hdr = FixedArrayHeader::decode(
-        &mut crate::codec::Cursor::new(&raw, st.base() + addr.get()),
-        ctx,
-    )?;
+    let hdr = fixed_array_header(st, ctx, addr)?;
     let mut out = Vec::new();
     let Some(db_addr) = hdr.data_block.defined() else {
         return Ok(out);
@@ -230,23 +262,11 @@ pub fn extensible_array_entries(
     addr: Addr,
 ) -> Result<Vec<(u64, ChunkEntry)>> {
     use crate::codec::Cursor;
-    let hsize = ExtensibleArrayHeader::encoded_size(ctx);
-    let raw = st.read(addr, hsize as u64)?;
-    let hdr = ExtensibleArrayHeader::decode(&mut Cursor::new(&raw, st.base() + addr.get()), ctx)?;
     let mut out = Vec::new();
-    let Some(ib_addr) = hdr.index_block.defined() else {
+    let mut seen = BTreeSet::new();
+    let Some((hdr, ib)) = extensible_array_open(st, ctx, addr, &mut seen)? else {
         return Ok(out);
     };
-    let mut seen = BTreeSet::new();
-    visit(&mut seen, ib_addr, "extensible array index block")?;
-    let raw = read_block(
-        st,
-        ctx,
-        ib_addr,
-        hdr.index_block_size(ctx)?,
-        "extensible array index block",
-    )?;
-    let ib = IndexBlock::decode(&mut Cursor::new(&raw, st.base() + ib_addr.get()), ctx, &hdr)?;
     let limit = hdr.max_index_set;
     for (i, e) in ib.elements.iter().enumerate() {
         if (i as u64) < limit && !e.addr.is_undef() {
