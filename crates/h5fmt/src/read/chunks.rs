@@ -423,6 +423,27 @@ pub(crate) fn btree_v2_record(
     })
 }
 
+/// Chunk records of array-index entries (linear chunk number, entry):
+/// offsets from the number over the chunk grid `counts` (dimension `first`
+/// numbered first), unfiltered sizes `clen`.
+fn entry_records(
+    entries: Vec<(u64, ChunkEntry)>,
+    counts: &[u64],
+    cdims: &[u64],
+    first: usize,
+    clen: u64,
+) -> Vec<ChunkRecord> {
+    entries
+        .into_iter()
+        .map(|(idx, e)| ChunkRecord {
+            offsets: unlinearize(idx, counts, cdims, first),
+            addr: e.addr,
+            size: e.size.unwrap_or(clen),
+            filter_mask: e.filter_mask,
+        })
+        .collect()
+}
+
 /// All allocated chunks of a chunked dataset, from whichever index it uses.
 /// `dims`/`max_dims` are the dataspace's current and maximum dims (`max_dims`
 /// may be empty when unknown: the current dims are used for the grid).
@@ -450,16 +471,8 @@ pub fn chunk_records(
     }
     let clen = chunk_bytes(layout, element_size)?;
     let counts = grid(layout, dims, max_dims);
-    let from_entries = |entries: Vec<(u64, ChunkEntry)>, first: usize| -> Vec<ChunkRecord> {
-        entries
-            .into_iter()
-            .map(|(idx, e)| ChunkRecord {
-                offsets: unlinearize(idx, &counts, &layout.dims, first),
-                addr: e.addr,
-                size: e.size.unwrap_or(clen),
-                filter_mask: e.filter_mask,
-            })
-            .collect()
+    let from_entries = |entries: Vec<(u64, ChunkEntry)>, first: usize| {
+        entry_records(entries, &counts, &layout.dims, first, clen)
     };
     let records = match &layout.index {
         ChunkIndex::BTreeV1 { addr } => {
@@ -909,16 +922,8 @@ fn records_in_box(
         return Ok(Some(Vec::new()));
     };
     let counts = grid(layout, req.dims, req.max_dims);
-    let records = |entries: Vec<(u64, ChunkEntry)>, first: usize| -> Vec<ChunkRecord> {
-        entries
-            .into_iter()
-            .map(|(idx, e)| ChunkRecord {
-                offsets: unlinearize(idx, &counts, &layout.dims, first),
-                addr: e.addr,
-                size: e.size.unwrap_or(clen),
-                filter_mask: e.filter_mask,
-            })
-            .collect()
+    let records = |entries: Vec<(u64, ChunkEntry)>, first: usize| {
+        entry_records(entries, &counts, &layout.dims, first, clen)
     };
     Ok(Some(match &layout.index {
         // Walk only the part of the B-tree between the box's first and last
