@@ -385,9 +385,15 @@ impl Session {
                     if m0 != Dataspace::UNLIMITED && first.saturating_add(rows) > m0 {
                         return;
                     }
-                    nd[0] = first + rows;
                     let data: Vec<u8> = (0..len).map(|k| (k as u8) ^ b).collect();
                     let r = self.ed.append_raw(&o.path, &data);
+                    // An extent that would pass 2^64 - 1 must be refused.
+                    let Some(grown) = first.checked_add(rows) else {
+                        assert!(r.is_err(), "append past a 2^64 extent accepted");
+                        self.all_ok = false;
+                        return;
+                    };
+                    nd[0] = grown;
                     if self.ok(r).is_some() {
                         self.exp.remove(&format!("d{}", o.key));
                         self.expect(format!("s{}", o.key), &o.path, "", Exp::Shape(nd));
