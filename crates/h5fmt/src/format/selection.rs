@@ -303,7 +303,10 @@ impl Selection {
             }
             Selection::Regular(dims) => {
                 check_rank(dims.len())?;
-                if dims.iter().any(|d| d.start == UNLIMITED || d.stride == UNLIMITED) {
+                if dims
+                    .iter()
+                    .any(|d| d.start == UNLIMITED || d.stride == UNLIMITED)
+                {
                     return Err(bad("an unlimited start or stride"));
                 }
                 enc.put_u32(2);
@@ -319,7 +322,11 @@ impl Selection {
                     enc.put_u8(1);
                     enc.put_u8(e as u8);
                     enc.put_u32(len32(dims.len())?);
-                    let ones = if e >= 8 { u64::MAX } else { (1u64 << (8 * e)) - 1 };
+                    let ones = if e >= 8 {
+                        u64::MAX
+                    } else {
+                        (1u64 << (8 * e)) - 1
+                    };
                     for d in dims {
                         for v in [d.start, d.stride, d.count, d.block] {
                             enc.put_uint(if v == UNLIMITED { ones } else { v }, e);

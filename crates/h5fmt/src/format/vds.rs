@@ -136,7 +136,11 @@ impl VdsBlock {
                 earlier.iter().position(|o| pick(o) == name)
             };
             let same = modern && m.file == SAME_FILE;
-            let file_at = if same { None } else { share(&m.file, |o| &o.file) };
+            let file_at = if same {
+                None
+            } else {
+                share(&m.file, |o| &o.file)
+            };
             let ds_at = share(&m.dataset, |o| &o.dataset);
             if modern {
                 let mut flags = 0;
@@ -495,7 +499,10 @@ mod tests {
             let back = VdsBlock::decode(&mut Cursor::new(&b, 0), Ctx::default()).unwrap();
             assert_eq!(back, blk, "version {version}");
             // The long file name is stored once in version 1.
-            let n = b.windows(long.len()).filter(|w| *w == long.as_bytes()).count();
+            let n = b
+                .windows(long.len())
+                .filter(|w| *w == long.as_bytes())
+                .count();
             assert_eq!(n, if version == 1 { 1 } else { 4 }, "version {version}");
         }
         // Refused: bad names, bad selections, no mappings, version 2.
