@@ -158,7 +158,8 @@ with h5py.File(sys.argv[1], "r") as f:
         assert np.array_equal(got, exp), (name, got.tolist(), exp.tolist())
         srcs = d.virtual_sources()
         assert len(srcs) == 4, srcs
-        assert srcs[1].file_name == "src/other.h5", srcs[1]
+        assert srcs[1].file_name == sys.argv[2], (srcs[1], sys.argv[2])
+        assert srcs[0].file_name == ".", srcs[0]
 print("OK")
 "#;
 
@@ -205,6 +206,7 @@ fn libhdf5_reads_written_virtual_datasets() {
             .arg("-c")
             .arg(EXPECT)
             .arg(&path)
+            .arg("src/other.h5")
             .output()
             .unwrap();
         assert!(
@@ -213,6 +215,97 @@ fn libhdf5_reads_written_virtual_datasets() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Run the libhdf5 check of `EXPECT` on `path`, whose other-file mappings
+/// must name `other`.
+fn libhdf5_check(path: &Path, other: &str) {
+    let Some(py) = python() else {
+        eprintln!("skipping the libhdf5 check: no python venv");
+        return;
+    };
+    let out = Command::new(&py)
+        .arg("-c")
+        .arg(EXPECT)
+        .arg(path)
+        .arg(other)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stdout.starts_with(b"OK"),
+        "{}: {}{}",
+        path.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `h5 repack` writes virtual datasets virtual: same mappings, `"."` kept,
+/// the relative other-file name rewritten to reach the same file from the
+/// destination (relative from another directory, unchanged in the same
+/// one, absolute when the destination is not known); libhdf5 reads the
+/// values numpy expects from every output.
+#[test]
+fn repack_keeps_virtual_datasets_virtual() {
+    let dir = std::env::temp_dir().join(format!("h5cli-repack-vds-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("out/deeper")).unwrap();
+    std::fs::create_dir_all(dir.join("bytes")).unwrap();
+    write_other(&dir.join("src/other.h5"));
+    let src = dir.join("vds.h5");
+    write_vds(&src, Format::V18);
+    let canon = std::fs::canonicalize(&dir).unwrap();
+    let abs = format!("{}/src/other.h5", canon.display());
+    let mut outputs = Vec::new();
+    for (format, dst, other) in [
+        (
+            Format::V18,
+            dir.join("out/deeper/r.h5"),
+            "../../src/other.h5",
+        ),
+        (Format::V200, dir.join("same.h5"), "src/other.h5"),
+        (Format::Earliest, dir.join("out/e.h5"), "../src/other.h5"),
+    ] {
+        let opts = h5cli::repack::Options {
+            format,
+            ..Default::default()
+        };
+        h5cli::repack::repack(&src, &dst, &opts).unwrap();
+        outputs.push((dst, other.to_string(), format));
+    }
+    let bytes = h5cli::repack::repack_to_bytes(&src, &Default::default()).unwrap();
+    let b = dir.join("bytes/b.h5");
+    std::fs::write(&b, bytes).unwrap();
+    outputs.push((b, abs, Format::V18));
+    for (path, other, format) in outputs {
+        let f = h5fmt::File::open(&path).unwrap();
+        for name in ["v", "g/raw"] {
+            let Object::Dataset(d) = f.object(name).unwrap() else {
+                panic!("{name} is not a dataset")
+            };
+            let block = h5fmt::read::vds::mapping_block(&d).unwrap();
+            assert_eq!(block.version, u8::from(format == Format::V200));
+            let want: Vec<VdsMapping> = mappings()
+                .into_iter()
+                .map(|mut m| {
+                    if m.file != SAME_FILE {
+                        m.file = other.clone();
+                    }
+                    m
+                })
+                .collect();
+            assert_eq!(block.mappings, want, "{}", path.display());
+        }
+        let findings = h5cli::check::check_path(&path);
+        assert!(
+            h5cli::check::is_clean(&findings, true),
+            "{}: {findings:?}",
+            path.display()
+        );
+        libhdf5_check(&path, &other);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
