@@ -9,14 +9,27 @@
 //! new file's global heap and references of every kind are remapped to the
 //! new object addresses.
 //!
-//! Virtual and external-file datasets are materialized (contiguous). What
+//! Virtual datasets are written virtual, with the same mappings (block
+//! version of the output preset). Source file names: `"."` (the dataset's
+//! own file) is kept — the source datasets are copied under the same paths,
+//! so it still names them; absolute names are kept; a relative name, which
+//! readers resolve against the directory of the file holding the virtual
+//! dataset, is resolved against the SOURCE file's directory and, when the
+//! destination is in another directory, rewritten to still reach the same
+//! file: the relative path from the destination's directory to the source's
+//! directory, followed by the name as stored (so `%b` patterns and `..`
+//! keep their meaning; a `%` in the added directory part is written `%%`).
+//! When the destination directory is unknown ([`repack_to_bytes`],
+//! [`repack_into`]) the source's absolute directory is used instead.
+//!
+//! External-file datasets are materialized (contiguous). What
 //! the writer cannot write (a filter it cannot encode, an attribute that
 //! needs dense storage, a reference to an object not reachable from the
 //! root) is an error naming the object; the destination is then not
 //! created (the file is built under a temporary name and renamed at the end).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use h5fmt::codec::Cursor;
 use h5fmt::data::HeapResolver;
@@ -183,6 +196,9 @@ pub fn repack(src: &Path, dst: &Path, opts: &Options) -> Result<Stats, String> {
         .map_err(|e| format!("{}: {e}", tmp.display()))?;
     let result = (|| {
         let mut r = Repacker::new(&file, fw, opts);
+        r.dst_dir = std::fs::canonicalize(&tmp)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf));
         r.run()?;
         let stats = r.stats;
         r.fw.close()
@@ -257,6 +273,25 @@ struct Repacker<'a> {
     /// Hard links to deferred datasets: (parent, name, source address).
     pending_links: Vec<(ObjectId, String, u64)>,
     stats: Stats,
+    /// The destination's directory (absolute), when known.
+    dst_dir: Option<PathBuf>,
+}
+
+/// The path leading from the directory `from` to the directory `to` (both
+/// absolute and canonical): `..` for each component of `from` after their
+/// common prefix, then the rest of `to`.
+fn relative_dir(from: &Path, to: &Path) -> PathBuf {
+    let a: Vec<Component<'_>> = from.components().collect();
+    let b: Vec<Component<'_>> = to.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..a.len() {
+        out.push("..");
+    }
+    for c in b.iter().skip(common) {
+        out.push(c.as_os_str());
+    }
+    out
 }
 
 fn err(path: &str, e: impl std::fmt::Display) -> String {
@@ -277,6 +312,7 @@ impl<'a> Repacker<'a> {
             deferred_addrs: BTreeSet::new(),
             pending_links: Vec::new(),
             stats: Stats::default(),
+            dst_dir: None,
         }
     }
 
@@ -490,15 +526,11 @@ impl<'a> Repacker<'a> {
         let null = space.kind == SpaceKind::Null;
         // Storage never allocated reads as the fill value: create the dataset
         // without data (cheap even for 2^31 elements).
-        if matches!(d.layout(), Layout::Virtual { .. }) {
-            return Err(err(
-                &path,
-                "virtual datasets are not written (no virtual layout in the writer)",
-            ));
-        }
+        let is_virtual = matches!(d.layout(), Layout::Virtual { .. });
         // With fill time "never", unwritten elements read as zeros, not as the
         // fill value: such data is written out.
         let empty = null
+            || is_virtual
             || (unallocated(d.layout())
                 && d.header().find(kind::EXTERNAL_FILES).is_none()
                 && d.fill_value().fill_time != 1);
@@ -533,6 +565,16 @@ impl<'a> Repacker<'a> {
             }
             _ => None,
         };
+        // The mappings of a virtual dataset, source file names rewritten.
+        let vds_mappings = if is_virtual {
+            let mut block = h5fmt::read::vds::mapping_block(d).map_err(e)?;
+            for m in &mut block.mappings {
+                m.file = self.vds_source_name(&m.file).map_err(|x| err(&path, x))?;
+            }
+            Some(block.mappings)
+        } else {
+            None
+        };
         let mut w = self.fw.group(parent).map_err(e)?;
         let mut b = w.create_dataset(name).dtype(ddt.clone());
         if let Some(t) = committed {
@@ -550,6 +592,16 @@ impl<'a> Repacker<'a> {
                     }
                 }
             }
+        }
+        if let Some(mappings) = vds_mappings {
+            match (d.fill_value().state, user_fill) {
+                (FillState::Undefined, _) => b = b.fill_undefined(),
+                (FillState::User, Some(v)) => b = b.fill_value_in_file(&v),
+                _ => {}
+            }
+            let id = b.virtual_mappings(mappings).create().map_err(e)?;
+            self.stats.datasets += 1;
+            return Ok(id);
         }
         let n = d.len();
         let mut chunks: Option<Vec<u64>> = match d.layout() {
@@ -609,6 +661,42 @@ impl<'a> Repacker<'a> {
         };
         self.stats.datasets += 1;
         Ok(id)
+    }
+
+    /// The source file name of a virtual mapping as the destination must
+    /// store it (see the module documentation).
+    fn vds_source_name(&self, name: &str) -> Result<String, String> {
+        if name == h5fmt::format::vds::SAME_FILE || Path::new(name).is_absolute() {
+            return Ok(name.to_string());
+        }
+        let Some(src_dir) = self.file.dir() else {
+            return Ok(name.to_string());
+        };
+        let src_dir = std::fs::canonicalize(if src_dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            src_dir
+        })
+        .map_err(|e| format!("{}: {e}", src_dir.display()))?;
+        let prefix = match &self.dst_dir {
+            Some(d) if *d == src_dir => return Ok(name.to_string()),
+            Some(d) => relative_dir(d, &src_dir),
+            None => src_dir,
+        };
+        let prefix = prefix.to_str().ok_or_else(|| {
+            format!(
+                "virtual dataset source directory {} is not UTF-8",
+                prefix.display()
+            )
+        })?;
+        let prefix = prefix.replace('%', "%%");
+        Ok(if prefix.is_empty() {
+            name.to_string()
+        } else if prefix.ends_with('/') {
+            format!("{prefix}{name}")
+        } else {
+            format!("{prefix}/{name}")
+        })
     }
 
     /// The stored chunks of a filtered dataset, when they can be copied as

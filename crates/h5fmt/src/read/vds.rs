@@ -59,6 +59,24 @@ pub fn virtual_dims(ds: &Dataset) -> Result<Vec<u64>> {
     Ok(plan(ds, 0)?.dims)
 }
 
+/// The decoded mapping list of the virtual dataset `ds` (read from the
+/// global heap object its layout message names).
+///
+/// # Errors
+/// `Usage` when `ds` is not virtual; errors reading the heap object or
+/// decoding the block.
+pub fn mapping_block(ds: &Dataset) -> Result<VdsBlock> {
+    let file = ds.file();
+    let ctx = file.ctx();
+    let Layout::Virtual { heap_addr, index } = *ds.layout() else {
+        return Err(Error::usage("not a virtual dataset"));
+    };
+    let heap = GlobalHeap::new(file.storage(), ctx);
+    let bytes = heap.global_heap_object(heap_addr, index)?;
+    let base = file.storage().base().saturating_add(heap_addr.0);
+    VdsBlock::decode(&mut crate::codec::Cursor::new(&bytes, base), ctx)
+}
+
 /// A source opened for reading.
 enum Source {
     /// A dataset stored in a file.
@@ -753,13 +771,7 @@ fn plan(ds: &Dataset, depth: usize) -> Result<Plan> {
             ctx.limits.max_link_hops
         )));
     }
-    let Layout::Virtual { heap_addr, index } = *ds.layout() else {
-        return Err(Error::usage("not a virtual dataset"));
-    };
-    let heap = GlobalHeap::new(file.storage(), ctx);
-    let bytes = heap.global_heap_object(heap_addr, index)?;
-    let base = file.storage().base().saturating_add(heap_addr.0);
-    let block = VdsBlock::decode(&mut crate::codec::Cursor::new(&bytes, base), ctx)?;
+    let block = mapping_block(ds)?;
 
     let stored = ds.shape().to_vec();
     let rank = stored.len();

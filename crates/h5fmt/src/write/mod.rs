@@ -25,8 +25,12 @@
 //! (single chunk, implicit, fixed array, extensible array, v2 B-tree).
 //! Editing existing files is [`crate::FileEditor`] (`edit/`).
 //!
+//! Virtual datasets ([`DatasetBuilder::virtual_mappings`]) store their
+//! mapping list as one global heap object named by a version 4 layout
+//! message of class 3, whatever the format preset.
+//!
 //! Not yet written: creation-order indexes (creation order is tracked, not
-//! indexed), virtual datasets.
+//! indexed).
 
 mod chunked;
 mod dense;
@@ -55,6 +59,7 @@ use crate::format::message::{
 use crate::format::object_header::ObjectHeader;
 use crate::format::superblock::Superblock;
 use crate::format::symbol_table_node::{EntryCache, SymbolTableEntry, SymbolTableNode};
+use crate::format::vds::{VdsBlock, VdsMapping};
 use crate::{Addr, Ctx, Sizes};
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
@@ -255,6 +260,57 @@ fn space_version(format: Format, space: &Dataspace) -> u8 {
     } else {
         format.space_version()
     }
+}
+
+/// Check the virtual selection of a mapping against the dataset's maximum
+/// shape `limit` (`Dataspace::UNLIMITED` for unlimited dimensions).
+fn check_virtual_selection(sel: &crate::format::selection::Selection, limit: &[u64]) -> Result<()> {
+    use crate::format::selection::{Selection, UNLIMITED};
+    if let Some(r) = sel.rank() {
+        if r != limit.len() {
+            return Err(Error::usage(alloc::format!(
+                "selection of rank {r} in a dataset of rank {}",
+                limit.len()
+            )));
+        }
+    }
+    let beyond = || Error::usage("selection beyond the maximum shape");
+    if let Selection::Regular(dims) = sel {
+        for (d, &m) in dims.iter().zip(limit) {
+            let open = d.count == UNLIMITED || d.block == UNLIMITED;
+            if open && m != Dataspace::UNLIMITED {
+                return Err(Error::usage(
+                    "selection unlimited in a dimension of limited maximum",
+                ));
+            }
+            if d.stride == 0 || (d.count != UNLIMITED && d.block != UNLIMITED && d.count == 0) {
+                return Err(Error::usage("hyperslab of stride or count 0"));
+            }
+            // The highest index of a limited dimension.
+            if !open && m != Dataspace::UNLIMITED {
+                let hi = d
+                    .stride
+                    .checked_mul(d.count.saturating_sub(1))
+                    .and_then(|x| x.checked_add(d.start))
+                    .and_then(|x| x.checked_add(d.block.saturating_sub(1)))
+                    .ok_or_else(beyond)?;
+                if d.block == 0 || hi >= m {
+                    return Err(beyond());
+                }
+            }
+        }
+        return Ok(());
+    }
+    if let Some((_, hi)) = sel.bounds(None).unwrap_or(None) {
+        if hi
+            .iter()
+            .zip(limit)
+            .any(|(h, &m)| m != Dataspace::UNLIMITED && *h >= m)
+        {
+            return Err(beyond());
+        }
+    }
+    Ok(())
 }
 
 /// Check a link or attribute name: not empty, no '/', not ".".
@@ -1462,8 +1518,18 @@ impl<'a> GroupWriter<'a> {
             committed: None,
             pipeline: None,
             null_space: false,
+            virtual_map: None,
         }
     }
+}
+
+/// The mapping list of a virtual dataset being built.
+#[derive(Debug)]
+enum VirtualSpec {
+    /// Mappings, encoded at creation in the preset's block version.
+    Mappings(Vec<VdsMapping>),
+    /// An encoded block, decoded (validated) before anything is written.
+    Encoded(Vec<u8>),
 }
 
 /// A chunk already run through the dataset's filter pipeline (for copying
@@ -1500,6 +1566,7 @@ pub struct DatasetBuilder<'a> {
     committed: Option<ObjectId>,
     pipeline: Option<FilterPipeline>,
     null_space: bool,
+    virtual_map: Option<VirtualSpec>,
 }
 
 impl core::fmt::Debug for DatasetBuilder<'_> {
@@ -1615,6 +1682,40 @@ impl DatasetBuilder<'_> {
     /// Store the data in the object header (compact layout, < 64 KiB).
     pub fn compact(mut self) -> Self {
         self.compact = true;
+        self
+    }
+
+    /// Make the dataset virtual: its elements are read from the source
+    /// datasets the `mappings` name (source file [`crate::format::vds::SAME_FILE`]
+    /// for this file; relative file names are looked up by readers relative
+    /// to this file's directory). Finish with [`DatasetBuilder::create`]; the
+    /// shape and datatype are required, the maximum shape may be unlimited
+    /// (no chunks needed). Unmapped elements read as the fill value.
+    ///
+    /// The mapping list is one global heap object (block version 1 under
+    /// [`Format::V200`], else version 0), the layout message is version 4
+    /// class 3 whatever the preset (virtual layouts need it: libhdf5 ≥ 1.10
+    /// reads them), allocation time incremental and fill time "if set", as
+    /// libhdf5 writes a virtual dataset.
+    ///
+    /// Creation fails with `Usage` with chunks, filters, a compact layout,
+    /// early allocation, data, a null or scalar dataspace, a point
+    /// selection (libhdf5 refuses them in virtual datasets), a virtual
+    /// selection whose rank is not the dataset's, that reaches beyond the
+    /// maximum shape, or unlimited in a dimension whose maximum is not.
+    pub fn virtual_mappings(mut self, mappings: Vec<VdsMapping>) -> Self {
+        self.virtual_map = Some(VirtualSpec::Mappings(mappings));
+        self
+    }
+
+    /// As [`DatasetBuilder::virtual_mappings`], with the mapping list given
+    /// as the bytes of an encoded Virtual Dataset Global Heap Block
+    /// (`crate::format::vds`, version 0 or 1, checksum included). The bytes
+    /// are decoded first and checked as the mappings are; they are written
+    /// unchanged only when they decode (else creation fails with the decode
+    /// error) and re-encoding is not needed.
+    pub fn virtual_block(mut self, bytes: Vec<u8>) -> Self {
+        self.virtual_map = Some(VirtualSpec::Encoded(bytes));
         self
     }
 
@@ -1805,6 +1906,113 @@ impl DatasetBuilder<'_> {
         let unlimited = max_dims
             .as_ref()
             .is_some_and(|m| m.contains(&Dataspace::UNLIMITED));
+        if let Some(spec) = self.virtual_map {
+            let filtered = self.deflate.is_some()
+                || self.shuffle
+                || self.fletcher32
+                || self.zstd.is_some()
+                || self.lz4
+                || self.pipeline.is_some();
+            if self.chunks.is_some() || filtered || self.compact || self.early_alloc {
+                return Err(Error::usage(
+                    "a virtual dataset has no chunks, filters, compact storage or early allocation",
+                ));
+            }
+            if data.is_some() || raw.is_some() || self.raw_chunks.is_some() {
+                return Err(Error::usage(
+                    "a virtual dataset holds no data of its own: finish it with create()",
+                ));
+            }
+            if self.null_space || shape.is_empty() {
+                return Err(Error::usage(
+                    "a virtual dataset needs a simple dataspace of rank ≥ 1",
+                ));
+            }
+            if let Some(f) = &self.fill {
+                if f.len() as u64 != dtype.size() {
+                    return Err(Error::usage("fill value is not one element"));
+                }
+                if dtype.is_variable_length() && !self.fill_in_file {
+                    return Err(Error::unsupported(
+                        "fill values of variable-length types (give one with fill_value_in_file)",
+                    ));
+                }
+            }
+            let ctx = fw.ctx;
+            let (block, bytes) = match spec {
+                VirtualSpec::Mappings(m) => {
+                    let block = VdsBlock {
+                        version: u8::from(fw.format == Format::V200),
+                        mappings: m,
+                    };
+                    let bytes = block.encode(ctx)?;
+                    (block, bytes)
+                }
+                VirtualSpec::Encoded(b) => {
+                    let block = VdsBlock::decode(&mut crate::codec::Cursor::new(&b, 0), ctx)?;
+                    (block, b)
+                }
+            };
+            // Never write what does not decode (also for freshly encoded bytes).
+            let back = VdsBlock::decode(&mut crate::codec::Cursor::new(&bytes, 0), ctx)?;
+            if back != block {
+                return Err(Error::usage(
+                    "virtual dataset mapping list does not encode reversibly",
+                ));
+            }
+            if block.mappings.is_empty() {
+                return Err(Error::usage("a virtual dataset needs at least one mapping"));
+            }
+            let limit = max_dims.clone().unwrap_or_else(|| shape.clone());
+            for (i, m) in block.mappings.iter().enumerate() {
+                if [&m.source, &m.virtual_sel]
+                    .iter()
+                    .any(|s| matches!(s, crate::format::selection::Selection::Points { .. }))
+                {
+                    return Err(Error::usage(alloc::format!(
+                        "virtual mapping {i}: point selections (libhdf5 does not open virtual datasets with them)"
+                    )));
+                }
+                check_virtual_selection(&m.virtual_sel, &limit)
+                    .map_err(|e| Error::usage(alloc::format!("virtual mapping {i}: {e}")))?;
+            }
+            let space = Dataspace {
+                kind: SpaceKind::Simple,
+                dims: shape,
+                max_dims,
+            };
+            let mut pe = Encoder::new();
+            space.encode(&mut pe, ctx, space_version(fw.format, &space))?;
+            let (heap_addr, index) = fw.heap_put(&bytes)?;
+            let fill = FillValue {
+                version: fw.format.fill_version(),
+                alloc_time: 3,
+                fill_time: 2,
+                state: if self.fill.is_some() {
+                    FillState::User
+                } else if self.fill_undefined {
+                    FillState::Undefined
+                } else {
+                    FillState::Default
+                },
+                value: self.fill,
+            };
+            return fw.add_node(
+                self.parent,
+                &self.name,
+                NodeKind::Dataset(DatasetNode {
+                    dtype,
+                    committed: self.committed,
+                    space,
+                    layout: Layout::Virtual {
+                        heap_addr,
+                        index: u32::from(index),
+                    },
+                    pipeline: None,
+                    fill,
+                }),
+            );
+        }
         if self.pipeline.is_some()
             && (self.deflate.is_some()
                 || self.shuffle
