@@ -174,7 +174,7 @@ fn pool_take(n: usize) -> Option<Vec<u8>> {
     })
 }
 
-/// Give a buffer back for reuse by [`scratch_buffer`] and [`zeroed_buffer`]
+/// Give a buffer back for reuse by `scratch_buffer` and `zeroed_buffer`
 /// (chunk decoding allocates and frees buffers of the same sizes over and
 /// over; fresh pages from the kernel cost a page fault and a clear each, and
 /// glibc clears a reused allocation for `calloc`). Kept by this thread, and

@@ -343,7 +343,7 @@ pub fn fixed_array_entries_in(
 /// Element `i >= index_block_elements` is element `j = i -
 /// index_block_elements` of the super blocks: super block number `u` holds
 /// `ndblks(u)` data blocks of `dblk_nelmts(u)` elements from
-/// `start_idx(u)` on ([`ExtensibleArrayHeader::super_block_info`]); its
+/// `start_idx(u)` on ([`crate::format::extensible_array::ExtensibleArrayHeader::super_block_info`]); its
 /// data block is `(j - start_idx(u)) / dblk_nelmts(u)`, and within a paged
 /// data block its page is the offset in the block divided by the page size.
 ///
