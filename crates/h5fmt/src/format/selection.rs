@@ -106,6 +106,75 @@ fn read_coords(cur: &mut Cursor<'_>, n: u64, enc: usize) -> Result<Vec<u64>> {
     Ok(v)
 }
 
+/// A `Usage` error of the selection encoder.
+fn usage(m: &str) -> Error {
+    Error::usage(alloc::format!("selection: {m}"))
+}
+
+/// `n` as the 32-bit length field of a version 1 selection.
+fn len32(n: usize) -> Result<u32> {
+    u32::try_from(n).map_err(|_| usage("too large to serialize"))
+}
+
+/// Smallest encoded size whose all-ones value ("unlimited") is above every
+/// value stored.
+fn enc_size(max: u64) -> usize {
+    if max < u64::from(u16::MAX) {
+        2
+    } else if max < u64::from(u32::MAX) {
+        4
+    } else {
+        8
+    }
+}
+
+/// A point list (`kind` 1) or a hyperslab block list (`kind` 2) of `n`
+/// entries of `values`: version 1 (32-bit values) unless `modern` or a
+/// value needs more, else version 2 (points) / 3 (hyperslabs, flags 0)
+/// with the smallest value size.
+fn put_list(
+    enc: &mut Encoder,
+    kind: u32,
+    rank: usize,
+    n: usize,
+    values: &[u64],
+    modern: bool,
+) -> Result<()> {
+    let max = values.iter().copied().max().unwrap_or(0);
+    enc.put_u32(kind);
+    if !modern && max <= u64::from(u32::MAX) {
+        enc.put_u32(1);
+        enc.put_u32(0);
+        let body = values
+            .len()
+            .checked_mul(4)
+            .and_then(|b| b.checked_add(8))
+            .ok_or_else(|| usage("too large to serialize"))?;
+        enc.put_u32(len32(body)?);
+        enc.put_u32(len32(rank)?);
+        enc.put_u32(len32(n)?);
+        for &v in values {
+            enc.put_uint(v, 4);
+        }
+    } else {
+        let e = enc_size(max.max(n as u64));
+        if kind == 1 {
+            enc.put_u32(2);
+        } else {
+            enc.put_u32(3);
+            enc.put_u8(0);
+        }
+        #[allow(clippy::cast_possible_truncation)] // 2, 4 or 8
+        enc.put_u8(e as u8);
+        enc.put_u32(len32(rank)?);
+        enc.put_uint(n as u64, e);
+        for &v in values {
+            enc.put_uint(v, e);
+        }
+    }
+    Ok(())
+}
+
 impl Selection {
     /// Decode a serialized selection (starting with its 4-byte type).
     ///
@@ -242,24 +311,12 @@ impl Selection {
     /// of the rank, a block ending before it starts, an unlimited count or
     /// block in a block list or a point, a length that does not fit 32 bits.
     pub fn encode(&self, enc: &mut Encoder, modern: bool) -> Result<()> {
-        let bad = |m: &str| Error::usage(alloc::format!("selection: {m}"));
+        let bad = usage;
         let check_rank = |rank: usize| {
             if rank == 0 || rank > 32 {
                 Err(bad("rank must be 1..=32"))
             } else {
                 Ok(())
-            }
-        };
-        let len32 = |n: usize| u32::try_from(n).map_err(|_| bad("too large to serialize"));
-        // Smallest encoded size whose all-ones value ("unlimited") is above
-        // every value stored.
-        let enc_size = |max: u64| -> usize {
-            if max < u64::from(u16::MAX) {
-                2
-            } else if max < u64::from(u32::MAX) {
-                4
-            } else {
-                8
             }
         };
         match self {
@@ -273,33 +330,7 @@ impl Selection {
                 if !coords.len().is_multiple_of(*rank) {
                     return Err(bad("point coordinates are not a whole number of points"));
                 }
-                let n = coords.len() / rank;
-                let max = coords.iter().copied().max().unwrap_or(0);
-                enc.put_u32(1);
-                if !modern && max <= u64::from(u32::MAX) {
-                    enc.put_u32(1);
-                    enc.put_u32(0);
-                    let body = coords
-                        .len()
-                        .checked_mul(4)
-                        .and_then(|b| b.checked_add(8))
-                        .ok_or_else(|| bad("too large to serialize"))?;
-                    enc.put_u32(len32(body)?);
-                    enc.put_u32(len32(*rank)?);
-                    enc.put_u32(len32(n)?);
-                    for &c in coords {
-                        enc.put_uint(c, 4);
-                    }
-                } else {
-                    let e = enc_size(max.max(n as u64));
-                    enc.put_u32(2);
-                    enc.put_u8(e as u8);
-                    enc.put_u32(len32(*rank)?);
-                    enc.put_uint(n as u64, e);
-                    for &c in coords {
-                        enc.put_uint(c, e);
-                    }
-                }
+                put_list(enc, 1, *rank, coords.len() / rank, coords, modern)?;
             }
             Selection::Regular(dims) => {
                 check_rank(dims.len())?;
@@ -355,34 +386,7 @@ impl Selection {
                         return Err(bad("a block ends before it starts"));
                     }
                 }
-                let n = corners.len() / (2 * rank);
-                let max = corners.iter().copied().max().unwrap_or(0);
-                enc.put_u32(2);
-                if !modern && max <= u64::from(u32::MAX) {
-                    enc.put_u32(1);
-                    enc.put_u32(0);
-                    let body = corners
-                        .len()
-                        .checked_mul(4)
-                        .and_then(|b| b.checked_add(8))
-                        .ok_or_else(|| bad("too large to serialize"))?;
-                    enc.put_u32(len32(body)?);
-                    enc.put_u32(len32(*rank)?);
-                    enc.put_u32(len32(n)?);
-                    for &c in corners {
-                        enc.put_uint(c, 4);
-                    }
-                } else {
-                    let e = enc_size(max.max(n as u64));
-                    enc.put_u32(3);
-                    enc.put_u8(0);
-                    enc.put_u8(e as u8);
-                    enc.put_u32(len32(*rank)?);
-                    enc.put_uint(n as u64, e);
-                    for &c in corners {
-                        enc.put_uint(c, e);
-                    }
-                }
+                put_list(enc, 2, *rank, corners.len() / (2 * rank), corners, modern)?;
             }
         }
         Ok(())
