@@ -313,6 +313,30 @@ fn check_virtual_selection(sel: &crate::format::selection::Selection, limit: &[u
     Ok(())
 }
 
+/// The fill value message of a new dataset: written on allocation
+/// (fill time 2), user-defined when `value` is given, else undefined or
+/// the default.
+fn fill_message(
+    format: Format,
+    alloc_time: u8,
+    value: Option<Vec<u8>>,
+    undefined: bool,
+) -> FillValue {
+    FillValue {
+        version: format.fill_version(),
+        alloc_time,
+        fill_time: 2,
+        state: if value.is_some() {
+            FillState::User
+        } else if undefined {
+            FillState::Undefined
+        } else {
+            FillState::Default
+        },
+        value,
+    }
+}
+
 /// Check a link or attribute name: not empty, no '/', not ".".
 fn check_name(name: &str, what: &str) -> Result<()> {
     if name.is_empty() || name == "." || name.contains('/') || name.contains('\0') {
@@ -1984,19 +2008,7 @@ impl DatasetBuilder<'_> {
             let mut pe = Encoder::new();
             space.encode(&mut pe, ctx, space_version(fw.format, &space))?;
             let (heap_addr, index) = fw.heap_put(&bytes)?;
-            let fill = FillValue {
-                version: fw.format.fill_version(),
-                alloc_time: 3,
-                fill_time: 2,
-                state: if self.fill.is_some() {
-                    FillState::User
-                } else if self.fill_undefined {
-                    FillState::Undefined
-                } else {
-                    FillState::Default
-                },
-                value: self.fill,
-            };
+            let fill = fill_message(fw.format, 3, self.fill, self.fill_undefined);
             return fw.add_node(
                 self.parent,
                 &self.name,
@@ -2236,19 +2248,7 @@ impl DatasetBuilder<'_> {
             };
             (Layout::Contiguous { addr, size }, 2)
         };
-        let fill = FillValue {
-            version: fw.format.fill_version(),
-            alloc_time,
-            fill_time: 2,
-            state: if self.fill.is_some() {
-                FillState::User
-            } else if self.fill_undefined {
-                FillState::Undefined
-            } else {
-                FillState::Default
-            },
-            value: self.fill,
-        };
+        let fill = fill_message(fw.format, alloc_time, self.fill, self.fill_undefined);
         fw.add_node(
             self.parent,
             &self.name,
