@@ -701,7 +701,8 @@ impl<'a> Repacker<'a> {
 
     /// The stored chunks of a filtered dataset, when they can be copied as
     /// they are: filters kept and the chunk shape unchanged, elements
-    /// without heap data or references, every filter applied to every chunk.
+    /// without heap data or references; each keeps its filter mask (an
+    /// optional filter libhdf5 skipped on it stays skipped).
     fn raw_chunks(&self, d: &Dataset) -> h5fmt::Result<Option<Vec<h5fmt::write::RawChunk>>> {
         let Layout::Chunked(c) = d.layout() else {
             return Ok(None);
@@ -730,14 +731,12 @@ impl<'a> Repacker<'a> {
             es,
             true,
         )?;
-        if recs.iter().any(|r| r.filter_mask != 0) {
-            return Ok(None);
-        }
         let mut out = Vec::with_capacity(recs.len());
         for r in recs {
             out.push(h5fmt::write::RawChunk {
                 bytes: self.file.storage().read(r.addr, r.size)?,
                 offsets: r.offsets,
+                filter_mask: r.filter_mask,
             });
         }
         Ok(Some(out))

@@ -605,6 +605,7 @@ fn bad_arguments_are_usage_errors_and_write_nothing() {
                 .write_raw_chunks(vec![h5fmt::write::RawChunk {
                     offsets: vec![4],
                     bytes: vec![0; 8],
+                    filter_mask: 0,
                 }])
                 .map(|_| ())
         }),

@@ -596,3 +596,108 @@ print('ok')
     assert_eq!((v[0], v[349], v[350], v[400 * 400]), (0, 349, 9, 7));
     std::fs::remove_file(&path).ok();
 }
+
+/// Pre-filtered chunks with per-chunk filter masks: a deflate+shuffle
+/// dataset whose middle chunk is stored with deflate skipped (mask bit 1,
+/// shuffled only) and whose last chunk skips both filters (mask 0b11, raw),
+/// as libhdf5 stores chunks an optional filter could not compress. libhdf5
+/// reads every chunk back, and so do we; a mask naming a filter the
+/// pipeline does not have is refused.
+#[test]
+fn raw_chunks_with_filter_masks() {
+    use h5fmt::format::message::{Filter, FilterPipeline};
+    use h5fmt::write::RawChunk;
+    let pipeline = |ids: &[(u16, Vec<u32>)]| FilterPipeline {
+        filters: ids
+            .iter()
+            .map(|(id, cd)| Filter {
+                id: *id,
+                name: None,
+                flags: 1, // optional, as libhdf5 marks deflate and shuffle
+                client_data: cd.clone(),
+            })
+            .collect(),
+    };
+    let full = pipeline(&[(2, vec![4]), (1, vec![4])]);
+    let values: Vec<i32> = (0..12).map(|i| i * 1000 - 7).collect();
+    let bytes = |r: std::ops::Range<usize>| -> Vec<u8> {
+        values[r].iter().flat_map(|v| v.to_le_bytes()).collect()
+    };
+    let chunk0 = h5fmt::filter::encode_chunk(&full, bytes(0..4), 4).unwrap();
+    let chunk1 = h5fmt::filter::encode_chunk(&pipeline(&[(2, vec![4])]), bytes(4..8), 4).unwrap();
+    let chunk2 = bytes(8..12);
+    let path = tmp("raw_masks.h5");
+    let mut fw = FileWriter::create_with(&path, Format::Latest).unwrap();
+    let raw = vec![
+        RawChunk {
+            offsets: vec![0],
+            bytes: chunk0,
+            filter_mask: 0,
+        },
+        RawChunk {
+            offsets: vec![4],
+            bytes: chunk1,
+            filter_mask: 0b10,
+        },
+        RawChunk {
+            offsets: vec![8],
+            bytes: chunk2.clone(),
+            filter_mask: 0b11,
+        },
+    ];
+    fw.root()
+        .create_dataset("masked")
+        .dtype(h5fmt::Datatype::int_le(4, true))
+        .shape(&[12])
+        .chunks(&[4])
+        .filters(full.clone())
+        .write_raw_chunks(raw)
+        .unwrap();
+    let e = fw
+        .root()
+        .create_dataset("bad")
+        .dtype(h5fmt::Datatype::int_le(4, true))
+        .shape(&[4])
+        .chunks(&[4])
+        .filters(full)
+        .write_raw_chunks(vec![RawChunk {
+            offsets: vec![0],
+            bytes: chunk2,
+            filter_mask: 0b100,
+        }])
+        .unwrap_err();
+    assert_eq!(e.kind(), h5fmt::ErrorKind::Usage);
+    fw.close().unwrap();
+    let ours: Vec<i32> = h5fmt::File::open(&path)
+        .unwrap()
+        .dataset("/masked")
+        .unwrap()
+        .read()
+        .unwrap();
+    assert_eq!(ours, values);
+    let Some(py) = python() else {
+        eprintln!("skipping the h5py check: no python venv");
+        return;
+    };
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(
+            "import sys, h5py; f = h5py.File(sys.argv[1], 'r'); d = f['masked']; \
+             print(list(d.id.get_chunk_info(i).filter_mask for i in range(3))); \
+             print(list(int(x) for x in d[...])); print('bad' in f)",
+        )
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "[0, 2, 3]");
+    let want: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+    assert_eq!(lines[1], format!("[{}]", want.join(", ")));
+    assert_eq!(lines[2], "False", "a refused dataset left no link");
+}

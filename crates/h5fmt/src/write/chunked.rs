@@ -74,6 +74,8 @@ pub(super) struct StoredChunk {
     pub(super) offsets: Vec<u64>,
     pub(super) addr: Addr,
     pub(super) size: u64,
+    /// Filters skipped (v1 B-tree indexes record it; 0 elsewhere).
+    pub(super) filter_mask: u32,
 }
 
 /// The bytes of chunk `origin` (element coordinates) straight from `data`
@@ -332,6 +334,7 @@ fn stream_chunks(
             offsets: origin.clone(),
             addr,
             size: bytes.len() as u64,
+            filter_mask: 0,
         });
         Ok(())
     };
@@ -602,18 +605,18 @@ pub(super) fn write_btree(
         return Ok(Addr::UNDEF);
     };
     let ndims = chunks.len() + 1;
-    let key = |offsets: &[u64], size: u64| -> Result<Key> {
+    let key = |offsets: &[u64], size: u64, filter_mask: u32| -> Result<Key> {
         let mut o = offsets.to_vec();
         o.push(0);
         Ok(Key::Chunk {
             size: u32::try_from(size).map_err(|_| Error::usage("chunk of 4 GiB or more"))?,
-            filter_mask: 0,
+            filter_mask,
             offsets: o,
         })
     };
     let leaves = stored
         .iter()
-        .map(|c| Ok((key(&c.offsets, c.size)?, c.addr)))
+        .map(|c| Ok((key(&c.offsets, c.size, c.filter_mask)?, c.addr)))
         .collect::<Result<Vec<_>>>()?;
     let end: Vec<u64> = last
         .offsets
@@ -621,7 +624,7 @@ pub(super) fn write_btree(
         .zip(chunks)
         .map(|(o, c)| o + c)
         .collect();
-    let final_key = key(&end, 0)?;
+    let final_key = key(&end, 0, 0)?;
     let node_len = BTreeV1Node::encoded_len(NODE_TYPE_CHUNK, fw.ctx.sizes, ndims, ISTORE_K)? as u64;
     let mut next = fw.eof;
     let (root, nodes) = build_btree(

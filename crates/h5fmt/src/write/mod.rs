@@ -1565,6 +1565,11 @@ pub struct RawChunk {
     pub offsets: Vec<u64>,
     /// The filtered bytes, as stored.
     pub bytes: Vec<u8>,
+    /// Filters not applied to this chunk: bit `i` set when filter `i` of
+    /// the pipeline was skipped (as libhdf5 does for an optional filter
+    /// that fails, e.g. LZF on incompressible data); 0 when every filter
+    /// was applied.
+    pub filter_mask: u32,
 }
 
 /// Builds a dataset; finished by one of the `write*` methods or [`DatasetBuilder::create`].
@@ -1816,14 +1821,15 @@ impl DatasetBuilder<'_> {
     }
 
     /// Write chunks already filtered by the pipeline given with
-    /// [`DatasetBuilder::filters`] (all filters applied: filter mask 0),
-    /// indexed by a v1 B-tree whatever the format. Chunks not given read
-    /// as the fill value.
+    /// [`DatasetBuilder::filters`] (each with the mask of the filters it
+    /// skipped, [`RawChunk::filter_mask`]), indexed by a v1 B-tree whatever
+    /// the format. Chunks not given read as the fill value.
     ///
     /// # Errors
     /// As [`DatasetBuilder::write_raw`]; `Usage` without chunks, for chunk
     /// offsets that are not multiples of the chunk shape or outside the
-    /// dataset's extent, or repeated.
+    /// dataset's extent, or repeated, for a filter mask naming a filter the
+    /// pipeline does not have.
     pub fn write_raw_chunks(mut self, chunks: Vec<RawChunk>) -> Result<ObjectId> {
         if self.shape.is_none() || self.chunks.is_none() {
             return Err(Error::usage(
@@ -2207,6 +2213,13 @@ impl DatasetBuilder<'_> {
                 if i > 0 && sorted.get(i - 1).is_some_and(|p| p.offsets == c.offsets) {
                     return Err(Error::usage("the same chunk given twice"));
                 }
+                let nfilters = pipeline.as_ref().map_or(0, |p| p.filters.len());
+                if nfilters < 32 && c.filter_mask >> nfilters != 0 {
+                    return Err(Error::usage(alloc::format!(
+                        "raw chunk at {:?}: filter mask {:#x} names filters the pipeline of {nfilters} does not have",
+                        c.offsets, c.filter_mask
+                    )));
+                }
             }
             let mut stored = Vec::with_capacity(sorted.len());
             for c in sorted {
@@ -2215,6 +2228,7 @@ impl DatasetBuilder<'_> {
                     offsets: c.offsets.clone(),
                     addr,
                     size: c.bytes.len() as u64,
+                    filter_mask: c.filter_mask,
                 });
             }
             let addr = chunked::write_btree(fw, chunks, &stored)?;
