@@ -867,27 +867,17 @@ impl Checker<'_> {
                         ),
                     );
                 }
-                (1 | 3, Some(r)) => {
-                    let last = u32::from(r.col) + u32::from(r.entries);
-                    if r.entries == 0 || r.col >= heap.table_width {
-                        self.err(
-                            Some(sabs),
-                            path,
-                            format!(
-                                "fractal heap row section at row {}, column {} of {} entries in a table {} wide",
-                                r.row, r.col, r.entries, heap.table_width
-                            ),
-                        );
-                    } else if last > u32::from(heap.table_width) && s.class == 1 {
-                        self.err(
-                            Some(sabs),
-                            path,
-                            format!(
-                                "fractal heap first-row section runs past its row ({last} > {} columns)",
-                                heap.table_width
-                            ),
-                        );
-                    }
+                (1 | 3, Some(r)) if r.entries == 0 || r.col >= heap.table_width => {
+                    // (The run of empty blocks may span several rows: the
+                    // entries are not bounded by the row's width.)
+                    self.err(
+                        Some(sabs),
+                        path,
+                        format!(
+                            "fractal heap row section at row {}, column {} of {} entries in a table {} wide",
+                            r.row, r.col, r.entries, heap.table_width
+                        ),
+                    );
                 }
                 _ => {}
             }
