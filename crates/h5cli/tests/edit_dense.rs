@@ -745,3 +745,78 @@ fn links_and_attributes_of_one_dense_group() {
         }
     }
 }
+
+/// Link names of 64 KiB and more: their link messages fit no object
+/// header, so the group goes dense and the message is a huge object of the
+/// link heap (found through the heap's type-1 v2 B-tree), as libhdf5 does —
+/// written by `FileWriter` (a group of 3 links, and one of 20) and added by
+/// `FileEditor` (to a compact and to a dense group made by h5py); libhdf5
+/// lists every name and opens the objects behind them.
+#[test]
+fn link_names_above_64_kib() {
+    let long = |c: char, n: usize| std::iter::repeat_n(c, n).collect::<String>();
+    let path = scratch("long_links.h5");
+    let mut fw = FileWriter::create_with(&path, h5fmt::Format::V18).expect("create");
+    {
+        let mut root = fw.root();
+        let mut few = root.create_group("few").expect("few");
+        few.create_group("a").expect("a");
+        few.create_group(&long('x', 70_000)).expect("long");
+        few.create_group("b").expect("b");
+    }
+    {
+        let mut root = fw.root();
+        let mut many = root.create_group("many").expect("many");
+        for i in 0..19 {
+            many.create_group(&format!("g{i:02}")).expect("g");
+        }
+        many.create_group(&long('y', 100_000)).expect("long");
+    }
+    fw.close().expect("close");
+    assert_clean(&path);
+    let v = view(&path).expect("view");
+    let names = |g: &str| -> Vec<String> {
+        v[g]["links"]
+            .as_array()
+            .expect("links")
+            .iter()
+            .map(|n| n.as_str().expect("name").to_string())
+            .collect()
+    };
+    assert_eq!(names("/few"), ["a", "b", &long('x', 70_000)]);
+    let many = names("/many");
+    assert_eq!(many.len(), 20);
+    assert!(many.contains(&long('y', 100_000)));
+    // The editor, on a file made by h5py.
+    let src = scratch("long_links_edit.h5");
+    let gen = "import sys, h5py\n\
+               with h5py.File(sys.argv[1], 'w', libver='latest') as f:\n\
+               \x20   f.create_group('compact').create_group('one')\n\
+               \x20   d = f.create_group('dense')\n\
+               \x20   for i in range(12): d.create_group('g%02d' % i)\n";
+    let Some(_) = run_py(gen, &[src.to_str().expect("utf-8")]) else {
+        println!("skipped: no python");
+        return;
+    };
+    let mut ed = FileEditor::open(&src).expect("open");
+    ed.create_group("/compact", &long('z', 80_000))
+        .expect("long link into a compact group");
+    ed.create_group("/dense", &long('w', 90_000))
+        .expect("long link into a dense group");
+    ed.close().expect("close");
+    assert_clean(&src);
+    let v = view(&src).expect("view");
+    let links = |g: &str| v[g]["links"].as_array().expect("links").len();
+    assert_eq!(links("/compact"), 2);
+    assert_eq!(links("/dense"), 13);
+    let has = |g: &str, n: &str| {
+        v[g]["links"]
+            .as_array()
+            .expect("links")
+            .iter()
+            .any(|x| x.as_str() == Some(n))
+    };
+    assert!(has("/compact", &long('z', 80_000)));
+    assert!(has("/dense", &long('w', 90_000)));
+    assert!(v.get(format!("/compact/{}", long('z', 80_000))).is_some());
+}

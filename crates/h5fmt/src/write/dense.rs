@@ -22,16 +22,18 @@
 //!   allocation order with no block skipped; the starting block size holds
 //!   the largest object, and the table is made wider (more columns, a power
 //!   of two) until every object fits the root's direct rows, so no child
-//!   indirect block and no huge object is needed;
+//!   indirect block is needed;
 //! * heap header fields follow libhdf5's accounting (managed space: the
 //!   span of the root's rows; free space: that span minus the bytes the
 //!   objects use; allocation iterator after the last block, 0 for a root
 //!   direct block), with checksummed direct blocks and no free-space
 //!   manager (libhdf5 creates one when it next inserts);
 //! * links use 7-byte heap ids (32-bit heap offsets, 64 KiB direct blocks
-//!   at most), attributes 8-byte ids (16 MiB direct blocks at most): one
-//!   link message must stay below 64 KiB and one attribute message below
-//!   16 MiB;
+//!   at most), attributes 8-byte ids (16 MiB direct blocks at most); a
+//!   message too large for a direct block (a link name of 64 KiB, say) is
+//!   a huge object: written on its own, its heap id holds a counter from 1
+//!   that the heap's huge-object v2 B-tree (record type 1: address,
+//!   length, id) maps to it, as libhdf5 stores them;
 //! * B-trees use libhdf5's 512-byte nodes and as many levels as needed.
 
 use super::FileWriter;
@@ -50,6 +52,9 @@ pub(crate) const MAX_COMPACT: usize = 8;
 pub(crate) const LINK_ID_LEN: u16 = 7;
 /// Heap id length of dense attributes (`H5O_FHEAP_ID_LEN`).
 pub(crate) const ATTR_ID_LEN: u16 = 8;
+/// v2 B-tree record type of a heap's huge objects (not filtered, found
+/// through the B-tree by id).
+const REC_HUGE: u8 = 1;
 /// v2 B-tree record type of the link name index.
 const REC_LINK_NAME: u8 = 5;
 /// v2 B-tree record type of the link creation-order index.
@@ -127,9 +132,16 @@ fn direct_prefix(sizes: Sizes) -> u64 {
     5 + u64::from(sizes.offsets) + OFF_BYTES as u64 + 4
 }
 
-/// Whether a message of `len` bytes can be stored densely.
-pub(crate) fn fits_one(kind: DenseKind, len: usize, sizes: Sizes) -> bool {
-    len > 0 && (len as u64) + direct_prefix(sizes) <= kind.max_direct()
+/// Whether a message of `len` bytes can be stored densely: in a direct
+/// block, or else as a huge object (up to 4 GiB).
+pub(crate) fn fits_one(_kind: DenseKind, len: usize, _sizes: Sizes) -> bool {
+    len > 0 && len as u64 <= u64::from(u32::MAX)
+}
+
+/// Whether a message of `len` bytes is stored in a direct block (else it
+/// is a huge object).
+fn managed(kind: DenseKind, len: u64, sizes: Sizes) -> bool {
+    len + direct_prefix(sizes) <= kind.max_direct()
 }
 
 /// Heap header fields that vary; the rest are fixed.
@@ -147,7 +159,7 @@ struct HeapShape {
     objects: u64,
 }
 
-fn encode_heap_header(sizes: Sizes, id_len: u16, s: &HeapShape) -> Vec<u8> {
+fn encode_heap_header(sizes: Sizes, id_len: u16, s: &HeapShape, huge: &HugeObjects) -> Vec<u8> {
     let mut h = Encoder::new();
     h.put_bytes(b"FRHP");
     h.put_u8(0);
@@ -155,16 +167,16 @@ fn encode_heap_header(sizes: Sizes, id_len: u16, s: &HeapShape) -> Vec<u8> {
     h.put_u16(0); // no I/O filters
     h.put_u8(crate::format::fractal_heap::FLAG_CHECKSUM_DIRECT);
     h.put_u32(s.max_managed);
-    h.put_len(0, sizes); // next huge id
-    h.put_addr(Addr::UNDEF, sizes); // huge object B-tree
+    h.put_len(huge.count, sizes); // the last huge id given (libhdf5 counts from 1)
+    h.put_addr(huge.btree, sizes); // huge object B-tree
     h.put_len(s.free, sizes);
     h.put_addr(Addr::UNDEF, sizes); // free-space manager
     h.put_len(s.managed, sizes);
     h.put_len(s.allocated, sizes);
     h.put_len(s.iterator, sizes);
     h.put_len(s.objects, sizes);
-    h.put_len(0, sizes); // huge size
-    h.put_len(0, sizes); // huge objects
+    h.put_len(huge.size, sizes);
+    h.put_len(huge.count, sizes);
     h.put_len(0, sizes); // tiny size
     h.put_len(0, sizes); // tiny objects
     h.put_u16(s.width);
@@ -272,19 +284,90 @@ fn build_heap(
     writes: &mut Vec<(u64, Vec<u8>)>,
 ) -> Result<(Addr, Vec<Vec<u8>>)> {
     let id_len = kind.id_len();
+    if objects
+        .iter()
+        .any(|o| o.is_empty() || !fits_one(kind, o.len(), sizes))
+    {
+        return Err(Error::usage("empty or 4 GiB fractal heap object"));
+    }
+    // Objects too large for a direct block are huge objects: stored on
+    // their own and found through the heap's v2 B-tree (record type 1) by
+    // an id counted from 1; the rest go to direct blocks as below.
+    let (small, big): (Vec<usize>, Vec<usize>) =
+        (0..objects.len()).partition(|&i| managed(kind, objects[i].len() as u64, sizes));
+    let hdr_len = FractalHeapHeader::fixed_len(sizes) as u64 + 4;
+    let hdr_addr = Addr(alloc(hdr_len));
+    let mut ids = vec![Vec::new(); objects.len()];
+    let mut huge = HugeObjects {
+        btree: Addr::UNDEF,
+        count: 0,
+        size: 0,
+    };
+    if !big.is_empty() {
+        let mut recs = Vec::with_capacity(big.len());
+        for (k, &i) in big.iter().enumerate() {
+            let obj = objects[i];
+            let addr = alloc(obj.len() as u64);
+            writes.push((addr, obj.to_vec()));
+            let key = k as u64 + 1;
+            let mut id = vec![0x10];
+            id.extend_from_slice(&key.to_le_bytes()[..usize::from(id_len) - 1]);
+            ids[i] = id;
+            let mut r = Encoder::new();
+            r.put_addr(Addr(addr), sizes);
+            r.put_len(obj.len() as u64, sizes);
+            r.put_len(key, sizes);
+            recs.push(r.into_vec());
+            huge.size += obj.len() as u64;
+        }
+        huge.count = big.len() as u64;
+        let rsize = u16::from(sizes.offsets) + 2 * u16::from(sizes.lengths);
+        huge.btree = build_index(sizes, REC_HUGE, rsize, &recs, alloc, writes)?;
+    }
+    let objects: Vec<&[u8]> = small.iter().map(|&i| objects[i]).collect();
+    let mut small_ids = vec![Vec::new(); objects.len()];
+    let shape = managed_blocks(
+        sizes,
+        kind,
+        &objects,
+        hdr_addr,
+        alloc,
+        writes,
+        &mut small_ids,
+    )?;
+    for (&i, id) in small.iter().zip(small_ids) {
+        ids[i] = id;
+    }
+    writes.push((
+        hdr_addr.get(),
+        encode_heap_header(sizes, id_len, &shape, &huge),
+    ));
+    Ok((hdr_addr, ids))
+}
+
+/// The huge objects of a heap: their B-tree, count and total size.
+struct HugeObjects {
+    btree: Addr,
+    count: u64,
+    size: u64,
+}
+
+/// Lay out the direct (and root indirect) blocks of the managed objects
+/// `objects` of the heap whose header is at `hdr_addr`, setting `ids`.
+fn managed_blocks(
+    sizes: Sizes,
+    kind: DenseKind,
+    objects: &[&[u8]],
+    hdr_addr: Addr,
+    alloc: &mut dyn FnMut(u64) -> u64,
+    writes: &mut Vec<(u64, Vec<u8>)>,
+    ids: &mut [Vec<u8>],
+) -> Result<HeapShape> {
+    let id_len = kind.id_len();
     let max_direct = kind.max_direct();
     let prefix = direct_prefix(sizes);
-    if objects.iter().any(|o| o.is_empty()) {
-        return Err(Error::usage("empty fractal heap object"));
-    }
     let lens: Vec<u64> = objects.iter().map(|o| o.len() as u64).collect();
     let largest = lens.iter().copied().max().unwrap_or(0);
-    if largest + prefix > max_direct {
-        return Err(Error::unsupported(match kind {
-            DenseKind::Links => "a link message above 64 KiB in dense storage",
-            DenseKind::Attrs => "an attribute message above 16 MiB",
-        }));
-    }
     let total: u64 = lens.iter().sum();
     let max_managed = u32::try_from(max_direct - prefix).unwrap_or(u32::MAX);
     let len_size = (63 - max_direct.leading_zeros() as usize).div_ceil(8).min(
@@ -293,9 +376,22 @@ fn build_heap(
     if 1 + OFF_BYTES + len_size > usize::from(id_len) {
         return Err(Error::usage("fractal heap id too short"));
     }
-    let hdr_len = FractalHeapHeader::fixed_len(sizes) as u64 + 4;
-    let hdr_addr = Addr(alloc(hdr_len));
-    let mut ids = vec![Vec::new(); objects.len()];
+    if objects.is_empty() {
+        // Only huge objects: no managed block yet.
+        return Ok(HeapShape {
+            width: 4,
+            start: MIN_BLOCK,
+            max_direct,
+            max_managed,
+            root: Addr::UNDEF,
+            rows: 0,
+            managed: 0,
+            allocated: 0,
+            iterator: 0,
+            free: 0,
+            objects: 0,
+        });
+    }
     let shape = if total + prefix <= max_direct {
         // One root direct block.
         let size = (total + prefix).next_power_of_two().max(MIN_BLOCK);
@@ -308,7 +404,7 @@ fn build_heap(
         let addr = alloc(size);
         writes.push((
             addr,
-            encode_direct(sizes, hdr_addr, &b, objects, &mut ids, id_len, len_size)?,
+            encode_direct(sizes, hdr_addr, &b, objects, ids, id_len, len_size)?,
         ));
         HeapShape {
             width: 4,
@@ -377,7 +473,7 @@ fn build_heap(
             let addr = alloc(b.size);
             writes.push((
                 addr,
-                encode_direct(sizes, hdr_addr, b, objects, &mut ids, id_len, len_size)?,
+                encode_direct(sizes, hdr_addr, b, objects, ids, id_len, len_size)?,
             ));
             if let Some(e) = entries.get_mut(slot) {
                 *e = Addr(addr);
@@ -416,8 +512,7 @@ fn build_heap(
             objects: objects.len() as u64,
         }
     };
-    writes.push((hdr_addr.get(), encode_heap_header(sizes, id_len, &shape)));
-    Ok((hdr_addr, ids))
+    Ok(shape)
 }
 
 fn build_index(

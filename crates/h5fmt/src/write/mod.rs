@@ -337,6 +337,10 @@ fn fill_message(
     }
 }
 
+/// The largest message body an object header holds (a 16-bit size, and
+/// libhdf5 keeps v1 messages 8-aligned).
+const MAX_HEADER_MESSAGE: usize = 0xfff0;
+
 /// Check a link or attribute name: not empty, no '/', not ".".
 fn check_name(name: &str, what: &str) -> Result<()> {
     if name.is_empty() || name == "." || name.contains('/') || name.contains('\0') {
@@ -1153,20 +1157,23 @@ impl FileWriter {
     }
 
     /// Whether the links of group `g` go to dense storage: a link-message
-    /// group with more than [`dense::MAX_COMPACT`] links, each of whose
-    /// messages fits a heap block (else it stays compact, which libhdf5
-    /// also reads).
+    /// group with more than [`dense::MAX_COMPACT`] links, or with a link
+    /// message too large for an object header.
     fn links_dense(&self, g: &GroupNode) -> Result<bool> {
-        if self.uses_symbol_table(g) || g.links.len() <= dense::MAX_COMPACT {
+        if self.uses_symbol_table(g) {
             return Ok(false);
         }
+        let mut too_big = false;
         for (order, (name, l)) in g.links.iter().enumerate() {
             let len = self.link_message(g, order, name, l, &[])?.len();
             if !dense::fits_one(dense::DenseKind::Links, len, self.ctx.sizes) {
                 return Ok(false);
             }
+            // A message above 64 KiB fits no header: dense (a huge heap
+            // object), as libhdf5 does, however few the links.
+            too_big |= len > MAX_HEADER_MESSAGE;
         }
-        Ok(true)
+        Ok(too_big || g.links.len() > dense::MAX_COMPACT)
     }
 
     /// The encoded link message of link `order` of `g` (hard link targets

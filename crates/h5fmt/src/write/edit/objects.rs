@@ -822,7 +822,13 @@ impl FileEditor {
             .into_iter()
             .map(|(l, m)| (l, m.data.clone()))
             .collect();
-        if compact.len() < max_compact || !msgs.iter().all(|(_, m)| fits(m)) || !fits(&entry.msg) {
+        // A message too large for a header goes dense (a huge heap object)
+        // however few the links.
+        let too_big = entry.msg.len() > 0xfff0;
+        if (compact.len() < max_compact && !too_big)
+            || !msgs.iter().all(|(_, m)| fits(m))
+            || !fits(&entry.msg)
+        {
             self.with_header(pa, |h, bump| h.add(kind::LINK, 0, &entry.msg, bump))?;
             return Ok(());
         }
