@@ -340,6 +340,20 @@ pub mod fractal_heap {
     }
 }
 
+/// When both walks succeed, the pruned one must give exactly the full
+/// walk's entries inside the box `g` (panics, the finding, otherwise).
+fn pruned_is_full_in_box(
+    full: h5fmt::Result<Vec<(u64, h5fmt::format::fixed_array::ChunkEntry)>>,
+    pruned: h5fmt::Result<Vec<(u64, h5fmt::format::fixed_array::ChunkEntry)>>,
+    g: &h5fmt::read::chunk_select::GridBox,
+    what: &str,
+) {
+    if let (Ok(full), Ok(pruned)) = (full, pruned) {
+        let want: Vec<_> = full.into_iter().filter(|(i, _)| g.contains(*i)).collect();
+        assert_eq!(pruned, want, "pruned {what} walk differs");
+    }
+}
+
 /// Fixed-array chunk index at 0 (header, data block, pages).
 pub mod fixed_array {
     use super::*;
@@ -360,10 +374,7 @@ pub mod fixed_array {
                 return;
             };
             let pruned = h5fmt::read::chunk_select::fixed_array_entries_in(&st, ctx, addr, &g);
-            if let (Ok(full), Ok(pruned)) = (full, pruned) {
-                let want: Vec<_> = full.into_iter().filter(|(i, _)| g.contains(*i)).collect();
-                assert_eq!(pruned, want, "pruned fixed array walk differs");
-            }
+            super::pruned_is_full_in_box(full, pruned, &g, "fixed array");
         }
     }
 }
@@ -388,10 +399,7 @@ pub mod extensible_array {
                 return;
             };
             let pruned = h5fmt::read::chunk_select::extensible_array_entries_in(&st, ctx, addr, &g);
-            if let (Ok(full), Ok(pruned)) = (full, pruned) {
-                let want: Vec<_> = full.into_iter().filter(|(i, _)| g.contains(*i)).collect();
-                assert_eq!(pruned, want, "pruned extensible array walk differs");
-            }
+            super::pruned_is_full_in_box(full, pruned, &g, "extensible array");
         }
     }
 }

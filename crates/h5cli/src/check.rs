@@ -834,23 +834,19 @@ impl Checker<'_> {
         // Heap-space extent of each direct block's data area (unfiltered
         // heaps: a filtered block's stored size is not its heap size).
         let prefix = heap.direct_prefix_len(self.ctx.sizes) as u64;
-        let off_len = heap.heap_off_size();
-        let mut areas = Vec::new();
-        if heap.filter_len == 0 {
-            for b in direct {
-                let at = 5 + u64::from(self.ctx.sizes.offsets);
-                let Ok(bytes) = self
-                    .st
-                    .read(Addr(b.addr.0.saturating_add(at)), off_len as u64)
-                else {
-                    continue;
-                };
-                let off = Cursor::new(&bytes, 0)
-                    .read_uint(off_len)
-                    .unwrap_or(u64::MAX);
-                areas.push((off.saturating_add(prefix), off.saturating_add(b.len)));
-            }
-        }
+        let areas: Vec<(u64, u64)> = if heap.filter_len == 0 {
+            direct
+                .iter()
+                .map(|b| {
+                    (
+                        b.offset.saturating_add(prefix),
+                        b.offset.saturating_add(b.len),
+                    )
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         for s in &sections {
             let end = s.offset.saturating_add(s.size);
             match (s.class, s.heap_rows) {

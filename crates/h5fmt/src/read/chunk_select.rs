@@ -17,10 +17,10 @@
 //! `max_metadata_block`, counts against `max_index_entries`, visited
 //! addresses for cycles, checked arithmetic on file numbers.
 
-use super::chunks::{count_check, read_block, visit};
+use super::chunks::{count_check, read_block};
 use crate::codec::Cursor;
 use crate::error::{Error, Result};
-use crate::format::extensible_array::{DataBlock, SuperBlock, SuperBlockInfo};
+use crate::format::extensible_array::{SuperBlock, SuperBlockInfo};
 use crate::format::fixed_array::{self, bit_set, ChunkEntry, FixedArrayDataBlock};
 use crate::io::Storage;
 use crate::{Addr, Ctx};
@@ -413,14 +413,8 @@ pub fn extensible_array_entries_in(
                         .and_then(|next| bx.next(next));
                     continue;
                 };
-                visit(&mut seen, sb_addr, "extensible array super block")?;
-                let size = hdr.super_block_size(ctx, info)?;
-                let raw = read_block(st, ctx, sb_addr, size, "extensible array super block")?;
-                let sb = SuperBlock::decode(
-                    &mut Cursor::new(&raw, st.base() + sb_addr.get()),
-                    ctx,
-                    &hdr,
-                    info,
+                let sb = super::chunks::extensible_array_super_block(
+                    st, ctx, &hdr, info, sb_addr, &mut seen,
                 )?;
                 held = Some((u, sb));
             }
@@ -437,14 +431,13 @@ pub fn extensible_array_entries_in(
             at = bx.next(dend);
             continue;
         };
-        visit(&mut seen, dblk, "extensible array data block")?;
-        let size = hdr.data_block_size(ctx, info.dblk_nelmts)?;
-        let raw = read_block(st, ctx, dblk, size, "extensible array data block")?;
-        let db = DataBlock::decode(
-            &mut Cursor::new(&raw, st.base() + dblk.get()),
+        let (db, size) = super::chunks::extensible_array_data_block(
+            st,
             ctx,
             &hdr,
+            dblk,
             info.dblk_nelmts,
+            &mut seen,
         )?;
         let pages = hdr.data_block_pages(info.dblk_nelmts);
         if pages == 0 {

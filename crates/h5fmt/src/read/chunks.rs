@@ -160,6 +160,49 @@ pub(crate) fn count_check(n: u64, ctx: Ctx) -> Result<()> {
     Ok(())
 }
 
+/// The extensible-array super block at `addr` described by `info`
+/// (recorded in `seen`).
+pub(crate) fn extensible_array_super_block(
+    st: &Storage,
+    ctx: Ctx,
+    hdr: &ExtensibleArrayHeader,
+    info: &crate::format::extensible_array::SuperBlockInfo,
+    addr: Addr,
+    seen: &mut BTreeSet<u64>,
+) -> Result<SuperBlock> {
+    visit(seen, addr, "extensible array super block")?;
+    let size = hdr.super_block_size(ctx, info)?;
+    let raw = read_block(st, ctx, addr, size, "extensible array super block")?;
+    SuperBlock::decode(
+        &mut crate::codec::Cursor::new(&raw, st.base() + addr.get()),
+        ctx,
+        hdr,
+        info,
+    )
+}
+
+/// The extensible-array data block of `nelmts` elements at `addr`
+/// (recorded in `seen`) and its size without pages (they follow it).
+pub(crate) fn extensible_array_data_block(
+    st: &Storage,
+    ctx: Ctx,
+    hdr: &ExtensibleArrayHeader,
+    addr: Addr,
+    nelmts: u64,
+    seen: &mut BTreeSet<u64>,
+) -> Result<(DataBlock, u64)> {
+    visit(seen, addr, "extensible array data block")?;
+    let size = hdr.data_block_size(ctx, nelmts)?;
+    let raw = read_block(st, ctx, addr, size, "extensible array data block")?;
+    let db = DataBlock::decode(
+        &mut crate::codec::Cursor::new(&raw, st.base() + addr.get()),
+        ctx,
+        hdr,
+        nelmts,
+    )?;
+    Ok((db, size))
+}
+
 /// The fixed-array header at `addr`.
 pub(crate) fn fixed_array_header(st: &Storage, ctx: Ctx, addr: Addr) -> Result<FixedArrayHeader> {
     let hsize = FixedArrayHeader::encoded_size(ctx);
@@ -284,15 +327,7 @@ pub fn extensible_array_entries(
                       out: &mut Vec<(u64, ChunkEntry)>,
                       seen: &mut BTreeSet<u64>|
      -> Result<()> {
-        visit(seen, dblk, "extensible array data block")?;
-        let size = hdr.data_block_size(ctx, nelmts)?;
-        let raw = read_block(st, ctx, dblk, size, "extensible array data block")?;
-        let db = DataBlock::decode(
-            &mut Cursor::new(&raw, st.base() + dblk.get()),
-            ctx,
-            &hdr,
-            nelmts,
-        )?;
+        let (db, size) = extensible_array_data_block(st, ctx, &hdr, dblk, nelmts, seen)?;
         let pages = hdr.data_block_pages(nelmts);
         let push = |idx: u64, e: ChunkEntry, out: &mut Vec<(u64, ChunkEntry)>| {
             if idx < limit && !e.addr.is_undef() {
@@ -354,20 +389,7 @@ pub fn extensible_array_entries(
             let Some(sb_addr) = sb_addr.defined() else {
                 continue;
             };
-            visit(&mut seen, sb_addr, "extensible array super block")?;
-            let raw = read_block(
-                st,
-                ctx,
-                sb_addr,
-                hdr.super_block_size(ctx, info)?,
-                "extensible array super block",
-            )?;
-            let sb = SuperBlock::decode(
-                &mut Cursor::new(&raw, st.base() + sb_addr.get()),
-                ctx,
-                &hdr,
-                info,
-            )?;
+            let sb = extensible_array_super_block(st, ctx, &hdr, info, sb_addr, &mut seen)?;
             for (d, dblk) in sb.data_blocks.iter().enumerate() {
                 let Some(dblk) = dblk.defined() else { continue };
                 let first = sb_first + d as u64 * info.dblk_nelmts;

@@ -56,6 +56,9 @@ pub struct HeapBlock {
     pub len: u64,
     /// An indirect block (else a direct block).
     pub indirect: bool,
+    /// Heap offset of the block, from its place in the doubling table
+    /// (saturating on a corrupt table).
+    pub offset: u64,
 }
 
 /// Where a managed direct block is and how big it is.
@@ -140,11 +143,12 @@ impl FractalHeap {
                 addr: h.root,
                 len: h.filtered_root_size.unwrap_or(h.start_block_size),
                 indirect: false,
+                offset: 0,
             });
             return Ok(out);
         }
         let mut visited = BTreeSet::new();
-        self.indirect_blocks(h.root, u32::from(h.root_rows), 0, &mut visited, &mut out)?;
+        self.indirect_blocks(h.root, u32::from(h.root_rows), 0, 0, &mut visited, &mut out)?;
         Ok(out)
     }
 
@@ -152,6 +156,7 @@ impl FractalHeap {
         &self,
         addr: Addr,
         rows: u32,
+        offset: u64,
         depth: usize,
         visited: &mut BTreeSet<u64>,
         out: &mut Vec<HeapBlock>,
@@ -165,8 +170,17 @@ impl FractalHeap {
             addr,
             len: h.indirect_len(self.ctx.sizes, rows).unwrap_or(0),
             indirect: true,
+            offset,
         });
         let w = u64::from(h.table_width.max(1));
+        // Heap offset of the block in row `row`, column `col` of this block.
+        let at = |row: u32, col: u64| {
+            let size = h.row_block_size(row).unwrap_or(u64::MAX);
+            h.row_block_offset(row)
+                .unwrap_or(u64::MAX)
+                .saturating_add(col.saturating_mul(size))
+                .saturating_add(offset)
+        };
         for (i, e) in ib.direct.iter().enumerate() {
             if e.addr.is_undef() {
                 continue;
@@ -177,6 +191,7 @@ impl FractalHeap {
                 addr: e.addr,
                 len: e.filtered_size.unwrap_or(size),
                 indirect: false,
+                offset: at(row, i as u64 % w),
             });
         }
         if out.len() as u64 > self.ctx.limits.max_index_entries {
@@ -192,7 +207,15 @@ impl FractalHeap {
             let size = h
                 .row_block_size(row)
                 .ok_or_else(|| Error::corrupt("block size overflows", 0))?;
-            self.indirect_blocks(child, h.rows_for_size(size), depth + 1, visited, out)?;
+            let child_offset = at(row, i as u64 % w);
+            self.indirect_blocks(
+                child,
+                h.rows_for_size(size),
+                child_offset,
+                depth + 1,
+                visited,
+                out,
+            )?;
         }
         Ok(())
     }

@@ -133,8 +133,9 @@ fn direct_prefix(sizes: Sizes) -> u64 {
 }
 
 /// Whether a message of `len` bytes can be stored densely: in a direct
-/// block, or else as a huge object (up to 4 GiB).
-pub(crate) fn fits_one(_kind: DenseKind, len: usize, _sizes: Sizes) -> bool {
+/// block, or else as a huge object (up to 4 GiB), for links and
+/// attributes alike.
+pub(crate) fn fits_dense(len: usize) -> bool {
     len > 0 && len as u64 <= u64::from(u32::MAX)
 }
 
@@ -284,10 +285,7 @@ fn build_heap(
     writes: &mut Vec<(u64, Vec<u8>)>,
 ) -> Result<(Addr, Vec<Vec<u8>>)> {
     let id_len = kind.id_len();
-    if objects
-        .iter()
-        .any(|o| o.is_empty() || !fits_one(kind, o.len(), sizes))
-    {
+    if objects.iter().any(|o| o.is_empty() || !fits_dense(o.len())) {
         return Err(Error::usage("empty or 4 GiB fractal heap object"));
     }
     // Objects too large for a direct block are huge objects: stored on

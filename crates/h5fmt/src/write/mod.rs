@@ -339,7 +339,7 @@ fn fill_message(
 
 /// The largest message body an object header holds (a 16-bit size, and
 /// libhdf5 keeps v1 messages 8-aligned).
-const MAX_HEADER_MESSAGE: usize = 0xfff0;
+pub(crate) const MAX_HEADER_MESSAGE: usize = 0xfff0;
 
 /// Check a link or attribute name: not empty, no '/', not ".".
 fn check_name(name: &str, what: &str) -> Result<()> {
@@ -754,15 +754,13 @@ impl FileWriter {
         };
         let mut enc = Encoder::new();
         probe.encode(&mut enc, self.ctx, self.format.attr_version())?;
-        if enc.len() > 0xfff0 && self.format == Format::Earliest {
+        if enc.len() > MAX_HEADER_MESSAGE && self.format == Format::Earliest {
             return Err(Error::unsupported(
                 "attribute above 64 KiB: needs dense attribute storage (Format::V18 or later)",
             ));
         }
-        if self.format != Format::Earliest
-            && !dense::fits_one(dense::DenseKind::Attrs, enc.len(), self.ctx.sizes)
-        {
-            return Err(Error::unsupported("an attribute message above 16 MiB"));
+        if self.format != Format::Earliest && !dense::fits_dense(enc.len()) {
+            return Err(Error::unsupported("an attribute message of 4 GiB or more"));
         }
         let data = self.element_bytes(&value.dtype, n, &value.data)?;
         let msg = AttributeMessage { data, ..probe };
@@ -1149,7 +1147,7 @@ impl FileWriter {
         for a in &node.attrs {
             let mut e = Encoder::new();
             a.encode(&mut e, self.ctx, self.format.attr_version())?;
-            if e.len() > 0xfff0 {
+            if e.len() > MAX_HEADER_MESSAGE {
                 return Ok(true);
             }
         }
@@ -1166,7 +1164,7 @@ impl FileWriter {
         let mut too_big = false;
         for (order, (name, l)) in g.links.iter().enumerate() {
             let len = self.link_message(g, order, name, l, &[])?.len();
-            if !dense::fits_one(dense::DenseKind::Links, len, self.ctx.sizes) {
+            if !dense::fits_dense(len) {
                 return Ok(false);
             }
             // A message above 64 KiB fits no header: dense (a huge heap

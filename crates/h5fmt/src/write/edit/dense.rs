@@ -178,6 +178,13 @@ impl FileEditor {
         Ok(loc)
     }
 
+    /// Hold `set` as the dense storage of its kind of the object at `a`
+    /// (keyed by object and kind: an object's dense links and dense
+    /// attributes are separate sets).
+    pub(super) fn insert_dense(&mut self, a: u64, set: DenseSet) {
+        self.dense_sets.insert((a, set.kind), set);
+    }
+
     /// Rebuild every changed dense set at fresh space and stage its info
     /// message. Called by the commit before any header chunk is encoded.
     pub(super) fn commit_dense(&mut self) -> Result<()> {

@@ -160,8 +160,8 @@ impl FileEditor {
             info.name_index,
             info.order_index,
         )?;
-        self.dense_sets.insert(
-            (a, DenseKind::Attrs),
+        self.insert_dense(
+            a,
             DenseSet {
                 kind: DenseKind::Attrs,
                 entries,
@@ -241,8 +241,8 @@ impl FileEditor {
             h.remove(loc);
         }
         entries.extend(extra);
-        self.dense_sets.insert(
-            (a, DenseKind::Attrs),
+        self.insert_dense(
+            a,
             DenseSet {
                 kind: DenseKind::Attrs,
                 entries,
@@ -287,14 +287,13 @@ impl FileEditor {
         };
         let v1 = self.header(a)?.version == 1;
         let version = if v1 { 1 } else { 3 };
-        let sizes = self.ctx.sizes;
         let too_big = |len: usize| {
-            if v1 && len > 0xfff0 {
+            if v1 && len > crate::write::MAX_HEADER_MESSAGE {
                 Err(Error::unsupported(
                     "attribute message above 64 KiB in a version 1 object header",
                 ))
-            } else if !crate::write::dense::fits_one(DenseKind::Attrs, len, sizes) {
-                Err(Error::unsupported("attribute message above 16 MiB"))
+            } else if !crate::write::dense::fits_dense(len) {
+                Err(Error::unsupported("attribute message of 4 GiB or more"))
             } else {
                 Ok(())
             }
@@ -358,7 +357,7 @@ impl FileEditor {
             return Ok(());
         }
         let (max_compact, _) = self.header(a)?.attr_phase_change();
-        let large = msg.len() > 0xfff0;
+        let large = msg.len() > crate::write::MAX_HEADER_MESSAGE;
         match existing.iter().find(|(_, nm)| nm == name) {
             Some((loc, _)) if !large => {
                 let loc = *loc;
@@ -439,7 +438,12 @@ impl FileEditor {
         let Some(set) = self.dense_sets.get(&(a, kind)) else {
             return Ok(());
         };
-        if set.entries.len() >= min_dense || set.entries.iter().any(|e| e.msg.len() > 0xfff0) {
+        if set.entries.len() >= min_dense
+            || set
+                .entries
+                .iter()
+                .any(|e| e.msg.len() > crate::write::MAX_HEADER_MESSAGE)
+        {
             return Ok(());
         }
         let Some(set) = self.dense_sets.remove(&(a, kind)) else {
@@ -542,8 +546,8 @@ impl FileEditor {
                 info.name_index,
                 info.order_index,
             )?;
-            self.dense_sets.insert(
-                (a, DenseKind::Links),
+            self.insert_dense(
+                a,
                 DenseSet {
                     kind: DenseKind::Links,
                     entries,
@@ -815,7 +819,7 @@ impl FileEditor {
             return Ok(());
         }
         let (max_compact, _) = self.group_limits(pa)?;
-        let fits = |m: &[u8]| crate::write::dense::fits_one(DenseKind::Links, m.len(), ctx.sizes);
+        let fits = |m: &[u8]| crate::write::dense::fits_dense(m.len());
         let h = self.header(pa)?;
         let msgs: Vec<(header::Loc, Vec<u8>)> = h
             .find_all(kind::LINK)
@@ -824,7 +828,7 @@ impl FileEditor {
             .collect();
         // A message too large for a header goes dense (a huge heap object)
         // however few the links.
-        let too_big = entry.msg.len() > 0xfff0;
+        let too_big = entry.msg.len() > crate::write::MAX_HEADER_MESSAGE;
         if (compact.len() < max_compact && !too_big)
             || !msgs.iter().all(|(_, m)| fits(m))
             || !fits(&entry.msg)
@@ -850,8 +854,8 @@ impl FileEditor {
         for loc in locs.into_iter().rev() {
             h.remove(loc);
         }
-        self.dense_sets.insert(
-            (pa, DenseKind::Links),
+        self.insert_dense(
+            pa,
             DenseSet {
                 kind: DenseKind::Links,
                 entries,
