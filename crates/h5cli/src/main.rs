@@ -19,6 +19,13 @@ const USAGE: &str = "usage:
                                   (comma-separated); DIMS: chunk shape for datasets
                                   of that rank, e.g. 100,100";
 
+/// One line to stdout; an error (a closed pipe, say) is returned, not a
+/// panic as `println!` would give.
+fn out_line(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    writeln!(std::io::stdout().lock(), "{text}").map_err(|e| e.to_string())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match run(&args) {
@@ -69,19 +76,11 @@ fn run(args: &[String]) -> Result<(), String> {
             check_flags(&flags, &["--canonical", "--json"])?;
             if has("--canonical") {
                 let v = h5cli::canon::dump(Path::new(file_arg))?;
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
-                );
-                Ok(())
+                out_line(&serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?)
             } else if has("--json") {
                 let file = open(file_arg)?;
                 let v = h5cli::text::json_dump(&file, obj_path)?;
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
-                );
-                Ok(())
+                out_line(&serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?)
             } else {
                 let file = open(file_arg)?;
                 h5cli::text::dump(&file, file_arg, obj_path, &mut std::io::stdout().lock())
@@ -112,7 +111,7 @@ fn run(args: &[String]) -> Result<(), String> {
             check_flags(&flags, &["--strict"])?;
             let findings = h5cli::check::check_path(Path::new(file_arg));
             for f in &findings {
-                println!("{f}");
+                out_line(&f.to_string())?;
             }
             if h5cli::check::is_clean(&findings, has("--strict")) {
                 Ok(())
