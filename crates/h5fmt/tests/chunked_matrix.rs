@@ -1,6 +1,6 @@
 //! Cross-check matrix: every chunk index (v1 B-tree, single chunk, implicit,
 //! fixed array incl. paged, extensible array, v2 B-tree) × filters {none,
-//! gzip+shuffle, fletcher32, zstd} × {1-D, 3-D with partial edge chunks} ×
+//! gzip+shuffle, fletcher32, gzip+fletcher32, zstd} × {1-D, 3-D with partial edge chunks} ×
 //! writers {libver earliest, latest, v200}, with chunks never written (fill).
 //!
 //! `tests/matrix/gen.py` writes the files with h5py / libhdf5 2.0 + hdf5plugin
@@ -97,6 +97,7 @@ fn chunked_matrix() {
             "none" => &[],
             "gzip_shuffle" => &[2, 1],
             "fletcher32" => &[3],
+            "gzip_fletcher32" => &[1, 3],
             "zstd" => &[32015],
             _ => panic!("{what}: filter {filt}"),
         };
@@ -149,16 +150,16 @@ fn chunked_matrix() {
     let count = |f: &dyn Fn(&Key) -> bool| seen.iter().filter(|k| f(k)).count();
     assert_eq!(
         count(&|k| k.0 == "earliest"),
-        4 * 2,
+        5 * 2,
         "earliest: v1 B-tree only"
     );
     for w in ["latest", "v200"] {
         for (ix, n) in [
-            ("single", 8),
+            ("single", 10),
             ("implicit", 2),
-            ("fixed", 8),
-            ("earray", 8),
-            ("btree2", 4),
+            ("fixed", 10),
+            ("earray", 10),
+            ("btree2", 5),
         ] {
             assert_eq!(count(&|k| k.0 == w && k.1 == ix), n, "{w} {ix}");
         }

@@ -261,18 +261,26 @@ fn windows_match_and_cache_avoids_redecoding() {
         let first = ds.chunk_cache().stats();
         assert_eq!((first.hits, first.misses), (0, 16), "{name}: {first:?}");
         src.take();
-        // An overlapping window, shifted by one row and column: same chunks.
-        let got = ds.read_slice(&window(w.0 + 1, w.1 + 1, w.2, w.3)).unwrap();
-        assert_eq!(got, expected(w.0 + 1, w.1 + 1, w.2, w.3), "{name}");
+        // An overlapping window, shifted up a row and right a column: same
+        // chunks, and the bottom chunk row's rows decoded so far cover it.
+        let got = ds.read_slice(&window(w.0 - 1, w.1 + 1, w.2, w.3)).unwrap();
+        assert_eq!(got, expected(w.0 - 1, w.1 + 1, w.2, w.3), "{name}");
         let second = ds.chunk_cache().stats();
         assert_eq!((second.hits, second.misses), (16, 16), "{name}: {second:?}");
         let (_, bytes) = src.take();
         println!("{name}: cached window: {bytes} bytes read");
+        // Shifted down a row: the window's last chunk row needs a row more
+        // than was decoded of its 4 chunks (only their first rows were), so
+        // those 4 are decoded again; the other 12 come from the cache.
+        let got = ds.read_slice(&window(w.0 + 1, w.1, w.2, w.3)).unwrap();
+        assert_eq!(got, expected(w.0 + 1, w.1, w.2, w.3), "{name}");
+        let third = ds.chunk_cache().stats();
+        assert_eq!((third.hits, third.misses), (28, 20), "{name}: {third:?}");
         // Disabled cache: every chunk is decoded again.
         ds.chunk_cache().set_budget(0);
         let got = ds.read_slice(&window(w.0, w.1, w.2, w.3)).unwrap();
         assert_eq!(got, expected(w.0, w.1, w.2, w.3), "{name}");
-        assert_eq!(ds.chunk_cache().stats().misses, 32, "{name}");
+        assert_eq!(ds.chunk_cache().stats().misses, 36, "{name}");
         // Whole-dataset windows across many B-tree leaves agree too.
         for &(r0, c0, h, w) in &[(0, 0, 70, 70), (4000, 4000, 96, 96), (63, 4031, 130, 65)] {
             let got = ds.read_slice(&window(r0, c0, h, w)).unwrap();

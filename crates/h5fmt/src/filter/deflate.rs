@@ -137,6 +137,59 @@ fn streaming(data: &[u8], bound: usize) -> Result<Vec<u8>> {
     }
 }
 
+/// Inflate only the first `n` bytes of the zlib stream `data` (a reader
+/// that needs only a chunk's first rows), with zlib-rs, which can stop
+/// when its output is full. The stream's adler32 covers the whole chunk, so
+/// it is not checked here; an invalid stream before byte `n` is an error.
+///
+/// # Errors
+/// `Corrupt` when the stream is invalid or ends (or its input runs out)
+/// before `n` bytes.
+#[cfg(feature = "std")]
+pub(super) fn decode_prefix(data: &[u8], n: usize) -> Result<Vec<u8>> {
+    use zlib_rs::{Inflate, InflateFlush};
+    std::thread_local! {
+        // One inflate state (its 32 KiB window included) per thread, reused.
+        static INFLATE: core::cell::RefCell<Option<Inflate>> =
+            const { core::cell::RefCell::new(None) };
+    }
+    let mut out = crate::io::scratch_buffer(n)?;
+    let run = |inf: &mut Inflate, out: &mut [u8]| -> Result<usize> {
+        inf.reset(true);
+        match inf.decompress(data, out, InflateFlush::SyncFlush) {
+            Ok(_) => usize::try_from(inf.total_out())
+                .map_err(|_| super::corrupt("inflated size overflows")),
+            Err(e) => Err(super::corrupt(alloc::format!(
+                "invalid deflate stream ({e:?})"
+            ))),
+        }
+    };
+    let res = INFLATE
+        .try_with(|cell| match cell.try_borrow_mut() {
+            Ok(mut slot) => Some(run(
+                slot.get_or_insert_with(|| Inflate::new(true, 15)),
+                &mut out,
+            )),
+            Err(_) => None,
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| run(&mut Inflate::new(true, 15), &mut out));
+    match res {
+        Ok(k) if k == n => Ok(out),
+        Ok(k) => {
+            crate::io::recycle(out);
+            Err(super::corrupt(alloc::format!(
+                "deflate stream ends after {k} bytes, expected {n} or more"
+            )))
+        }
+        Err(e) => {
+            crate::io::recycle(out);
+            Err(e)
+        }
+    }
+}
+
 /// Deflate `data` into a zlib stream at `level` (0–9): libdeflate with
 /// `std` (about twice zlib's speed at the same level, same or smaller
 /// output; level 0 stores), `miniz_oxide` without.
@@ -229,5 +282,29 @@ mod tests {
             );
         }
         assert!(super::encode(&[], 4).len() >= 6);
+    }
+
+    #[cfg(feature = "std")]
+    #[test]
+    fn prefix_is_the_start_of_the_full_inflate() {
+        // Streams made by miniz_oxide (an independent deflater) at several
+        // levels, including stored blocks (level 0): every prefix equals
+        // the start of the data, and a stream too short is an error.
+        let data: alloc::vec::Vec<u8> = (0..200_000u32)
+            .map(|i| ((i / 5) ^ (i.wrapping_mul(2_654_435_761) >> 26)) as u8)
+            .collect();
+        for level in [0u8, 1, 6, 9] {
+            let z = miniz_oxide::deflate::compress_to_vec_zlib(&data, level);
+            for n in [1usize, 1000, 65_535, 65_536, 100_001, 199_999, 200_000] {
+                let p = super::decode_prefix(&z, n).unwrap();
+                assert_eq!(p.len(), n);
+                assert_eq!(p[..], data[..n], "level {level}, {n} bytes");
+            }
+            assert!(super::decode_prefix(&z, 200_001).is_err());
+            assert!(super::decode_prefix(&z[..z.len() / 2], 150_000).is_err());
+        }
+        let mut bad = miniz_oxide::deflate::compress_to_vec_zlib(&data, 6);
+        bad[1] ^= 0x01; // header check bits
+        assert!(super::decode_prefix(&bad, 10).is_err());
     }
 }

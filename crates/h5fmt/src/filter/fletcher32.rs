@@ -9,6 +9,13 @@ use crate::error::{Error, ErrorKind, Result};
 use alloc::vec::Vec;
 
 pub(super) fn verify(mut data: Vec<u8>) -> Result<Vec<u8>> {
+    let body_len = check(&data)?.len();
+    data.truncate(body_len);
+    Ok(data)
+}
+
+/// Verify the checksum at the end of `data`; return the body before it.
+pub(super) fn check(data: &[u8]) -> Result<&[u8]> {
     let body_len = data
         .len()
         .checked_sub(4)
@@ -28,8 +35,7 @@ pub(super) fn verify(mut data: Vec<u8>) -> Result<Vec<u8>> {
             alloc::format!("fletcher32 mismatch: stored {stored:#010x}, computed {sum:#010x}"),
         ));
     }
-    data.truncate(body_len);
-    Ok(data)
+    Ok(body)
 }
 
 /// Append the Fletcher-32 checksum of `data`, little-endian.

@@ -310,6 +310,37 @@ pub fn decode_chunk_borrowed(
     res.map_err(|e| e.context(&describe(f)))
 }
 
+/// The first `n` bytes of a decoded chunk, for readers that need only a
+/// chunk's first rows, when the chunk's filters allow stopping early:
+/// deflate alone or deflate then fletcher32 (verified over the stored
+/// bytes first), all applied. `None` when not (decode the whole chunk).
+/// Deflate's adler32 covers the whole chunk and is not checked.
+///
+/// # Errors
+/// As [`decode_chunk`] for the filters concerned.
+#[cfg(feature = "std")]
+pub(crate) fn decode_prefix(
+    pipeline: &FilterPipeline,
+    filter_mask: u32,
+    data: &[u8],
+    n: usize,
+) -> Result<Option<Vec<u8>>> {
+    if filter_mask != 0 {
+        return Ok(None);
+    }
+    let (f, body) = match pipeline.filters.as_slice() {
+        [d] if d.id == DEFLATE => (d, data),
+        [d, c] if d.id == DEFLATE && c.id == FLETCHER32 => (
+            d,
+            fletcher32::check(data).map_err(|e| e.context(&describe(c)))?,
+        ),
+        _ => return Ok(None),
+    };
+    deflate::decode_prefix(body, n)
+        .map(Some)
+        .map_err(|e| e.context(&describe(f)))
+}
+
 /// Undo the rest of `pipeline` on `data`, into `out` when given and possible.
 fn finish(
     pipeline: &FilterPipeline,

@@ -86,19 +86,21 @@ impl ChunkCache {
         self.with(|i| len <= i.budget).unwrap_or(false)
     }
 
-    /// The cached chunk at `addr` (counted as a hit or a miss).
-    pub(crate) fn get(&self, addr: u64) -> Option<Arc<Vec<u8>>> {
+    /// The cached chunk at `addr` if it holds at least its first `len`
+    /// bytes (a reader may have decoded only a chunk's first rows; counted
+    /// as a hit or a miss).
+    pub(crate) fn get(&self, addr: u64, len: usize) -> Option<Arc<Vec<u8>>> {
         self.with(|i| {
             i.tick += 1;
             let tick = i.tick;
             match i.map.get_mut(&addr) {
-                Some((t, d)) => {
+                Some((t, d)) if d.len() >= len => {
                     *t = tick;
                     let d = d.clone();
                     i.hits += 1;
                     Some(d)
                 }
-                None => {
+                _ => {
                     i.misses += 1;
                     None
                 }
@@ -165,15 +167,20 @@ mod tests {
         let c = ChunkCache::new(10);
         c.insert(1, Arc::new(alloc::vec![1; 4]));
         c.insert(2, Arc::new(alloc::vec![2; 4]));
-        assert!(c.get(1).is_some()); // 1 is now the most recent
+        assert!(c.get(1, 4).is_some()); // 1 is now the most recent
         c.insert(3, Arc::new(alloc::vec![3; 4])); // evicts 2
-        assert!(c.get(2).is_none());
-        assert_eq!(c.get(3).as_deref().map(Vec::as_slice), Some(&[3u8; 4][..]));
-        assert!(c.get(1).is_some());
+        assert!(c.get(2, 0).is_none());
+        assert_eq!(
+            c.get(3, 4).as_deref().map(Vec::as_slice),
+            Some(&[3u8; 4][..])
+        );
+        assert!(c.get(1, 1).is_some());
+        // A chunk of which fewer bytes are cached than asked for is a miss.
+        assert!(c.get(1, 5).is_none());
         c.insert(4, Arc::new(alloc::vec![4; 11])); // over budget: not kept
-        assert!(c.get(4).is_none());
+        assert!(c.get(4, 0).is_none());
         let s = c.stats();
-        assert_eq!((s.entries, s.bytes, s.hits, s.misses), (2, 8, 3, 2));
+        assert_eq!((s.entries, s.bytes, s.hits, s.misses), (2, 8, 3, 3));
         c.set_budget(5);
         assert_eq!(c.stats().entries, 1);
         c.set_budget(0);

@@ -690,7 +690,7 @@ pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>
     if row_regions(st, ctx, req, &wanted, clen, &mut out)? {
         return Ok(out);
     }
-    for_each_decoded(st, ctx, req, &wanted, clen, |rec, data| {
+    for_each_decoded(st, ctx, req, &wanted, Need::whole(clen), |rec, data| {
         copy_chunk(&mut out, &data, &rec.offsets, &layout.dims, req.dims, es)?;
         Ok(Some(data))
     })?;
@@ -1057,6 +1057,10 @@ fn selection_inner(
         )));
     }
     let (lo, hi) = sel.bounds(rank);
+    let need = Need {
+        clen,
+        rows_end: hi.first().copied().unwrap_or(u64::MAX),
+    };
     let filtered = !req.pipeline.filters.is_empty();
     let records = match records_in_box(st, ctx, req, &lo, &hi, filtered, clen)? {
         Some(records) => records,
@@ -1079,7 +1083,7 @@ fn selection_inner(
     if let Some(cache) = cache {
         let mut misses = Vec::with_capacity(wanted.len());
         for rec in wanted {
-            match cache.get(rec.addr.get()) {
+            match cache.get(rec.addr.get(), need.bytes(req, rec)) {
                 Some(data) => sel
                     .copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())
                     .map_err(|e| {
@@ -1090,8 +1094,9 @@ fn selection_inner(
             }
         }
         let keep = usize::try_from(clen).is_ok_and(|n| cache.admits(n));
-        return for_each_decoded(st, ctx, req, &misses, clen, |rec, data| {
+        return for_each_decoded(st, ctx, req, &misses, need, |rec, data| {
             sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())?;
+            // A chunk's first rows alone are cached too (see `Need`).
             if keep {
                 cache.insert(rec.addr.get(), alloc::sync::Arc::new(data));
                 Ok(None)
@@ -1102,22 +1107,117 @@ fn selection_inner(
     }
     #[cfg(not(feature = "std"))]
     let _ = cache;
-    for_each_decoded(st, ctx, req, &wanted, clen, |rec, data| {
+    for_each_decoded(st, ctx, req, &wanted, need, |rec, data| {
         sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())?;
         Ok(Some(data))
     })
 }
 
-/// Read and decode one stored chunk (`clen` bytes decoded).
+/// What a read needs of each chunk: `clen`, the decoded chunk's size, and
+/// `rows_end`, the end (exclusive, in dataset coordinates) of the rows of
+/// dimension 0 that it reads from any chunk (`u64::MAX`: all rows).
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "std"), allow(dead_code))] // prefixes: std only
+struct Need {
+    clen: u64,
+    rows_end: u64,
+}
+
+impl Need {
+    fn whole(clen: u64) -> Self {
+        Need {
+            clen,
+            rows_end: u64::MAX,
+        }
+    }
+
+    /// The bytes of `rec`'s decoded chunk that hold its rows before
+    /// `rows_end` (at most the whole chunk).
+    #[cfg(feature = "std")]
+    fn bytes(&self, req: &ChunkedRead<'_>, rec: &ChunkRecord) -> usize {
+        let whole = usize::try_from(self.clen).unwrap_or(usize::MAX);
+        let rows = |()| -> Option<usize> {
+            let (&c0, rest) = req.layout.dims.split_first()?;
+            let rows = self.rows_end.checked_sub(*rec.offsets.first()?)?;
+            if rows >= c0 {
+                return None;
+            }
+            let row_bytes = rest
+                .iter()
+                .try_fold(req.element_size as u64, |n, &d| n.checked_mul(d))?;
+            usize::try_from(rows.checked_mul(row_bytes)?).ok()
+        };
+        rows(()).map_or(whole, |n| n.min(whole))
+    }
+
+    /// [`Need::bytes`] when well short of the whole chunk (decoding a
+    /// prefix costs ~1.2x per byte, see `filter::decode_prefix`).
+    #[cfg(feature = "std")]
+    fn prefix(&self, req: &ChunkedRead<'_>, rec: &ChunkRecord) -> Option<usize> {
+        let n = self.bytes(req, rec);
+        (n > 0 && (n as u64).saturating_mul(5) <= self.clen.saturating_mul(4)).then_some(n)
+    }
+}
+
+/// Read and decode one stored chunk (`need.clen` bytes decoded, or with
+/// `need.rows_end` and a deflate-only pipeline possibly only the bytes of
+/// the rows before it: the caller copies no others).
 fn decode_one(
     st: &Storage,
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     rec: &ChunkRecord,
-    clen: u64,
+    need: Need,
 ) -> Result<Vec<u8>> {
-    decode_one_into(st, ctx, req, rec, clen, None)?
+    #[cfg(feature = "std")]
+    if let Some(n) = need.prefix(req, rec) {
+        if let Some(v) = decode_prefix(st, ctx, req, rec, need.clen, n)? {
+            return Ok(v);
+        }
+    }
+    decode_one_into(st, ctx, req, rec, need.clen, None)?
         .ok_or_else(|| Error::corrupt("chunk not decoded", 0))
+}
+
+/// The first `n` decoded bytes of a filtered chunk when its filters can
+/// stop early (see `filter::decode_prefix`); `None` to decode it whole.
+#[cfg(feature = "std")]
+fn decode_prefix(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    rec: &ChunkRecord,
+    clen: u64,
+    n: usize,
+) -> Result<Option<Vec<u8>>> {
+    let partial = rec
+        .offsets
+        .iter()
+        .zip(&req.layout.dims)
+        .zip(req.dims)
+        .any(|((o, c), d)| o.saturating_add(*c) > *d);
+    let unfiltered_edge = req.layout.flags & 1 != 0 && partial;
+    if req.pipeline.filters.is_empty() || unfiltered_edge || rec.filter_mask != 0 {
+        return Ok(None);
+    }
+    let limit = ctx
+        .limits
+        .max_chunk_bytes
+        .max(clen)
+        .saturating_mul(2)
+        .saturating_add(4096);
+    if rec.size > limit {
+        return Ok(None); // the whole-chunk path reports it
+    }
+    match st.slice(rec.addr, rec.size) {
+        Some(stored) => filter::decode_prefix(req.pipeline, rec.filter_mask, stored, n),
+        None => {
+            let raw = st.read_scratch(rec.addr, rec.size)?;
+            let r = filter::decode_prefix(req.pipeline, rec.filter_mask, &raw, n);
+            crate::io::recycle(raw);
+            r
+        }
+    }
 }
 
 /// As [`decode_one`]; when `direct` (exactly `clen` bytes) is given and the
@@ -1239,14 +1339,14 @@ fn for_each_decoded(
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     recs: &[&ChunkRecord],
-    clen: u64,
+    need: Need,
     mut sink: impl FnMut(&ChunkRecord, Vec<u8>) -> Result<Option<Vec<u8>>> + Send,
 ) -> Result<()> {
     // Sources not in memory: chunks stored back to back are read together.
     if st.source().as_slice().is_none() && st.overlay().is_none() && recs.len() > 1 {
-        return coalesced(st, ctx, req, recs, clen, &mut sink);
+        return coalesced(st, ctx, req, recs, need, &mut sink);
     }
-    each_decoded(st, ctx, req, recs, clen, sink)
+    each_decoded(st, ctx, req, recs, need, sink)
 }
 
 /// Stored bytes of `rec` as [`decode_one_into`] reads them.
@@ -1273,7 +1373,7 @@ fn coalesced(
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     recs: &[&ChunkRecord],
-    clen: u64,
+    need: Need,
     sink: &mut (impl FnMut(&ChunkRecord, Vec<u8>) -> Result<Option<Vec<u8>>> + Send),
 ) -> Result<()> {
     const GROUP_MAX: u64 = 8 << 20;
@@ -1289,10 +1389,10 @@ fn coalesced(
             let Some(first) = order.get(i) else { break };
             let g0 = i;
             let addr = first.addr.get();
-            let mut end = addr.saturating_add(stored_len(req, first, clen));
+            let mut end = addr.saturating_add(stored_len(req, first, need.clen));
             i += 1;
             while let Some(next) = order.get(i) {
-                let len = stored_len(req, next, clen);
+                let len = stored_len(req, next, need.clen);
                 if next.addr.get() != end || end.saturating_add(len) - addr > GROUP_MAX {
                     break;
                 }
@@ -1315,15 +1415,15 @@ fn coalesced(
         // then each chunk is read on its own, as without coalescing.
         let r = match st.with_overlay(overlay) {
             Ok(mem) if mem.overlay().is_some() => {
-                each_decoded(&mem, ctx, req, batch_recs, clen, &mut *sink)
+                each_decoded(&mem, ctx, req, batch_recs, need, &mut *sink)
             }
-            _ => each_decoded(st, ctx, req, batch_recs, clen, &mut *sink),
+            _ => each_decoded(st, ctx, req, batch_recs, need, &mut *sink),
         };
         if let Err(e) = r {
             // The error to report is that of the first failing chunk in
             // record order (as for sources in memory), not in file order.
             for rec in recs {
-                if let Err(first) = decode_one(st, ctx, req, rec, clen) {
+                if let Err(first) = decode_one(st, ctx, req, rec, need) {
                     return Err(first
                         .context(&coords(&rec.offsets))
                         .with_offset(st.base().saturating_add(rec.addr.get())));
@@ -1341,24 +1441,24 @@ fn each_decoded(
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     recs: &[&ChunkRecord],
-    clen: u64,
+    need: Need,
     mut sink: impl FnMut(&ChunkRecord, Vec<u8>) -> Result<Option<Vec<u8>>> + Send,
 ) -> Result<()> {
     let name = |rec: &ChunkRecord, e: Error| {
         e.context(&coords(&rec.offsets))
             .with_offset(st.base().saturating_add(rec.addr.get()))
     };
-    let threads = worker_threads(recs.len(), clen);
+    let threads = worker_threads(recs.len(), need.clen);
     if threads <= 1 {
         for rec in recs {
-            let data = decode_one(st, ctx, req, rec, clen).map_err(|e| name(rec, e))?;
+            let data = decode_one(st, ctx, req, rec, need).map_err(|e| name(rec, e))?;
             if let Some(d) = sink(rec, data).map_err(|e| name(rec, e))? {
                 crate::io::recycle(d);
             }
         }
         return Ok(());
     }
-    parallel_waves(st, ctx, req, recs, clen, threads, &mut |rec, res| {
+    parallel_waves(st, ctx, req, recs, need, threads, &mut |rec, res| {
         let data = res.map_err(|e| name(rec, e))?;
         if let Some(d) = sink(rec, data).map_err(|e| name(rec, e))? {
             crate::io::recycle(d);
@@ -1387,7 +1487,7 @@ fn parallel_waves(
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     recs: &[&ChunkRecord],
-    clen: u64,
+    need: Need,
     threads: usize,
     sink: &mut ChunkSink<'_>,
 ) -> Result<()> {
@@ -1407,7 +1507,7 @@ fn parallel_waves(
             break;
         }
         let Some(rec) = recs.get(i) else { break };
-        let res = decode_one(st, ctx, req, rec, clen);
+        let res = decode_one(st, ctx, req, rec, need);
         let Ok(mut guard) = shared.lock() else { break };
         let (sink, failed) = &mut *guard;
         if failed.as_ref().is_some_and(|(j, _)| *j < i) {
@@ -1447,12 +1547,12 @@ fn parallel_waves(
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     recs: &[&ChunkRecord],
-    clen: u64,
+    need: Need,
     _threads: usize,
     sink: &mut ChunkSink<'_>,
 ) -> Result<()> {
     for rec in recs {
-        sink(rec, decode_one(st, ctx, req, rec, clen))?;
+        sink(rec, decode_one(st, ctx, req, rec, need))?;
     }
     Ok(())
 }
