@@ -51,15 +51,18 @@ struct Spec {
     grow: u64,
 }
 
+/// Name, index, shape, maximum shape, chunks, growth of unlimited dims.
+type Base = (
+    &'static str,
+    &'static str,
+    Vec<u64>,
+    Vec<Option<u64>>,
+    Vec<u64>,
+    u64,
+);
+
 fn specs() -> Vec<Spec> {
-    let base: Vec<(
-        &str,
-        &'static str,
-        Vec<u64>,
-        Vec<Option<u64>>,
-        Vec<u64>,
-        u64,
-    )> = vec![
+    let base: Vec<Base> = vec![
         ("single_1d", "single", vec![8], vec![Some(8)], vec![8], 0),
         (
             "single_3d",

@@ -49,11 +49,39 @@
 //! # Chunk indexes
 //!
 //! Chunk maps are loaded from any index the reader knows (v1 B-tree, single
-//! chunk, implicit, fixed array, extensible array, v2 B-tree). On commit, a
-//! single-chunk index stays single-chunk; every other index is rebuilt
-//! copy-on-write as a version 1 B-tree with a version 3 layout message,
-//! which every libhdf5 since 1.0 reads (the maximum shape in the dataspace
-//! still bounds growth).
+//! chunk, implicit, fixed array, extensible array, v2 B-tree). On commit the
+//! index is rebuilt copy-on-write **as the type it had**, in the layout
+//! message version it had (3, 4 or 5) and with the creation parameters its
+//! layout message names, so an edited `libver='latest'` file holds the
+//! index libhdf5 itself would have there:
+//!
+//! * v1 B-tree: rebuilt with the file's indexed-storage K;
+//! * single chunk: stays single-chunk (the one chunk is replaced);
+//! * fixed array: sized by the maximum dims (which cannot change), its
+//!   data block paged as the message's page bits say (libhdf5 pages above
+//!   1024 entries);
+//! * extensible array: the message's maximum-elements bits, index block
+//!   elements, minimum data block elements and pointers and page bits;
+//!   elements in libhdf5's order (the unlimited dimension first);
+//! * v2 B-tree: record type 10 (unfiltered) or 11 (filtered), the
+//!   message's node size and split/merge percentages;
+//! * implicit: the chunks are addressed by their number over the maximum
+//!   dims, so no chunk can move alone: a commit that changes such a dataset
+//!   writes its whole storage (every chunk over the maximum dims, fill
+//!   values where none is stored) to fresh space and switches the layout
+//!   message to it. The index stays legal: libhdf5 uses it only for
+//!   unfiltered datasets allocated early with fixed maximum dims, and edits
+//!   change none of these.
+//!
+//! Filtered entries keep libhdf5's stored-size width: one byte more than
+//! the unfiltered chunk size needs under layout version 4, "size of
+//! lengths" under version 5 (the chunk size never changes, so neither does
+//! the width). The new index is built with the writer's encoders
+//! (`write/chunked.rs`, through its `IndexSink`) in fresh space before the
+//! commit, like the chunks; the structures of the index it replaces (array
+//! header, index/super/data blocks and pages, B-tree header and nodes, the
+//! implicit storage) join the free list once the commit is done. Nodes of a
+//! v1 B-tree libhdf5 wrote are not freed (only ones this editor wrote).
 //!
 //! # Free space
 //!
