@@ -11,7 +11,7 @@ use crate::format::datatype::Datatype;
 use crate::format::extensible_array::{self, ExtensibleArrayHeader};
 use crate::format::fixed_array;
 use crate::format::message::{ChunkIndex, ChunkedLayout, Dataspace, FilterPipeline, Layout};
-use crate::Addr;
+use crate::{Addr, Ctx};
 use alloc::vec::Vec;
 
 /// Build a v1 B-tree bottom-up over `(left key, child)` pairs of level 0
@@ -539,42 +539,41 @@ pub(super) fn write_chunked(
         IndexKind::Implicit => ChunkIndex::Implicit {
             addr: stored.first().map_or(Addr::UNDEF, |c| c.addr),
         },
-        IndexKind::Fixed => {
-            let addr = if stored.is_empty() {
-                Addr::UNDEF
-            } else {
-                write_fixed_array(fw, &stored, filtered, chunk_bytes, chunks, &max_dims)?
+        IndexKind::Fixed | IndexKind::Extensible | IndexKind::BTreeV2 => {
+            let template = match kind {
+                IndexKind::Fixed => ChunkIndex::FixedArray {
+                    addr: Addr::UNDEF,
+                    page_bits: FA_PAGE_BITS,
+                },
+                IndexKind::Extensible => ChunkIndex::ExtensibleArray {
+                    addr: Addr::UNDEF,
+                    max_bits: EA_MAX_NELMTS_BITS,
+                    index_elements: EA_IDX_BLK_ELMTS,
+                    min_pointers: EA_SUP_BLK_MIN_DATA_PTRS,
+                    min_elements: EA_DATA_BLK_MIN_ELMTS,
+                    page_bits: EA_MAX_DBLK_PAGE_NELMTS_BITS,
+                },
+                _ => ChunkIndex::BTreeV2 {
+                    addr: Addr::UNDEF,
+                    node_size: BT2_NODE_SIZE,
+                    split_percent: BT2_SPLIT_PERCENT,
+                    merge_percent: BT2_MERGE_PERCENT,
+                },
             };
-            ChunkIndex::FixedArray {
-                addr,
-                page_bits: FA_PAGE_BITS,
-            }
-        }
-        IndexKind::Extensible => {
-            let addr = if stored.is_empty() {
-                Addr::UNDEF
-            } else {
-                write_extensible_array(fw, &stored, filtered, chunk_bytes, chunks, &max_dims)?
+            let g = IndexGeometry {
+                ctx: fw.ctx,
+                chunks,
+                max_dims: &max_dims,
+                filtered,
+                size_len: size_field(
+                    layout_version(fw.format, filtered),
+                    fw.ctx.sizes,
+                    filtered,
+                    chunk_bytes,
+                ),
             };
-            ChunkIndex::ExtensibleArray {
-                addr,
-                max_bits: EA_MAX_NELMTS_BITS,
-                index_elements: EA_IDX_BLK_ELMTS,
-                min_pointers: EA_SUP_BLK_MIN_DATA_PTRS,
-                min_elements: EA_DATA_BLK_MIN_ELMTS,
-                page_bits: EA_MAX_DBLK_PAGE_NELMTS_BITS,
-            }
+            write_index(fw, &g, &template, &stored)?
         }
-        IndexKind::BTreeV2 => ChunkIndex::BTreeV2 {
-            addr: if stored.is_empty() {
-                Addr::UNDEF
-            } else {
-                write_btree_v2(fw, &stored, filtered, chunk_bytes, chunks)?
-            },
-            node_size: BT2_NODE_SIZE,
-            split_percent: BT2_SPLIT_PERCENT,
-            merge_percent: BT2_MERGE_PERCENT,
-        },
     };
     let single_filtered = matches!(
         index,
@@ -657,26 +656,87 @@ fn layout_version(format: Format, filtered: bool) -> u8 {
     }
 }
 
-/// Width of the stored-size field of filtered chunk entries: derived from
-/// the chunk size in layout version 4, "size of lengths" in version 5.
-fn size_field(fw: &FileWriter, filtered: bool, chunk_bytes: u64) -> usize {
-    if !filtered {
-        0
-    } else if layout_version(fw.format, filtered) >= 5 {
-        usize::from(fw.ctx.sizes.lengths)
-    } else {
-        fixed_array::chunk_size_len(chunk_bytes)
+/// Where the blocks of a chunk index go: the writer appends them at its end
+/// of file, the in-place editor puts them in space no commit refers to (and
+/// records it, to free it when a later commit replaces the index). The
+/// index encoders below only allocate and write through this, so the writer
+/// and the editor share them.
+pub(super) trait IndexSink {
+    /// Fresh space of `len` bytes.
+    fn alloc_index(&mut self, len: u64) -> Addr;
+    /// Write `bytes` at `addr` (space from [`IndexSink::alloc_index`]).
+    ///
+    /// # Errors
+    /// `Io`.
+    fn write_index(&mut self, addr: Addr, bytes: &[u8]) -> Result<()>;
+}
+
+impl IndexSink for FileWriter {
+    fn alloc_index(&mut self, len: u64) -> Addr {
+        self.alloc(len)
+    }
+
+    fn write_index(&mut self, addr: Addr, bytes: &[u8]) -> Result<()> {
+        self.sink.write_at(addr.get(), bytes)
     }
 }
 
-/// Encode one fixed/extensible array element for `c` (`None`: not allocated).
-fn put_entry(enc: &mut Encoder, fw: &FileWriter, c: Option<&StoredChunk>, size_len: usize) {
-    let sizes = fw.ctx.sizes;
+/// What a fixed array, extensible array or v2 B-tree chunk index is built
+/// over.
+pub(super) struct IndexGeometry<'a> {
+    /// Sizes of the file.
+    pub(super) ctx: Ctx,
+    /// Chunk dimensions in elements.
+    pub(super) chunks: &'a [u64],
+    /// The dataspace's maximum dims (`Dataspace::UNLIMITED` for unlimited).
+    pub(super) max_dims: &'a [u64],
+    /// Whether the dataset has filters (entries carry size and mask).
+    pub(super) filtered: bool,
+    /// Width of the stored-size field of filtered entries ([`size_field`]).
+    pub(super) size_len: usize,
+}
+
+/// Width of the stored-size field of filtered chunk entries (0 when
+/// unfiltered): derived from the unfiltered chunk size under layout
+/// version 4, "size of lengths" under version 5 (libhdf5's rule when it
+/// creates the index; the chunk size never changes, so neither does the
+/// width when a dataset is resized).
+pub(super) fn size_field(
+    layout_version: u8,
+    sizes: crate::Sizes,
+    filtered: bool,
+    chunk_bytes: u64,
+) -> usize {
+    if filtered {
+        btree_v2::chunk_size_len(layout_version, chunk_bytes, sizes)
+    } else {
+        0
+    }
+}
+
+/// Encode one fixed/extensible array element for `c` (`None`: not
+/// allocated).
+///
+/// # Errors
+/// `Usage` when the chunk's stored size does not fit the size field.
+fn put_entry(
+    enc: &mut Encoder,
+    sizes: crate::Sizes,
+    c: Option<&StoredChunk>,
+    size_len: usize,
+) -> Result<()> {
     enc.put_addr(c.map_or(Addr::UNDEF, |c| c.addr), sizes);
     if size_len > 0 {
-        enc.put_uint(c.map_or(0, |c| c.size), size_len);
-        enc.put_u32(0);
+        let size = c.map_or(0, |c| c.size);
+        if size_len < 8 && size >> (8 * size_len) != 0 {
+            return Err(Error::usage(alloc::format!(
+                "a filtered chunk of {size} bytes does not fit the index's {size_len}-byte size field"
+            )));
+        }
+        enc.put_uint(size, size_len);
+        enc.put_u32(c.map_or(0, |c| c.filter_mask));
     }
+    Ok(())
 }
 
 /// Linear element number of the chunk at element `offsets` over the chunk
@@ -692,126 +752,180 @@ fn linear_index(offsets: &[u64], chunks: &[u64], max_dims: &[u64], first: Option
     };
     let mut idx = 0u64;
     for (k, &d) in order.iter().enumerate() {
-        let c = chunks[d].max(1);
-        let count = if k == 0 { 1 } else { max_dims[d].div_ceil(c) };
-        idx = idx.saturating_mul(count).saturating_add(offsets[d] / c);
+        let c = chunks.get(d).copied().unwrap_or(1).max(1);
+        let count = if k == 0 {
+            1
+        } else {
+            max_dims.get(d).copied().unwrap_or(0).div_ceil(c)
+        };
+        let o = offsets.get(d).copied().unwrap_or(0);
+        idx = idx.saturating_mul(count).saturating_add(o / c);
     }
     idx
 }
 
 /// Chunk entries of an array index ordered by linear index, with gaps.
 fn array_entries(
-    fw: &FileWriter,
+    g: &IndexGeometry<'_>,
     stored: &[StoredChunk],
-    size_len: usize,
     n: u64,
-    chunks: &[u64],
-    max_dims: &[u64],
     first: Option<usize>,
 ) -> Result<(Vec<u8>, Vec<bool>)> {
     let n = usize::try_from(n).map_err(|_| Error::usage("too many chunks"))?;
     let mut slot: Vec<Option<usize>> = alloc::vec![None; n];
     for (i, c) in stored.iter().enumerate() {
-        let at = usize::try_from(linear_index(&c.offsets, chunks, max_dims, first))
+        let at = usize::try_from(linear_index(&c.offsets, g.chunks, g.max_dims, first))
             .ok()
             .and_then(|k| slot.get_mut(k))
             .ok_or_else(|| Error::usage("chunk outside the maximum dims"))?;
         *at = Some(i);
     }
-    let mut enc = Encoder::with_capacity(n * (8 + size_len + 4));
+    let mut enc = Encoder::with_capacity(n.saturating_mul(8 + g.size_len + 4));
     for s in &slot {
-        put_entry(&mut enc, fw, s.and_then(|i| stored.get(i)), size_len);
+        put_entry(
+            &mut enc,
+            g.ctx.sizes,
+            s.and_then(|i| stored.get(i)),
+            g.size_len,
+        )?;
     }
     Ok((enc.into_vec(), slot.iter().map(Option::is_some).collect()))
 }
 
-fn entry_size(fw: &FileWriter, size_len: usize) -> Result<u8> {
-    let o = usize::from(fw.ctx.sizes.offsets);
-    u8::try_from(if size_len > 0 { o + size_len + 4 } else { o })
+fn entry_size(g: &IndexGeometry<'_>) -> Result<u8> {
+    let o = usize::from(g.ctx.sizes.offsets);
+    u8::try_from(if g.filtered { o + g.size_len + 4 } else { o })
         .map_err(|_| Error::usage("entry size"))
 }
 
-fn write_fixed_array(
-    fw: &mut FileWriter,
+/// Write a fixed array, extensible array or v2 B-tree chunk index holding
+/// `stored`, of the kind and with the creation parameters of `template`
+/// (its address is ignored), through `out`. Returns the index with its
+/// address: undefined when nothing is stored (libhdf5 creates these indexes
+/// with the first chunk).
+///
+/// # Errors
+/// `Usage` for another index kind, chunks outside the maximum dims, sizes
+/// that do not fit; `Io` from `out`.
+pub(super) fn write_index(
+    out: &mut dyn IndexSink,
+    g: &IndexGeometry<'_>,
+    template: &ChunkIndex,
     stored: &[StoredChunk],
-    filtered: bool,
-    chunk_bytes: u64,
-    chunks: &[u64],
-    max_dims: &[u64],
+) -> Result<ChunkIndex> {
+    let mut index = template.clone();
+    let addr = match &mut index {
+        ChunkIndex::FixedArray { addr, .. }
+        | ChunkIndex::ExtensibleArray { addr, .. }
+        | ChunkIndex::BTreeV2 { addr, .. } => addr,
+        _ => {
+            return Err(Error::usage(
+                "only fixed array, extensible array and v2 B-tree indexes are built here",
+            ))
+        }
+    };
+    *addr = Addr::UNDEF;
+    if stored.is_empty() {
+        return Ok(index);
+    }
+    *addr = match template {
+        ChunkIndex::FixedArray { page_bits, .. } => write_fixed_array(out, g, stored, *page_bits)?,
+        ChunkIndex::ExtensibleArray {
+            max_bits,
+            index_elements,
+            min_pointers,
+            min_elements,
+            page_bits,
+            ..
+        } => {
+            let template = ExtensibleArrayHeader {
+                client_id: u8::from(g.filtered),
+                element_size: entry_size(g)?,
+                max_nelmts_bits: *max_bits,
+                index_block_elements: *index_elements,
+                data_block_min_elements: *min_elements,
+                super_block_min_pointers: *min_pointers,
+                page_bits: *page_bits,
+                num_super_blocks: 0,
+                super_blocks_size: 0,
+                num_data_blocks: 0,
+                data_blocks_size: 0,
+                max_index_set: 0,
+                num_elements: 0,
+                index_block: Addr::UNDEF,
+            };
+            write_extensible_array(out, g, stored, &template)?
+        }
+        ChunkIndex::BTreeV2 {
+            node_size,
+            split_percent,
+            merge_percent,
+            ..
+        } => write_btree_v2(out, g, stored, *node_size, *split_percent, *merge_percent)?,
+        _ => Addr::UNDEF,
+    };
+    Ok(index)
+}
+
+fn write_fixed_array(
+    out: &mut dyn IndexSink,
+    g: &IndexGeometry<'_>,
+    stored: &[StoredChunk],
+    page_bits: u8,
 ) -> Result<Addr> {
-    let ctx = fw.ctx;
-    let size_len = size_field(fw, filtered, chunk_bytes);
-    let n: u64 = max_dims
+    let ctx = g.ctx;
+    let n = g
+        .max_dims
         .iter()
-        .zip(chunks)
-        .map(|(m, c)| m.div_ceil(*c))
-        .product();
-    let (entries, _) = array_entries(fw, stored, size_len, n, chunks, max_dims, None)?;
+        .zip(g.chunks)
+        .try_fold(1u64, |acc, (m, c)| acc.checked_mul(m.div_ceil((*c).max(1))))
+        .ok_or_else(|| Error::usage("fixed array size overflows"))?;
+    let (entries, _) = array_entries(g, stored, n, None)?;
     let hdr = fixed_array::FixedArrayHeader {
-        client_id: u8::from(filtered),
-        entry_size: entry_size(fw, size_len)?,
-        page_bits: FA_PAGE_BITS,
+        client_id: u8::from(g.filtered),
+        entry_size: entry_size(g)?,
+        page_bits,
         max_entries: n,
         data_block: Addr::UNDEF,
     };
-    let hdr_len = fixed_array::FixedArrayHeader::encoded_size(ctx) as u64;
-    let hdr_addr = fw.alloc(hdr_len);
+    let hdr_addr = out.alloc_index(fixed_array::FixedArrayHeader::encoded_size(ctx) as u64);
     let mut db = Encoder::new();
     fixed_array::encode_data_block_paged(&mut db, ctx, &hdr, hdr_addr, &entries)?;
-    let db_addr = fw.write_new(db.as_bytes())?;
+    let db_addr = out.alloc_index(db.len() as u64);
+    out.write_index(db_addr, db.as_bytes())?;
     let mut enc = Encoder::new();
     fixed_array::FixedArrayHeader {
         data_block: db_addr,
         ..hdr
     }
     .encode(&mut enc, ctx);
-    fw.sink.write_at(hdr_addr.get(), enc.as_bytes())?;
+    out.write_index(hdr_addr, enc.as_bytes())?;
     Ok(hdr_addr)
 }
 
 fn write_extensible_array(
-    fw: &mut FileWriter,
+    out: &mut dyn IndexSink,
+    g: &IndexGeometry<'_>,
     stored: &[StoredChunk],
-    filtered: bool,
-    chunk_bytes: u64,
-    chunks: &[u64],
-    max_dims: &[u64],
+    template: &ExtensibleArrayHeader,
 ) -> Result<Addr> {
-    let ctx = fw.ctx;
-    let size_len = size_field(fw, filtered, chunk_bytes);
-    let unlim = max_dims
+    let ctx = g.ctx;
+    let unlim = g
+        .max_dims
         .iter()
         .position(|&m| m == Dataspace::UNLIMITED)
         .unwrap_or(0);
     let n = stored
         .iter()
-        .map(|c| linear_index(&c.offsets, chunks, max_dims, Some(unlim)) + 1)
+        .map(|c| linear_index(&c.offsets, g.chunks, g.max_dims, Some(unlim)).saturating_add(1))
         .max()
         .unwrap_or(0);
-    let (entries, present) = array_entries(fw, stored, size_len, n, chunks, max_dims, Some(unlim))?;
-    let es = entry_size(fw, size_len)?;
-    let template = ExtensibleArrayHeader {
-        client_id: u8::from(filtered),
-        element_size: es,
-        max_nelmts_bits: EA_MAX_NELMTS_BITS,
-        index_block_elements: EA_IDX_BLK_ELMTS,
-        data_block_min_elements: EA_DATA_BLK_MIN_ELMTS,
-        super_block_min_pointers: EA_SUP_BLK_MIN_DATA_PTRS,
-        page_bits: EA_MAX_DBLK_PAGE_NELMTS_BITS,
-        num_super_blocks: 0,
-        super_blocks_size: 0,
-        num_data_blocks: 0,
-        data_blocks_size: 0,
-        max_index_set: 0,
-        num_elements: 0,
-        index_block: Addr::UNDEF,
-    };
+    let (entries, present) = array_entries(g, stored, n, Some(unlim))?;
     let mut fill = Encoder::new();
-    put_entry(&mut fill, fw, None, size_len);
-    let hdr_addr = fw.alloc(ExtensibleArrayHeader::encoded_size(ctx) as u64);
-    let mut next = fw.eof;
+    put_entry(&mut fill, ctx.sizes, None, g.size_len)?;
+    let hdr_addr = out.alloc_index(ExtensibleArrayHeader::encoded_size(ctx) as u64);
     let built = extensible_array::build_array(
-        &template,
+        template,
         hdr_addr,
         &entries,
         fill.as_bytes(),
@@ -823,66 +937,64 @@ fn write_extensible_array(
                 .unwrap_or(false)
         },
         ctx,
-        &mut |len| {
-            let a = Addr(next);
-            next += len;
-            a
-        },
+        &mut |len| out.alloc_index(len),
     )?;
-    fw.eof = next;
     for (a, bytes) in &built.blocks {
-        fw.sink.write_at(a.get(), bytes)?;
+        out.write_index(*a, bytes)?;
     }
     let mut enc = Encoder::new();
     built.header.encode(&mut enc, ctx);
-    fw.sink.write_at(hdr_addr.get(), enc.as_bytes())?;
+    out.write_index(hdr_addr, enc.as_bytes())?;
     Ok(hdr_addr)
 }
 
 fn write_btree_v2(
-    fw: &mut FileWriter,
+    out: &mut dyn IndexSink,
+    g: &IndexGeometry<'_>,
     stored: &[StoredChunk],
-    filtered: bool,
-    chunk_bytes: u64,
-    chunks: &[u64],
+    node_size: u32,
+    split_percent: u8,
+    merge_percent: u8,
 ) -> Result<Addr> {
-    let ctx = fw.ctx;
-    let size_len = size_field(fw, filtered, chunk_bytes);
-    let rank = chunks.len();
+    let ctx = g.ctx;
+    let rank = g.chunks.len();
     let record_size =
-        usize::from(ctx.sizes.offsets) + if filtered { size_len + 4 } else { 0 } + 8 * rank;
-    // Records in key order: scaled offsets compared dimension by dimension,
-    // which is the row-major order the chunks were written in.
-    let mut recs = Encoder::with_capacity(record_size * stored.len());
-    for c in stored {
-        put_entry(&mut recs, fw, Some(c), size_len);
-        for (o, ch) in c.offsets.iter().zip(chunks) {
-            recs.put_u64(o / ch);
+        usize::from(ctx.sizes.offsets) + if g.filtered { g.size_len + 4 } else { 0 } + 8 * rank;
+    // Records in key order: scaled offsets compared dimension by dimension
+    // (row-major order of the chunk grid).
+    let scaled = |c: &StoredChunk| -> Vec<u64> {
+        c.offsets
+            .iter()
+            .zip(g.chunks)
+            .map(|(o, ch)| o / (*ch).max(1))
+            .collect()
+    };
+    let mut order: Vec<(Vec<u64>, &StoredChunk)> = stored.iter().map(|c| (scaled(c), c)).collect();
+    order.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut recs = Encoder::with_capacity(record_size.saturating_mul(stored.len()));
+    for (s, c) in &order {
+        put_entry(&mut recs, ctx.sizes, Some(c), g.size_len)?;
+        for v in s {
+            recs.put_u64(*v);
         }
     }
     let raw = recs.into_vec();
-    let records: Vec<&[u8]> = raw.chunks(record_size).collect();
+    let records: Vec<&[u8]> = raw.chunks(record_size.max(1)).collect();
     let params = BTreeV2Params {
-        record_type: if filtered { 11 } else { 10 },
-        node_size: BT2_NODE_SIZE,
+        record_type: if g.filtered { 11 } else { 10 },
+        node_size,
         record_size: u16::try_from(record_size).map_err(|_| Error::usage("record size"))?,
-        split_percent: BT2_SPLIT_PERCENT,
-        merge_percent: BT2_MERGE_PERCENT,
+        split_percent,
+        merge_percent,
     };
-    let hdr_addr = fw.alloc(btree_v2::BTreeV2Header::encoded_len(ctx.sizes) as u64);
-    let mut next = fw.eof;
-    let node = u64::from(BT2_NODE_SIZE);
-    let built = btree_v2::build_tree(params, &records, ctx.sizes, &mut || {
-        let a = Addr(next);
-        next += node;
-        a
-    })?;
-    fw.eof = next;
+    let hdr_addr = out.alloc_index(btree_v2::BTreeV2Header::encoded_len(ctx.sizes) as u64);
+    let node = u64::from(node_size);
+    let built = btree_v2::build_tree(params, &records, ctx.sizes, &mut || out.alloc_index(node))?;
     for (a, bytes) in &built.nodes {
-        fw.sink.write_at(a.get(), bytes)?;
+        out.write_index(*a, bytes)?;
     }
     let mut enc = Encoder::new();
     built.header.encode(&mut enc, ctx.sizes);
-    fw.sink.write_at(hdr_addr.get(), enc.as_bytes())?;
+    out.write_index(hdr_addr, enc.as_bytes())?;
     Ok(hdr_addr)
 }

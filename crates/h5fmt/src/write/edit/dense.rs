@@ -48,7 +48,11 @@ pub(super) struct DenseSet {
 }
 
 /// Extents of a v2 B-tree (header and nodes).
-fn btree_extents(st: &crate::io::Storage, ctx: crate::Ctx, a: Addr) -> Result<Vec<(u64, u64)>> {
+pub(super) fn btree_extents(
+    st: &crate::io::Storage,
+    ctx: crate::Ctx,
+    a: Addr,
+) -> Result<Vec<(u64, u64)>> {
     let mut out = Vec::new();
     if a.is_undef() {
         return Ok(out);

@@ -49,11 +49,39 @@
 //! # Chunk indexes
 //!
 //! Chunk maps are loaded from any index the reader knows (v1 B-tree, single
-//! chunk, implicit, fixed array, extensible array, v2 B-tree). On commit, a
-//! single-chunk index stays single-chunk; every other index is rebuilt
-//! copy-on-write as a version 1 B-tree with a version 3 layout message,
-//! which every libhdf5 since 1.0 reads (the maximum shape in the dataspace
-//! still bounds growth).
+//! chunk, implicit, fixed array, extensible array, v2 B-tree). On commit the
+//! index is rebuilt copy-on-write **as the type it had**, in the layout
+//! message version it had (3, 4 or 5) and with the creation parameters its
+//! layout message names, so an edited `libver='latest'` file holds the
+//! index libhdf5 itself would have there:
+//!
+//! * v1 B-tree: rebuilt with the file's indexed-storage K;
+//! * single chunk: stays single-chunk (the one chunk is replaced);
+//! * fixed array: sized by the maximum dims (which cannot change), its
+//!   data block paged as the message's page bits say (libhdf5 pages above
+//!   1024 entries);
+//! * extensible array: the message's maximum-elements bits, index block
+//!   elements, minimum data block elements and pointers and page bits;
+//!   elements in libhdf5's order (the unlimited dimension first);
+//! * v2 B-tree: record type 10 (unfiltered) or 11 (filtered), the
+//!   message's node size and split/merge percentages;
+//! * implicit: the chunks are addressed by their number over the maximum
+//!   dims, so no chunk can move alone: a commit that changes such a dataset
+//!   writes its whole storage (every chunk over the maximum dims, fill
+//!   values where none is stored) to fresh space and switches the layout
+//!   message to it. The index stays legal: libhdf5 uses it only for
+//!   unfiltered datasets allocated early with fixed maximum dims, and edits
+//!   change none of these.
+//!
+//! Filtered entries keep libhdf5's stored-size width: one byte more than
+//! the unfiltered chunk size needs under layout version 4, "size of
+//! lengths" under version 5 (the chunk size never changes, so neither does
+//! the width). The new index is built with the writer's encoders
+//! (`write/chunked.rs`, through its `IndexSink`) in fresh space before the
+//! commit, like the chunks; the structures of the index it replaces (array
+//! header, index/super/data blocks and pages, B-tree header and nodes, the
+//! implicit storage) join the free list once the commit is done. Nodes of a
+//! v1 B-tree libhdf5 wrote are not freed (only ones this editor wrote).
 //!
 //! # Free space
 //!
@@ -64,6 +92,7 @@
 
 mod dense;
 mod header;
+mod index;
 mod objects;
 pub use objects::NewDataset;
 
@@ -91,11 +120,18 @@ struct Stored {
     mask: u32,
 }
 
-/// How a chunked dataset's index is written back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a chunked dataset's index is written back: as the type it had.
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum IndexOut {
     BTreeV1,
-    Single { filtered: bool },
+    Single {
+        filtered: bool,
+    },
+    /// All chunks over the maximum dims in one block, rewritten whole.
+    Implicit,
+    /// A fixed array, extensible array or v2 B-tree with these creation
+    /// parameters (the address is that of the committed index).
+    Rebuilt(ChunkIndex),
 }
 
 /// An open chunked dataset being edited.
@@ -117,9 +153,13 @@ struct ChunkedDs {
     /// (appends then touch no fresh memory).
     spare: Vec<Vec<u8>>,
     out: IndexOut,
-    /// B-tree nodes this editor wrote for the committed index.
+    /// The structures of the committed index (for an implicit index, its
+    /// chunk storage), freed when a commit replaces them. A v1 B-tree
+    /// libhdf5 wrote is not listed (its nodes are not freed).
     index_extents: Vec<(u64, u64)>,
     layout_version: u8,
+    /// The layout message flags (v4/v5).
+    layout_flags: u8,
     dirty: bool,
 }
 
@@ -506,12 +546,21 @@ impl FileEditor {
                         return Err(Error::corrupt("a chunk stored twice", addr));
                     }
                 }
-                let out = match c.index {
+                let out = match &c.index {
                     ChunkIndex::SingleChunk { filtered, .. } => IndexOut::Single {
                         filtered: filtered.is_some(),
                     },
-                    _ => IndexOut::BTreeV1,
+                    ChunkIndex::BTreeV1 { .. } => IndexOut::BTreeV1,
+                    ChunkIndex::Implicit { .. } => IndexOut::Implicit,
+                    i => IndexOut::Rebuilt(i.clone()),
                 };
+                let index_extents = index::index_extents(
+                    self.reader.storage(),
+                    self.ctx,
+                    &c,
+                    space.max_dims_or_dims(),
+                    chunk_len(&c.dims, es)? as u64,
+                )?;
                 DsState::Chunked(ChunkedDs {
                     es,
                     orig_dims: space.dims.clone(),
@@ -526,8 +575,9 @@ impl FileEditor {
                     cache_bytes: 0,
                     spare: Vec::new(),
                     out,
-                    index_extents: Vec::new(),
+                    index_extents,
                     layout_version: c.layout_version,
+                    layout_flags: c.flags,
                     dirty: false,
                 })
             }
@@ -627,7 +677,7 @@ impl FileEditor {
                 let origin: Vec<u64> = s.iter().zip(&ds.chunk).map(|(a, b)| a * b).collect();
                 if origin.iter().zip(new_dims).any(|(o, n)| o >= n) {
                     if let Some(st) = ds.map.remove(&s) {
-                        self.pending_free.push((st.addr, st.size));
+                        self.release_chunk(ds, st);
                     }
                     if let Some(b) = ds.cache.remove(&s) {
                         ds.cache_bytes -= b.len();
@@ -1090,7 +1140,7 @@ impl FileEditor {
             },
         ) {
             // Replaced: free once the commit no longer refers to it.
-            self.pending_free.push((old.addr, old.size));
+            self.release_chunk(ds, old);
         }
         let buf = spare.unwrap_or(bytes);
         if ds.spare.len() < SPARE_BUFFERS && !buf.is_empty() {
@@ -1099,10 +1149,24 @@ impl FileEditor {
         Ok(())
     }
 
+    /// Free (after the next commit) a chunk that commit no longer refers
+    /// to, unless it lies in an implicit index's storage, which is freed
+    /// whole when a commit rewrites it.
+    fn release_chunk(&mut self, ds: &ChunkedDs, st: Stored) {
+        let inside = ds.out == IndexOut::Implicit
+            && ds
+                .index_extents
+                .iter()
+                .any(|&(a, l)| st.addr >= a && st.addr - a < l);
+        if !inside {
+            self.pending_free.push((st.addr, st.size));
+        }
+    }
+
     /// Build the new index; return the layout message body.
     fn write_index(&mut self, ds: &mut ChunkedDs) -> Result<Vec<u8>> {
         let ctx = self.ctx;
-        let layout = match ds.out {
+        let layout = match ds.out.clone() {
             IndexOut::Single { filtered } => {
                 let st = ds.map.get(&vec![0u64; ds.dims.len()]).copied();
                 ChunkedLayout {
@@ -1134,6 +1198,65 @@ impl FileEditor {
                     flags: 0,
                     index: ChunkIndex::BTreeV1 { addr: root },
                     layout_version: 3,
+                }
+            }
+            IndexOut::Rebuilt(template) => {
+                let filtered = !ds.pipeline.filters.is_empty();
+                let clen = chunk_len(&ds.chunk, ds.es)? as u64;
+                let stored = ds
+                    .map
+                    .iter()
+                    .map(|(s, st)| {
+                        let offsets = s
+                            .iter()
+                            .zip(&ds.chunk)
+                            .map(|(a, b)| a.checked_mul(*b))
+                            .collect::<Option<Vec<u64>>>()
+                            .ok_or_else(|| usage("chunk offset overflows"))?;
+                        Ok(super::chunked::StoredChunk {
+                            offsets,
+                            addr: Addr(st.addr),
+                            size: st.size,
+                            filter_mask: st.mask,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let g = super::chunked::IndexGeometry {
+                    ctx,
+                    chunks: &ds.chunk,
+                    max_dims: &ds.max,
+                    filtered,
+                    size_len: super::chunked::size_field(
+                        ds.layout_version,
+                        ctx.sizes,
+                        filtered,
+                        clen,
+                    ),
+                };
+                let mut sink = index::EditSink {
+                    ed: self,
+                    extents: Vec::new(),
+                };
+                let index = super::chunked::write_index(&mut sink, &g, &template, &stored)?;
+                let extents = sink.extents;
+                let old = core::mem::replace(&mut ds.index_extents, extents);
+                self.pending_free.extend(old);
+                ChunkedLayout {
+                    dims: ds.chunk.clone(),
+                    element_size: ds.es as u64,
+                    flags: ds.layout_flags,
+                    index,
+                    layout_version: ds.layout_version,
+                }
+            }
+            IndexOut::Implicit => {
+                let addr = self.write_implicit(ds)?;
+                ChunkedLayout {
+                    dims: ds.chunk.clone(),
+                    element_size: ds.es as u64,
+                    flags: ds.layout_flags,
+                    index: ChunkIndex::Implicit { addr },
+                    layout_version: ds.layout_version,
                 }
             }
         };
@@ -1183,6 +1306,67 @@ impl FileEditor {
         }
         ds.index_extents = extents;
         Ok(root)
+    }
+
+    /// Rewrite an implicit index's storage (every chunk over the maximum
+    /// dims, in row-major order of the chunk grid) to fresh space: the
+    /// chunks of the map, fill values elsewhere. Returns its address.
+    fn write_implicit(&mut self, ds: &mut ChunkedDs) -> Result<Addr> {
+        let clen = chunk_len(&ds.chunk, ds.es)?;
+        let n = index::implicit_chunks(&ds.chunk, &ds.max)?;
+        let total = n
+            .checked_mul(clen as u64)
+            .ok_or_else(|| Error::limit("implicit index size overflows"))?;
+        let counts: Vec<u64> = ds
+            .max
+            .iter()
+            .zip(&ds.chunk)
+            .map(|(m, c)| m.div_ceil((*c).max(1)))
+            .collect();
+        let base = self.alloc(total);
+        let fill = ds.fill.repeat(clen / ds.es.max(1));
+        // Write in runs of about 4 MiB.
+        let batch = (4usize << 20) / clen.max(1) + 1;
+        let mut buf: Vec<u8> = Vec::new();
+        let mut buf_at = base;
+        let mut scaled = vec![0u64; counts.len()];
+        let mut moved = Vec::new();
+        for i in 0..n {
+            match ds.map.get(&scaled) {
+                Some(st) => {
+                    if st.size != clen as u64 {
+                        return Err(Error::corrupt("chunk of the wrong size", st.addr));
+                    }
+                    buf.extend_from_slice(&self.read_at(st.addr, st.size)?);
+                    moved.push((i, scaled.clone(), *st));
+                }
+                None => buf.extend_from_slice(&fill),
+            }
+            if buf.len() >= batch * clen || i + 1 == n {
+                self.write_at(buf_at, &buf)?;
+                buf_at += buf.len() as u64;
+                buf.clear();
+            }
+            for k in (0..scaled.len()).rev() {
+                scaled[k] += 1;
+                if scaled[k] < counts[k] {
+                    break;
+                }
+                scaled[k] = 0;
+            }
+        }
+        // The chunks now live in the new storage; the old storage and the
+        // chunks written elsewhere since are freed after the commit.
+        for (i, scaled, st) in moved {
+            if let Some(m) = ds.map.get_mut(&scaled) {
+                m.addr = base + i * clen as u64;
+                m.mask = 0;
+            }
+            self.release_chunk(ds, st);
+        }
+        let old = core::mem::replace(&mut ds.index_extents, vec![(base, total)]);
+        self.pending_free.extend(old);
+        Ok(Addr(base))
     }
 
     // ---- commit ----
