@@ -65,6 +65,7 @@
 mod dense;
 mod header;
 mod objects;
+mod space;
 pub use objects::NewDataset;
 
 use crate::codec::Encoder;
@@ -153,8 +154,16 @@ pub struct FileEditor {
     istore_k: u16,
     eof: u64,
     committed_eof: u64,
+    /// Free metadata space (and, below, raw data space): reusable now.
     free: Vec<(u64, u64)>,
+    free_raw: Vec<(u64, u64)>,
+    /// Space the next commit stops referring to: free after it.
     pending_free: Vec<(u64, u64)>,
+    pending_free_raw: Vec<(u64, u64)>,
+    /// The file's persistent free-space managers, kept up to date.
+    persist: Option<space::Persist>,
+    /// Paged aggregation (the end of file is left where it is).
+    paged: bool,
     headers: BTreeMap<u64, HeaderImage>,
     /// Headers in the order they were first touched (their in-place writes
     /// follow this order).
@@ -262,6 +271,7 @@ impl FileEditor {
             return Err(Error::corrupt("indexed storage K of 0", sb.sig_offset));
         }
         let eof = sb.eof.get();
+        let loaded = space::load(reader.storage(), ctx, sb.extension.defined(), eof)?;
         Ok(FileEditor {
             file,
             reader,
@@ -273,8 +283,12 @@ impl FileEditor {
             istore_k,
             eof,
             committed_eof: eof,
-            free: Vec::new(),
+            free: loaded.meta,
+            free_raw: loaded.raw,
             pending_free: Vec::new(),
+            pending_free_raw: Vec::new(),
+            persist: loaded.persist,
+            paged: loaded.paged,
             headers: BTreeMap::new(),
             dirty_order: Vec::new(),
             raw_writes: Vec::new(),
@@ -301,21 +315,6 @@ impl FileEditor {
     }
 
     // ---- space ----
-
-    fn alloc(&mut self, n: u64) -> u64 {
-        if let Some(i) = self.free.iter().position(|&(_, l)| l >= n) {
-            let (a, l) = self.free[i];
-            if l == n {
-                self.free.remove(i);
-            } else {
-                self.free[i] = (a + n, l - n);
-            }
-            return a;
-        }
-        let a = self.eof;
-        self.eof += n;
-        a
-    }
 
     /// Testing aid for crash ordering: every write after the next `n`
     /// fails (as if the process died between two writes) until lifted with
@@ -627,7 +626,7 @@ impl FileEditor {
                 let origin: Vec<u64> = s.iter().zip(&ds.chunk).map(|(a, b)| a * b).collect();
                 if origin.iter().zip(new_dims).any(|(o, n)| o >= n) {
                     if let Some(st) = ds.map.remove(&s) {
-                        self.pending_free.push((st.addr, st.size));
+                        self.pending_free_raw.push((st.addr, st.size));
                     }
                     if let Some(b) = ds.cache.remove(&s) {
                         ds.cache_bytes -= b.len();
@@ -1079,7 +1078,7 @@ impl FileEditor {
         if ds.out == IndexOut::BTreeV1 && u32::try_from(size).is_err() {
             return Err(usage("chunk of 4 GiB or more"));
         }
-        let addr = self.alloc(size);
+        let addr = self.alloc_raw(size);
         self.write_at(addr, &bytes)?;
         if let Some(old) = ds.map.insert(
             s,
@@ -1090,7 +1089,7 @@ impl FileEditor {
             },
         ) {
             // Replaced: free once the commit no longer refers to it.
-            self.pending_free.push((old.addr, old.size));
+            self.pending_free_raw.push((old.addr, old.size));
         }
         let buf = spare.unwrap_or(bytes);
         if ds.spare.len() < SPARE_BUFFERS && !buf.is_empty() {
@@ -1261,6 +1260,10 @@ impl FileEditor {
         for (addr, bytes) in &fresh {
             self.write_at(*addr, bytes)?;
         }
+        // Free-space managers that still list space this commit uses are
+        // replaced (new ones in fresh space now, switched after the
+        // superblock, before anything refers to that space).
+        let fsm = self.fsm_before_commit()?;
         // Space allocated but never written (e.g. a slot given back) must
         // still exist before the superblock claims it: libhdf5 refuses a
         // file shorter than its end-of-file address.
@@ -1269,17 +1272,18 @@ impl FileEditor {
             self.file.set_len(want_len)?;
         }
         if self.sync
-            && (!fresh.is_empty() || self.eof != self.committed_eof || !self.raw_writes.is_empty())
+            && (!fresh.is_empty()
+                || self.eof != self.committed_eof
+                || !self.raw_writes.is_empty()
+                || fsm.is_some())
         {
             self.file.sync_data()?;
         }
-        // 2. The superblock: new end of file.
+        // 2. The superblock: new end of file; the managers.
         if self.eof != self.committed_eof {
-            let img = patch_eof(&self.sb_image, self.sb_version, self.ctx.sizes, self.eof)?;
-            self.spend_write()?;
-            self.file.write_all_at(&img, self.sb_abs)?;
-            self.sb_image = img;
+            self.write_eof()?;
         }
+        self.fsm_commit_switch(fsm)?;
         // 3. Other metadata in place (symbol tables, heaps), then object
         // header chunks, in the order the operations touched them.
         for (addr, bytes) in core::mem::take(&mut self.raw_writes) {
@@ -1302,8 +1306,9 @@ impl FileEditor {
                 c.fresh = false;
             }
         }
-        let freed = core::mem::take(&mut self.pending_free);
-        self.free.extend(freed);
+        // 4. The freed space: recorded in the managers, or given back at
+        // the end of file.
+        self.persist_free_space()?;
         self.reader = Self::make_reader(&self.file, self.ctx.limits)?;
         for st in self.datasets.values_mut() {
             if let DsState::Chunked(c) = st {
@@ -1364,6 +1369,15 @@ impl FileEditor {
         self.eof = next;
         ds.dirty = false;
         Ok(Some((a, growing, sc, lc)))
+    }
+
+    /// Write the superblock with the current end of file.
+    fn write_eof(&mut self) -> Result<()> {
+        let img = patch_eof(&self.sb_image, self.sb_version, self.ctx.sizes, self.eof)?;
+        self.spend_write()?;
+        self.file.write_all_at(&img, self.sb_abs)?;
+        self.sb_image = img;
+        Ok(())
     }
 
     /// Commit and close.
