@@ -57,10 +57,58 @@
 //!
 //! # Free space
 //!
-//! Space released by a commit (replaced chunks, B-tree nodes this editor
-//! wrote, object header chunks) is reused by later allocations of the same
-//! editor. It is not recorded in the file: after reopening, it is lost (as
-//! with libhdf5 without persistent free-space management).
+//! Space released by a commit (replaced and dropped chunks, B-tree nodes
+//! this editor wrote, object header chunks, old heaps and dense indexes)
+//! becomes free once the commit no longer refers to it, and later
+//! allocations take it first-fit (raw data prefers raw data space,
+//! metadata metadata space, as libhdf5 keeps them apart). Free space at the
+//! end of the file is given back instead: the end-of-file address shrinks
+//! and the file is truncated (libhdf5 shrinks its EOA the same way).
+//!
+//! **Persistent free space.** A file whose superblock extension holds a
+//! File Space Info message (version 1) with the strategy "free-space
+//! managers with aggregators" and persistence on — what h5py writes with
+//! `fs_strategy='fsm', fs_persist=True` — lists its free space in
+//! free-space managers (`FSHD` header + `FSSE` section list, simple
+//! sections): slot 0 for metadata and slot 2 for raw data, the two lists
+//! libhdf5's default driver keeps (`H5FD_FLMAP_DICHOTOMY`). The editor
+//! loads their sections into its free lists at open (refusing managers
+//! whose sections overlap each other or the managers, or pass the end of
+//! file) and keeps the managers true at every write:
+//!
+//! * before a commit's in-place writes, when the live managers list space
+//!   this commit took, new managers without it are written to fresh space
+//!   and made live by rewriting the message (one write of the extension's
+//!   header chunk, after the superblock's end of file covers them);
+//! * after the commit's in-place writes, the space they released is listed
+//!   by the next managers, switched in the same way. The end of file is
+//!   written before that switch when it grows (the new managers lie past
+//!   the old end) and after it when it shrinks (no live manager then lists
+//!   space past the end of file); the file is truncated last.
+//!
+//! A manager never lists space the committed file uses, nor its own
+//! structures; the space of the managers a switch replaces is listed by the
+//! new ones (the same write frees and lists it). Sections below the
+//! message's threshold are not listed (but are reused by the editor). New
+//! managers take space from free sections at least their size plus the
+//! threshold large, else at the end of file; their section lists may be
+//! allocated a little larger than used (libhdf5 keeps both sizes). The
+//! message's "EOA before the managers" field gets the final end of file,
+//! as libhdf5 1.14 and later write it. libhdf5 opening the file read-write
+//! takes space from these managers, rewrites and relocates them at close.
+//!
+//! Not persisted: files without such a message (in particular superblock
+//! version 0/1 files, which have no extension, and libhdf5's default,
+//! non-persistent strategy): freed space is then reused only within the
+//! session, as libhdf5 does. The editor does not add a File Space Info
+//! message to a file that has none: that would switch libhdf5 to tracking
+//! free space in the file on every later write (and older libraries that
+//! do not know the message mark it unknown and stop updating it). Paged
+//! aggregation files (`fs_strategy='page'`) keep their managers untouched
+//! (the editor does not allocate in page-aligned units, so it neither takes
+//! their space nor lists its own, and leaves the end of file where it is);
+//! version 0 messages (libhdf5 1.10.0) and messages marked unknown are left
+//! alone likewise.
 
 mod dense;
 mod header;
