@@ -3,9 +3,10 @@
 //! and the free-space section list (`FSSE`, version 0), both with lookup3
 //! checksums; and the File Space Info message (type 0x0017, spec IV.A.2.x,
 //! versions 0 and 1) of the superblock extension, which names the
-//! persistent free-space managers of the file.
+//! persistent free-space managers of the file. Encoders for the three
+//! (file client, version 1 message) serve the editor's persistent free space.
 
-use crate::codec::{lookup3, Cursor};
+use crate::codec::{lookup3, Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::{Addr, Ctx};
 use alloc::vec::Vec;
@@ -108,6 +109,38 @@ impl FileSpaceInfo {
         }
         Ok(m)
     }
+
+    /// Encode a version 1 message (the form libhdf5 1.10.1 and later
+    /// write): with persistence, the 12 manager addresses follow.
+    ///
+    /// # Errors
+    /// `Usage` for another version, or a persistent message without 12
+    /// manager addresses.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) -> Result<()> {
+        if self.version != 1 {
+            return Err(Error::usage(
+                "only file space info message version 1 is written",
+            ));
+        }
+        if self.persist && self.managers.len() != 12 {
+            return Err(Error::usage(
+                "a persistent file space info message names 12 managers",
+            ));
+        }
+        enc.put_u8(1);
+        enc.put_u8(self.strategy);
+        enc.put_u8(u8::from(self.persist));
+        enc.put_len(self.threshold, ctx.sizes);
+        enc.put_len(self.page_size, ctx.sizes);
+        enc.put_u16(self.page_end_threshold);
+        enc.put_addr(self.eoa_before_fsm, ctx.sizes);
+        if self.persist {
+            for a in &self.managers {
+                enc.put_addr(*a, ctx.sizes);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A free-space manager header (`FSHD`).
@@ -173,6 +206,28 @@ impl FreeSpaceHeader {
             usize::from(ctx.sizes.lengths),
         );
         4 + 1 + 1 + 4 * l + 2 * 4 + l + o + 2 * l + 4
+    }
+
+    /// Encode the header with its checksum.
+    pub fn encode(&self, enc: &mut Encoder, ctx: Ctx) {
+        let s = ctx.sizes;
+        let start = enc.len();
+        enc.put_bytes(&FSHD_SIGNATURE);
+        enc.put_u8(0);
+        enc.put_u8(self.client);
+        enc.put_len(self.total_space, s);
+        enc.put_len(self.total_sections, s);
+        enc.put_len(self.serial_sections, s);
+        enc.put_len(self.ghost_sections, s);
+        enc.put_u16(self.num_classes);
+        enc.put_u16(self.shrink_percent);
+        enc.put_u16(self.expand_percent);
+        enc.put_u16(self.address_bits);
+        enc.put_len(self.max_section_size, s);
+        enc.put_addr(self.sections_addr, s);
+        enc.put_len(self.sections_used, s);
+        enc.put_len(self.sections_alloc, s);
+        enc.put_checksum_from(start);
     }
 
     /// Decode a header; `cur` starts at `FSHD` and holds at least
@@ -398,4 +453,66 @@ pub fn decode_sections(
         ));
     }
     Ok(out)
+}
+
+/// Encoded size of a file client's section list holding `n` sections in
+/// `sets` distinct sizes, under header `hdr` (its serial section count and
+/// maximum section size fix the field widths).
+pub fn file_sections_len(hdr: &FreeSpaceHeader, n: u64, sets: u64, ctx: Ctx) -> u64 {
+    let count_len = limit_enc_size(hdr.serial_sections) as u64;
+    let size_len = limit_enc_size(hdr.max_section_size) as u64;
+    let off_len = u64::from(hdr.address_bits).div_ceil(8).max(1);
+    let prefix = 4 + 1 + u64::from(ctx.sizes.offsets) + 4;
+    prefix
+        .saturating_add(sets.saturating_mul(count_len + size_len))
+        .saturating_add(n.saturating_mul(off_len + 1))
+}
+
+/// Encode the section list of a file client (`FSSE`, version 0) for the
+/// header `hdr` at `hdr_addr`: `sections` as (offset, size, class), written
+/// in sets of equal size, smallest size first, each set by offset. The
+/// header's serial section count must be the number of sections.
+///
+/// # Errors
+/// `Usage` when the count disagrees with the header or a section's offset
+/// or size does not fit its field.
+pub fn encode_file_sections(
+    enc: &mut Encoder,
+    hdr: &FreeSpaceHeader,
+    hdr_addr: Addr,
+    sections: &[(u64, u64, u8)],
+    ctx: Ctx,
+) -> Result<()> {
+    if sections.len() as u64 != hdr.serial_sections {
+        return Err(Error::usage("section count differs from the header's"));
+    }
+    let count_len = limit_enc_size(hdr.serial_sections);
+    let size_len = limit_enc_size(hdr.max_section_size);
+    let off_len = usize::from(hdr.address_bits).div_ceil(8).max(1);
+    let fits = |v: u64, n: usize| n >= 8 || v >> (8 * n) == 0;
+    let mut sorted: Vec<(u64, u64, u8)> = sections.to_vec();
+    sorted.sort_by_key(|&(o, l, _)| (l, o));
+    let start = enc.len();
+    enc.put_bytes(&FSSE_SIGNATURE);
+    enc.put_u8(0);
+    enc.put_addr(hdr_addr, ctx.sizes);
+    let mut i = 0;
+    while let Some(&(_, size, _)) = sorted.get(i) {
+        let n = sorted[i..].iter().take_while(|s| s.1 == size).count();
+        if !fits(size, size_len) || size > hdr.max_section_size {
+            return Err(Error::usage("free-space section larger than the maximum"));
+        }
+        enc.put_uint(n as u64, count_len);
+        enc.put_uint(size, size_len);
+        for &(off, _, class) in &sorted[i..i + n] {
+            if !fits(off, off_len) {
+                return Err(Error::usage("free-space section offset too large"));
+            }
+            enc.put_uint(off, off_len);
+            enc.put_u8(class);
+        }
+        i += n;
+    }
+    enc.put_checksum_from(start);
+    Ok(())
 }

@@ -85,15 +85,64 @@
 //!
 //! # Free space
 //!
-//! Space released by a commit (replaced chunks, B-tree nodes this editor
-//! wrote, object header chunks) is reused by later allocations of the same
-//! editor. It is not recorded in the file: after reopening, it is lost (as
-//! with libhdf5 without persistent free-space management).
+//! Space released by a commit (replaced and dropped chunks, B-tree nodes
+//! this editor wrote, object header chunks, old heaps and dense indexes)
+//! becomes free once the commit no longer refers to it, and later
+//! allocations take it first-fit (raw data prefers raw data space,
+//! metadata metadata space, as libhdf5 keeps them apart). Free space at the
+//! end of the file is given back instead: the end-of-file address shrinks
+//! and the file is truncated (libhdf5 shrinks its EOA the same way).
+//!
+//! **Persistent free space.** A file whose superblock extension holds a
+//! File Space Info message (version 1) with the strategy "free-space
+//! managers with aggregators" and persistence on — what h5py writes with
+//! `fs_strategy='fsm', fs_persist=True` — lists its free space in
+//! free-space managers (`FSHD` header + `FSSE` section list, simple
+//! sections): slot 0 for metadata and slot 2 for raw data, the two lists
+//! libhdf5's default driver keeps (`H5FD_FLMAP_DICHOTOMY`). The editor
+//! loads their sections into its free lists at open (refusing managers
+//! whose sections overlap each other or the managers, or pass the end of
+//! file) and keeps the managers true at every write:
+//!
+//! * before a commit's in-place writes, when the live managers list space
+//!   this commit took, new managers without it are written to fresh space
+//!   and made live by rewriting the message (one write of the extension's
+//!   header chunk, after the superblock's end of file covers them);
+//! * after the commit's in-place writes, the space they released is listed
+//!   by the next managers, switched in the same way. The end of file is
+//!   written before that switch when it grows (the new managers lie past
+//!   the old end) and after it when it shrinks (no live manager then lists
+//!   space past the end of file); the file is truncated last.
+//!
+//! A manager never lists space the committed file uses, nor its own
+//! structures; the space of the managers a switch replaces is listed by the
+//! new ones (the same write frees and lists it). Sections below the
+//! message's threshold are not listed (but are reused by the editor). New
+//! managers take space from free sections at least their size plus the
+//! threshold large, else at the end of file; their section lists may be
+//! allocated a little larger than used (libhdf5 keeps both sizes). The
+//! message's "EOA before the managers" field gets the final end of file,
+//! as libhdf5 1.14 and later write it. libhdf5 opening the file read-write
+//! takes space from these managers, rewrites and relocates them at close.
+//!
+//! Not persisted: files without such a message (in particular superblock
+//! version 0/1 files, which have no extension, and libhdf5's default,
+//! non-persistent strategy): freed space is then reused only within the
+//! session, as libhdf5 does. The editor does not add a File Space Info
+//! message to a file that has none: that would switch libhdf5 to tracking
+//! free space in the file on every later write (and older libraries that
+//! do not know the message mark it unknown and stop updating it). Paged
+//! aggregation files (`fs_strategy='page'`) keep their managers untouched
+//! (the editor does not allocate in page-aligned units, so it neither takes
+//! their space nor lists its own, and leaves the end of file where it is);
+//! version 0 messages (libhdf5 1.10.0) and messages marked unknown are left
+//! alone likewise.
 
 mod dense;
 mod header;
 mod index;
 mod objects;
+mod space;
 pub use objects::NewDataset;
 
 use crate::codec::Encoder;
@@ -193,8 +242,16 @@ pub struct FileEditor {
     istore_k: u16,
     eof: u64,
     committed_eof: u64,
+    /// Free metadata space (and, below, raw data space): reusable now.
     free: Vec<(u64, u64)>,
+    free_raw: Vec<(u64, u64)>,
+    /// Space the next commit stops referring to: free after it.
     pending_free: Vec<(u64, u64)>,
+    pending_free_raw: Vec<(u64, u64)>,
+    /// The file's persistent free-space managers, kept up to date.
+    persist: Option<space::Persist>,
+    /// Paged aggregation (the end of file is left where it is).
+    paged: bool,
     headers: BTreeMap<u64, HeaderImage>,
     /// Headers in the order they were first touched (their in-place writes
     /// follow this order).
@@ -302,6 +359,7 @@ impl FileEditor {
             return Err(Error::corrupt("indexed storage K of 0", sb.sig_offset));
         }
         let eof = sb.eof.get();
+        let loaded = space::load(reader.storage(), ctx, sb.extension.defined(), eof)?;
         Ok(FileEditor {
             file,
             reader,
@@ -313,8 +371,12 @@ impl FileEditor {
             istore_k,
             eof,
             committed_eof: eof,
-            free: Vec::new(),
+            free: loaded.meta,
+            free_raw: loaded.raw,
             pending_free: Vec::new(),
+            pending_free_raw: Vec::new(),
+            persist: loaded.persist,
+            paged: loaded.paged,
             headers: BTreeMap::new(),
             dirty_order: Vec::new(),
             raw_writes: Vec::new(),
@@ -341,21 +403,6 @@ impl FileEditor {
     }
 
     // ---- space ----
-
-    fn alloc(&mut self, n: u64) -> u64 {
-        if let Some(i) = self.free.iter().position(|&(_, l)| l >= n) {
-            let (a, l) = self.free[i];
-            if l == n {
-                self.free.remove(i);
-            } else {
-                self.free[i] = (a + n, l - n);
-            }
-            return a;
-        }
-        let a = self.eof;
-        self.eof += n;
-        a
-    }
 
     /// Testing aid for crash ordering: every write after the next `n`
     /// fails (as if the process died between two writes) until lifted with
@@ -1129,7 +1176,7 @@ impl FileEditor {
         if ds.out == IndexOut::BTreeV1 && u32::try_from(size).is_err() {
             return Err(usage("chunk of 4 GiB or more"));
         }
-        let addr = self.alloc(size);
+        let addr = self.alloc_raw(size);
         self.write_at(addr, &bytes)?;
         if let Some(old) = ds.map.insert(
             s,
@@ -1159,7 +1206,7 @@ impl FileEditor {
                 .iter()
                 .any(|&(a, l)| st.addr >= a && st.addr - a < l);
         if !inside {
-            self.pending_free.push((st.addr, st.size));
+            self.pending_free_raw.push((st.addr, st.size));
         }
     }
 
@@ -1323,7 +1370,7 @@ impl FileEditor {
             .zip(&ds.chunk)
             .map(|(m, c)| m.div_ceil((*c).max(1)))
             .collect();
-        let base = self.alloc(total);
+        let base = self.alloc_raw(total);
         let fill = ds.fill.repeat(clen / ds.es.max(1));
         // Write in runs of about 4 MiB.
         let batch = (4usize << 20) / clen.max(1) + 1;
@@ -1364,8 +1411,9 @@ impl FileEditor {
             }
             self.release_chunk(ds, st);
         }
+        // Implicit storage is raw data.
         let old = core::mem::replace(&mut ds.index_extents, vec![(base, total)]);
-        self.pending_free.extend(old);
+        self.pending_free_raw.extend(old);
         Ok(Addr(base))
     }
 
@@ -1445,6 +1493,10 @@ impl FileEditor {
         for (addr, bytes) in &fresh {
             self.write_at(*addr, bytes)?;
         }
+        // Free-space managers that still list space this commit uses are
+        // replaced (new ones in fresh space now, switched after the
+        // superblock, before anything refers to that space).
+        let fsm = self.fsm_before_commit()?;
         // Space allocated but never written (e.g. a slot given back) must
         // still exist before the superblock claims it: libhdf5 refuses a
         // file shorter than its end-of-file address.
@@ -1453,17 +1505,18 @@ impl FileEditor {
             self.file.set_len(want_len)?;
         }
         if self.sync
-            && (!fresh.is_empty() || self.eof != self.committed_eof || !self.raw_writes.is_empty())
+            && (!fresh.is_empty()
+                || self.eof != self.committed_eof
+                || !self.raw_writes.is_empty()
+                || fsm.is_some())
         {
             self.file.sync_data()?;
         }
-        // 2. The superblock: new end of file.
+        // 2. The superblock: new end of file; the managers.
         if self.eof != self.committed_eof {
-            let img = patch_eof(&self.sb_image, self.sb_version, self.ctx.sizes, self.eof)?;
-            self.spend_write()?;
-            self.file.write_all_at(&img, self.sb_abs)?;
-            self.sb_image = img;
+            self.write_eof()?;
         }
+        self.fsm_commit_switch(fsm)?;
         // 3. Other metadata in place (symbol tables, heaps), then object
         // header chunks, in the order the operations touched them.
         for (addr, bytes) in core::mem::take(&mut self.raw_writes) {
@@ -1486,8 +1539,9 @@ impl FileEditor {
                 c.fresh = false;
             }
         }
-        let freed = core::mem::take(&mut self.pending_free);
-        self.free.extend(freed);
+        // 4. The freed space: recorded in the managers, or given back at
+        // the end of file.
+        self.persist_free_space()?;
         self.reader = Self::make_reader(&self.file, self.ctx.limits)?;
         for st in self.datasets.values_mut() {
             if let DsState::Chunked(c) = st {
@@ -1548,6 +1602,15 @@ impl FileEditor {
         self.eof = next;
         ds.dirty = false;
         Ok(Some((a, growing, sc, lc)))
+    }
+
+    /// Write the superblock with the current end of file.
+    fn write_eof(&mut self) -> Result<()> {
+        let img = patch_eof(&self.sb_image, self.sb_version, self.ctx.sizes, self.eof)?;
+        self.spend_write()?;
+        self.file.write_all_at(&img, self.sb_abs)?;
+        self.sb_image = img;
+        Ok(())
     }
 
     /// Commit and close.

@@ -989,7 +989,7 @@ impl FileEditor {
                 .try_fold(es, |a, &d| a.checked_mul(d))
                 .ok_or_else(|| usage("dataset size overflows"))?;
             let nu = usize::try_from(n).map_err(|_| usage("dataset too large"))?;
-            let a = self.alloc(n);
+            let a = self.alloc_raw(n);
             // Filled in pieces of at most 1 MiB.
             let per = (1usize << 20) / fill.len() * fill.len();
             let block = fill.repeat(per.max(fill.len()) / fill.len());

@@ -1,0 +1,512 @@
+//! The editor's free space and its persistent form: the file's own
+//! free-space managers as libhdf5 writes them (a File Space Info message in
+//! the superblock extension naming one `FSHD` + `FSSE` pair per tracked
+//! memory type). See the module documentation of `edit` ("Free space").
+
+use super::header::HeaderImage;
+use super::FileEditor;
+use crate::codec::{Cursor, Encoder};
+use crate::error::{Error, Result};
+use crate::format::free_space::{
+    decode_sections, encode_file_sections, file_sections_len, FileSpaceInfo, FreeSpaceHeader,
+};
+use crate::format::message::{flags, kind};
+use crate::io::Storage;
+use crate::{Addr, Ctx};
+use alloc::vec::Vec;
+
+/// File space strategy of a version 1 File Space Info message: free-space
+/// managers with aggregators (libhdf5's `H5F_FSPACE_STRATEGY_FSM_AGGR`).
+const STRATEGY_FSM_AGGR: u8 = 0;
+/// Paged aggregation.
+const STRATEGY_PAGE: u8 = 1;
+/// Manager slots libhdf5 uses with its default (sec2) driver: metadata of
+/// every kind maps to the superblock type (slot 0), raw data and global
+/// heaps to the raw data type (slot 2) (`H5FD_FLMAP_DICHOTOMY`).
+const SLOT_META: usize = 0;
+const SLOT_RAW: usize = 2;
+/// libhdf5's section list shrink / expand percentages (`H5MF_FSPACE_*`).
+const SHRINK_PERCENT: u16 = 80;
+const EXPAND_PERCENT: u16 = 120;
+/// Section classes the file client declares (simple, small page, large page).
+const FILE_CLASSES: u16 = 3;
+
+/// The persistent free-space managers of the file being edited.
+#[derive(Debug)]
+pub(super) struct Persist {
+    /// The superblock extension's header (holding the File Space Info message).
+    ext: HeaderImage,
+    info: FileSpaceInfo,
+    /// Sections the live managers list: (address, size, raw data?), sorted.
+    listed: Vec<(u64, u64, bool)>,
+    /// Space of the live managers' own structures (headers, section lists).
+    structs: Vec<(u64, u64)>,
+    address_bits: u16,
+    max_section: u64,
+}
+
+/// A manager image staged for a switch.
+pub(super) struct Staged {
+    managers: Vec<Addr>,
+    listed: Vec<(u64, u64, bool)>,
+    structs: Vec<(u64, u64)>,
+}
+
+/// Sort by address and merge touching or overlapping extents.
+pub(super) fn coalesce(list: &mut Vec<(u64, u64)>) {
+    list.retain(|e| e.1 > 0);
+    list.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(list.len());
+    for &(a, l) in list.iter() {
+        if let Some(last) = out.last_mut() {
+            let end = last.0.saturating_add(last.1);
+            if a <= end {
+                last.1 = a.saturating_add(l).max(end) - last.0;
+                continue;
+            }
+        }
+        out.push((a, l));
+    }
+    *list = out;
+}
+
+/// What [`load`] found: the managers (if kept up to date by the editor),
+/// the free metadata and raw data sections, and whether the file uses
+/// paged aggregation.
+pub(super) struct Loaded {
+    pub persist: Option<Persist>,
+    pub meta: Vec<(u64, u64)>,
+    pub raw: Vec<(u64, u64)>,
+    pub paged: bool,
+}
+
+/// Read the File Space Info message of the superblock extension at `ext`
+/// and, for persistent non-paged free space, every manager's sections.
+///
+/// # Errors
+/// Decode errors of the message and managers; `Corrupt` for sections that
+/// overlap each other or the managers, or lie beyond the end of file.
+pub(super) fn load(st: &Storage, ctx: Ctx, ext: Option<Addr>, eof: u64) -> Result<Loaded> {
+    let mut out = Loaded {
+        persist: None,
+        meta: Vec::new(),
+        raw: Vec::new(),
+        paged: false,
+    };
+    let Some(ext) = ext else { return Ok(out) };
+    let img = HeaderImage::load(st, ctx, ext)?;
+    let Some((_, m)) = img.find(kind::FSINFO) else {
+        return Ok(out);
+    };
+    // libhdf5 ignores a message marked as written by software that did not
+    // know it; so does the editor (and leaves it alone).
+    if m.flags & flags::WAS_UNKNOWN != 0 {
+        return Ok(out);
+    }
+    let info = FileSpaceInfo::decode(&mut Cursor::new(&m.data, ext.0), ctx)?;
+    out.paged = info.version == 1 && info.strategy == STRATEGY_PAGE;
+    if info.version != 1 || info.strategy != STRATEGY_FSM_AGGR || !info.persist {
+        return Ok(out);
+    }
+    let hlen = FreeSpaceHeader::encoded_len(ctx) as u64;
+    let mut structs = Vec::new();
+    let mut listed = Vec::new();
+    let (mut bits, mut max) = default_bits(ctx);
+    for (slot, a) in info.managers.iter().enumerate() {
+        let Some(a) = a.defined() else { continue };
+        let b = st.read(a, hlen)?;
+        let hdr = FreeSpaceHeader::decode(&mut Cursor::new(&b, a.0), ctx)?;
+        if hdr.client != 1 {
+            return Err(Error::corrupt(
+                "file free-space manager of another client",
+                a.0,
+            ));
+        }
+        structs.push((a.0, hlen));
+        (bits, max) = (hdr.address_bits, hdr.max_section_size);
+        if let Some(s) = hdr.sections_addr.defined() {
+            let b = st.read(s, hdr.sections_used)?;
+            let secs = decode_sections(&mut Cursor::new(&b, s.0), &hdr, a, ctx)?;
+            structs.push((s.0, hdr.sections_alloc));
+            for sec in secs {
+                if sec.class != 0 {
+                    return Err(Error::corrupt(
+                        "a paged free-space section in a non-paged file",
+                        s.0,
+                    ));
+                }
+                listed.push((sec.offset, sec.size, slot == SLOT_RAW));
+            }
+        }
+    }
+    listed.sort_unstable();
+    // No two extents (sections, manager structures) may overlap, none may
+    // pass the end of file.
+    let mut all: Vec<(u64, u64)> = listed.iter().map(|s| (s.0, s.1)).collect();
+    all.extend(structs.iter().copied());
+    all.sort_unstable();
+    let mut end = 0u64;
+    for &(a, l) in &all {
+        let e = a
+            .checked_add(l)
+            .ok_or_else(|| Error::corrupt("free-space section overflows", a))?;
+        if a < end || e > eof {
+            return Err(Error::corrupt(
+                "free-space section overlapping other free space or past the end of file",
+                a,
+            ));
+        }
+        end = e;
+    }
+    for &(a, l, raw) in &listed {
+        if raw {
+            out.raw.push((a, l));
+        } else {
+            out.meta.push((a, l));
+        }
+    }
+    out.persist = Some(Persist {
+        ext: img,
+        info,
+        listed,
+        structs,
+        address_bits: bits,
+        max_section: max,
+    });
+    Ok(out)
+}
+
+/// libhdf5's address-space bits and largest section for the file's size
+/// of offsets: 2^(8·offsets − 1) − 1 bytes.
+fn default_bits(ctx: Ctx) -> (u16, u64) {
+    let bits = (u16::from(ctx.sizes.offsets) * 8).saturating_sub(1).min(63);
+    (bits, (1u64 << bits) - 1)
+}
+
+impl FileEditor {
+    /// Allocate `n` bytes of metadata: first fit in the free space, else at
+    /// the end of file.
+    pub(super) fn alloc(&mut self, n: u64) -> u64 {
+        if let Some(a) = take_first(&mut self.free, n, 0) {
+            return a;
+        }
+        if let Some(a) = take_first(&mut self.free_raw, n, 0) {
+            return a;
+        }
+        self.bump(n)
+    }
+
+    /// Allocate `n` bytes of raw data (chunks, contiguous storage).
+    pub(super) fn alloc_raw(&mut self, n: u64) -> u64 {
+        if let Some(a) = take_first(&mut self.free_raw, n, 0) {
+            return a;
+        }
+        if let Some(a) = take_first(&mut self.free, n, 0) {
+            return a;
+        }
+        self.bump(n)
+    }
+
+    fn bump(&mut self, n: u64) -> u64 {
+        let a = self.eof;
+        self.eof += n;
+        a
+    }
+
+    /// Space for a manager structure: from a section at least `n` + the
+    /// threshold large (so no section disappears and no manager becomes
+    /// empty), else at the end of file.
+    fn alloc_fsm(&mut self, n: u64, threshold: u64) -> u64 {
+        let more = threshold.max(1);
+        if let Some(a) = take_first(&mut self.free, n, more) {
+            return a;
+        }
+        if let Some(a) = take_first(&mut self.free_raw, n, more) {
+            return a;
+        }
+        self.bump(n)
+    }
+
+    /// Whether the live managers list space that is no longer free (the
+    /// editor allocated it since they were written).
+    pub(super) fn fsm_stale(&self) -> bool {
+        let Some(p) = &self.persist else {
+            return false;
+        };
+        p.listed.iter().any(|&(a, l, _)| {
+            !self
+                .free
+                .iter()
+                .chain(&self.free_raw)
+                .any(|&(b, m)| b <= a && a.saturating_add(l) <= b.saturating_add(m))
+        })
+    }
+
+    /// Merge the pending frees of a completed commit into the free lists,
+    /// and give free space at the end of file back (the end of file
+    /// shrinks), as libhdf5 does.
+    pub(super) fn settle_free(&mut self) {
+        let meta = core::mem::take(&mut self.pending_free);
+        let raw = core::mem::take(&mut self.pending_free_raw);
+        self.free.extend(meta);
+        self.free_raw.extend(raw);
+        coalesce(&mut self.free);
+        coalesce(&mut self.free_raw);
+        if self.paged {
+            return;
+        }
+        loop {
+            let eof = self.eof;
+            let at_end = |l: &Vec<(u64, u64)>| {
+                l.last()
+                    .filter(|e| e.0.saturating_add(e.1) == eof)
+                    .map(|e| e.0)
+            };
+            if let Some(a) = at_end(&self.free) {
+                self.free.pop();
+                self.eof = a;
+            } else if let Some(a) = at_end(&self.free_raw) {
+                self.free_raw.pop();
+                self.eof = a;
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Whether the live managers differ from what the free lists say.
+    pub(super) fn fsm_differs(&self) -> bool {
+        let Some(p) = &self.persist else {
+            return false;
+        };
+        p.listed != self.wanted_sections(p.info.threshold, &[])
+    }
+
+    /// The sections the managers should list: the free lists (and `extra`
+    /// metadata space), merged, at least the threshold large.
+    fn wanted_sections(&self, threshold: u64, extra: &[(u64, u64)]) -> Vec<(u64, u64, bool)> {
+        let mut meta = self.free.clone();
+        meta.extend_from_slice(extra);
+        coalesce(&mut meta);
+        let mut raw = self.free_raw.clone();
+        coalesce(&mut raw);
+        let mut out: Vec<(u64, u64, bool)> = meta
+            .into_iter()
+            .map(|(a, l)| (a, l, false))
+            .chain(raw.into_iter().map(|(a, l)| (a, l, true)))
+            .filter(|s| s.1 >= threshold.max(1))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Build new managers for the current free lists in fresh space (taken
+    /// from the free lists or the end of file) and write them. The space of
+    /// the live managers is listed too: it is released by the switch that
+    /// makes the new ones live. Returns what [`FileEditor::fsm_switch`]
+    /// needs.
+    fn fsm_build(&mut self) -> Result<Option<Staged>> {
+        let Some(p) = &self.persist else {
+            return Ok(None);
+        };
+        let (threshold, bits, max) = (p.info.threshold, p.address_bits, p.max_section);
+        let old = p.structs.clone();
+        let ctx = self.ctx;
+        let hlen = FreeSpaceHeader::encoded_len(ctx) as u64;
+        let hdr_for = |n: u64| FreeSpaceHeader {
+            client: 1,
+            total_space: 0,
+            total_sections: n,
+            serial_sections: n,
+            ghost_sections: 0,
+            num_classes: FILE_CLASSES,
+            shrink_percent: SHRINK_PERCENT,
+            expand_percent: EXPAND_PERCENT,
+            address_bits: bits,
+            max_section_size: max,
+            sections_addr: Addr::UNDEF,
+            sections_used: 0,
+            sections_alloc: 0,
+        };
+        // Size each manager for the sections before the allocations of the
+        // new structures, each of which may split one section in two (where
+        // it separates free space from an old structure): four more at most.
+        let before = self.wanted_sections(threshold, &old);
+        let mut places = [None, None];
+        for (k, raw) in [false, true].into_iter().enumerate() {
+            let n = before.iter().filter(|s| s.2 == raw).count() as u64;
+            if n == 0 {
+                continue;
+            }
+            let bound = n + 4;
+            let alloc = file_sections_len(&hdr_for(bound), bound, bound, ctx);
+            let h = self.alloc_fsm(hlen, threshold);
+            let s = self.alloc_fsm(alloc, threshold);
+            places[k] = Some((h, s, alloc));
+        }
+        let after = self.wanted_sections(threshold, &old);
+        let mut writes = Vec::new();
+        let mut managers = alloc::vec![Addr::UNDEF; 12];
+        let mut structs = Vec::new();
+        for (k, raw) in [false, true].into_iter().enumerate() {
+            let Some((h, s, alloc)) = places[k] else {
+                continue;
+            };
+            let secs: Vec<(u64, u64, u8)> = after
+                .iter()
+                .filter(|x| x.2 == raw)
+                .map(|x| (x.0, x.1, 0))
+                .collect();
+            let n = secs.len() as u64;
+            let mut hdr = hdr_for(n);
+            hdr.total_space = secs.iter().map(|x| x.1).fold(0u64, u64::saturating_add);
+            hdr.sections_addr = Addr(s);
+            hdr.sections_alloc = alloc;
+            let mut se = Encoder::new();
+            encode_file_sections(&mut se, &hdr, Addr(h), &secs, ctx)?;
+            hdr.sections_used = se.len() as u64;
+            if hdr.sections_used > alloc || n == 0 {
+                return Err(Error::usage("free-space section list outgrew its space"));
+            }
+            let mut he = Encoder::new();
+            hdr.encode(&mut he, ctx);
+            writes.push((h, he.into_vec()));
+            writes.push((s, se.into_vec()));
+            managers[if raw { SLOT_RAW } else { SLOT_META }] = Addr(h);
+            structs.push((h, hlen));
+            structs.push((s, alloc));
+        }
+        for (a, b) in &writes {
+            self.write_at(*a, b)?;
+        }
+        Ok(Some(Staged {
+            managers,
+            listed: after,
+            structs,
+        }))
+    }
+
+    /// Make staged managers live: rewrite the File Space Info message in
+    /// the superblock extension (one write of its chunk), naming them and
+    /// the end of file `eof`. The old managers' space joins the free list.
+    fn fsm_switch(&mut self, st: Staged, eof: u64) -> Result<()> {
+        let ctx = self.ctx;
+        let Some(p) = &mut self.persist else {
+            return Ok(());
+        };
+        let mut info = p.info.clone();
+        info.managers = st.managers;
+        info.eoa_before_fsm = Addr(eof);
+        let mut enc = Encoder::new();
+        info.encode(&mut enc, ctx)?;
+        let Some((loc, m)) = p.ext.find(kind::FSINFO) else {
+            return Err(Error::usage("file space info message vanished"));
+        };
+        if m.data.len() < enc.len() || m.data.len() > enc.len().div_ceil(8) * 8 {
+            return Err(Error::unsupported(
+                "a file space info message of another size",
+            ));
+        }
+        let mut bytes = enc.into_vec();
+        bytes.resize(m.data.len(), 0);
+        p.ext.replace(loc, &bytes, &mut |_| 0);
+        let chunk = p.ext.encode_chunk(loc.0)?;
+        let addr = p
+            .ext
+            .chunks
+            .get(loc.0)
+            .map(|c| c.addr)
+            .ok_or_else(|| Error::usage("extension chunk vanished"))?;
+        p.info = info;
+        p.listed = st.listed;
+        let old = core::mem::replace(&mut p.structs, st.structs);
+        self.write_at(addr, &chunk)?;
+        self.free.extend(old);
+        coalesce(&mut self.free);
+        Ok(())
+    }
+
+    /// Before the in-place writes of a commit: when the live managers list
+    /// space this commit uses, write managers without it (returned for
+    /// [`FileEditor::fsm_switch`] right after the superblock).
+    pub(super) fn fsm_before_commit(&mut self) -> Result<Option<Staged>> {
+        if !self.fsm_stale() {
+            return Ok(None);
+        }
+        self.fsm_build()
+    }
+
+    /// Switch staged managers (see [`FileEditor::fsm_before_commit`]) at
+    /// the end of file the superblock now holds.
+    pub(super) fn fsm_commit_switch(&mut self, st: Option<Staged>) -> Result<()> {
+        match st {
+            Some(st) => {
+                let eof = self.eof;
+                self.fsm_switch(st, eof)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// After a commit: record the freed space (managers listing it, the end
+    /// of file shrunk by free space at its end), each step crash-ordered:
+    /// new managers are written to fresh space; the superblock's end of
+    /// file is written before the switch when it grows, after it when it
+    /// shrinks (no live manager then lists space past the end of file);
+    /// the file is truncated last.
+    pub(super) fn persist_free_space(&mut self) -> Result<()> {
+        let committed = self.committed_eof;
+        self.settle_free();
+        let staged = if self.fsm_differs() {
+            self.fsm_build()?
+        } else {
+            None
+        };
+        let eof = self.eof;
+        if staged.is_none() && eof == committed {
+            return Ok(());
+        }
+        let want_len = self.base.saturating_add(eof);
+        if self.file.metadata()?.len() < want_len {
+            self.file.set_len(want_len)?;
+        }
+        if self.sync && staged.is_some() {
+            self.file.sync_data()?;
+        }
+        if eof > committed {
+            self.write_eof()?;
+            if let Some(st) = staged {
+                self.fsm_switch(st, eof)?;
+            }
+        } else {
+            if let Some(st) = staged {
+                self.fsm_switch(st, eof)?;
+            }
+            if eof != committed {
+                self.write_eof()?;
+            }
+        }
+        if self.sync {
+            self.file.sync_data()?;
+        }
+        if self.file.metadata()?.len() > want_len {
+            self.file.set_len(want_len)?;
+        }
+        self.committed_eof = eof;
+        Ok(())
+    }
+}
+
+/// Take `n` bytes from the front of the first extent of `list` holding at
+/// least `n + more` bytes.
+fn take_first(list: &mut Vec<(u64, u64)>, n: u64, more: u64) -> Option<u64> {
+    let need = n.checked_add(more)?;
+    let i = list.iter().position(|&(_, l)| l >= need)?;
+    let (a, l) = *list.get(i)?;
+    if l == n {
+        list.remove(i);
+    } else if let Some(e) = list.get_mut(i) {
+        *e = (a + n, l - n);
+    }
+    Some(a)
+}
