@@ -132,6 +132,59 @@ fn pow10_f32(d: i32) -> f32 {
         .unwrap_or(f32::INFINITY)
 }
 
+/// Round half away from zero (C's `round`; `core` has none without `std`).
+fn round_f64(x: f64) -> f64 {
+    if !(x.abs_c() < 4_503_599_627_370_496.0) {
+        return x; // already an integer (or NaN)
+    }
+    #[allow(clippy::cast_possible_truncation)] // |x| < 2^52
+    let t = x as i64;
+    #[allow(clippy::cast_precision_loss)] // exact below 2^52
+    let frac = x - t as f64;
+    #[allow(clippy::cast_precision_loss)]
+    if frac >= 0.5 {
+        (t + 1) as f64
+    } else if frac <= -0.5 {
+        (t - 1) as f64
+    } else {
+        t as f64
+    }
+}
+
+/// As [`round_f64`] in f32 (C's `roundf`).
+fn round_f32(x: f32) -> f32 {
+    if !(x.abs_c() < 8_388_608.0) {
+        return x;
+    }
+    #[allow(clippy::cast_possible_truncation)] // |x| < 2^23
+    let t = x as i32;
+    #[allow(clippy::cast_precision_loss)] // exact below 2^23
+    let frac = x - t as f32;
+    #[allow(clippy::cast_precision_loss)]
+    if frac >= 0.5 {
+        (t + 1) as f32
+    } else if frac <= -0.5 {
+        (t - 1) as f32
+    } else {
+        t as f32
+    }
+}
+
+/// `abs` without `std`.
+trait AbsC {
+    fn abs_c(self) -> Self;
+}
+impl AbsC for f64 {
+    fn abs_c(self) -> f64 {
+        f64::from_bits(self.to_bits() & !(1u64 << 63))
+    }
+}
+impl AbsC for f32 {
+    fn abs_c(self) -> f32 {
+        f32::from_bits(self.to_bits() & !(1u32 << 31))
+    }
+}
+
 /// Ceiling of log2 (libhdf5's `H5Z__scaleoffset_log2`; 0 for 0 and 1).
 fn log2_ceil(n: u64) -> u32 {
     if n <= 1 {
@@ -297,7 +350,7 @@ pub(super) fn encode(data: &[u8], cd: &[u32]) -> Result<Vec<u8>> {
         let f: Vec<f32> = values.iter().map(|&v| f32::from_bits(v as u32)).collect();
         #[allow(clippy::cast_possible_truncation)]
         let filval = f32::from_bits(fill as u32);
-        let is_fill_search = |x: f32| fill_defined && f64::from((x - filval).abs()) < tiny;
+        let is_fill_search = |x: f32| fill_defined && f64::from((x - filval).abs_c()) < tiny;
         let mut it = f.iter().copied().filter(|&x| !is_fill_search(x));
         let (mut min, mut max) = match it.next() {
             Some(v) => (v, v),
@@ -312,11 +365,11 @@ pub(super) fn encode(data: &[u8], cd: &[u32]) -> Result<Vec<u8>> {
             }
         }
         let spread = max * p - min * p;
-        if spread.round() > 2147483648.0f32 {
+        if round_f32(spread) > 2_147_483_648.0f32 {
             return Ok(full(32, 0, &values));
         }
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let span = (spread.round() as i64 as u64).wrapping_add(1);
+        let span = (round_f32(spread) as i64 as u64).wrapping_add(1);
         let minbits = log2_ceil(if fill_defined { span + 1 } else { span });
         let minval = u64::from(min.to_bits());
         if minbits == 32 {
@@ -325,11 +378,11 @@ pub(super) fn encode(data: &[u8], cd: &[u32]) -> Result<Vec<u8>> {
         let tiny_f = pow10_f32(-d);
         let marker = (1u64 << minbits) - 1;
         for (v, x) in values.iter_mut().zip(&f) {
-            *v = if fill_defined && (x - filval).abs() < tiny_f {
+            *v = if fill_defined && (x - filval).abs_c() < tiny_f {
                 marker
             } else {
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                let i = (x * p - min * p).round() as i64 as i32 as u32;
+                let i = round_f32(x * p - min * p) as i64 as i32 as u32;
                 u64::from(i)
             };
         }
@@ -338,7 +391,7 @@ pub(super) fn encode(data: &[u8], cd: &[u32]) -> Result<Vec<u8>> {
     let p = pow10_f64(d);
     let f: Vec<f64> = values.iter().map(|&v| f64::from_bits(v)).collect();
     let filval = f64::from_bits(fill);
-    let is_fill = |x: f64| fill_defined && (x - filval).abs() < tiny;
+    let is_fill = |x: f64| fill_defined && (x - filval).abs_c() < tiny;
     let mut it = f.iter().copied().filter(|&x| !is_fill(x));
     let (mut min, mut max) = match it.next() {
         Some(v) => (v, v),
@@ -353,11 +406,11 @@ pub(super) fn encode(data: &[u8], cd: &[u32]) -> Result<Vec<u8>> {
         }
     }
     let spread = max * p - min * p;
-    if spread.round() > 9_223_372_036_854_775_808.0f64 {
+    if round_f64(spread) > 9_223_372_036_854_775_808.0f64 {
         return Ok(full(64, 0, &values));
     }
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let span = (spread.round() as i64 as u64).wrapping_add(1);
+    let span = (round_f64(spread) as i64 as u64).wrapping_add(1);
     let minbits = log2_ceil(if fill_defined {
         span.wrapping_add(1)
     } else {
@@ -373,7 +426,7 @@ pub(super) fn encode(data: &[u8], cd: &[u32]) -> Result<Vec<u8>> {
             marker
         } else {
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let i = (x * p - min * p).round() as i64 as u64;
+            let i = round_f64(x * p - min * p) as i64 as u64;
             i
         };
     }
