@@ -325,6 +325,10 @@ pub(super) fn encode(data: &[u8], cd: &[u32]) -> Result<Vec<u8>> {
             }
             let span = d + 1;
             minbits = log2_ceil(if fill_defined { span + 1 } else { span });
+            if minbits == bits {
+                // Full precision after all (the minimum is kept here).
+                return Ok(full(bits, minval, &values));
+            }
         }
         let marker = (1u64 << minbits).wrapping_sub(1);
         for v in &mut values {
