@@ -134,7 +134,7 @@ fn pow10_f32(d: i32) -> f32 {
 
 /// Round half away from zero (C's `round`; `core` has none without `std`).
 fn round_f64(x: f64) -> f64 {
-    if !(x.abs_c() < 4_503_599_627_370_496.0) {
+    if x.is_nan() || x.abs_c() >= 4_503_599_627_370_496.0 {
         return x; // already an integer (or NaN)
     }
     #[allow(clippy::cast_possible_truncation)] // |x| < 2^52
@@ -153,7 +153,7 @@ fn round_f64(x: f64) -> f64 {
 
 /// As [`round_f64`] in f32 (C's `roundf`).
 fn round_f32(x: f32) -> f32 {
-    if !(x.abs_c() < 8_388_608.0) {
+    if x.is_nan() || x.abs_c() >= 8_388_608.0 {
         return x;
     }
     #[allow(clippy::cast_possible_truncation)] // |x| < 2^23

@@ -1675,9 +1675,10 @@ impl DatasetBuilder<'_> {
     /// they are. The filter's client data are computed as libhdf5 does
     /// from the datatype and the chunk shape.
     ///
-    /// Note: libhdf5 ≥ 1.14.4 refuses to open datasets whose datatype uses
-    /// at most half of its bits unless the reader relaxes its integrity
-    /// checks (`H5Pset_relax_file_integrity_checks`).
+    /// Note: libhdf5 2.0 may refuse to open a dataset of reduced precision
+    /// ("unusually large # of unused bits", seen with 12 of 32 bits) unless
+    /// the reader relaxes its integrity checks
+    /// (`H5Pset_relax_file_integrity_checks`).
     ///
     /// Creation fails with `Usage` for a datatype nbit does not apply to
     /// (at the top level anything but an integer, float, array or
