@@ -24,8 +24,11 @@ mod zstd;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::message::{Filter, FilterPipeline};
+
 use alloc::format;
 use alloc::vec::Vec;
+pub use nbit::client_data as nbit_client_data;
+pub use scaleoffset::{client_data as scaleoffset_client_data, SO_FLOAT_DSCALE, SO_INT};
 
 /// Filter id of deflate (zlib).
 pub const DEFLATE: u16 = 1;
@@ -463,14 +466,19 @@ pub(crate) fn alloc_zeroed(len: usize) -> Result<Vec<u8>> {
 }
 
 /// Run a chunk through `pipeline` in the write direction (first filter
-/// first). Writes deflate (1), shuffle (2), fletcher32 (3), LZ4 (32004,
+/// first). Writes deflate (1), shuffle (2), fletcher32 (3), n-bit (5) and
+/// scale-offset (6) (client data as libhdf5's `set_local` computes them:
+/// [`nbit_client_data`], [`scaleoffset_client_data`]; the chunk must be a
+/// whole chunk of `client_data[2]` elements), LZ4 (32004,
 /// client data: block size in bytes, 0 for the plugin's default) and zstd
 /// (32015, client data: level; needs `std`); `element_size` is the
 /// shuffle's element size.
 ///
 /// # Errors
 /// `Unsupported` for a filter this library cannot encode (zstd without
-/// `std`); `Limit` when the compressor fails.
+/// `std`, scale-offset's E-scale method); `Limit` when the compressor
+/// fails; `Usage` for n-bit or scale-offset client data that do not
+/// describe the chunk.
 pub fn encode_chunk(
     pipeline: &FilterPipeline,
     data: Vec<u8>,
@@ -514,6 +522,8 @@ fn encode_cow(
                 shuffle::shuffle(&data, es)
             }
             FLETCHER32 => fletcher32::append(data.into_owned()),
+            NBIT => nbit::encode(&data, &f.client_data)?,
+            SCALEOFFSET => scaleoffset::encode(&data, &f.client_data)?,
             LZ4 => {
                 let block = f
                     .client_data
@@ -593,7 +603,10 @@ pub fn encode_chunk_into(
 
 /// Whether this build can encode filter `id` (see [`encode_chunk`]).
 pub fn can_encode(id: u16) -> bool {
-    matches!(id, DEFLATE | SHUFFLE | FLETCHER32 | LZ4) || (id == ZSTD && cfg!(feature = "std"))
+    matches!(
+        id,
+        DEFLATE | SHUFFLE | FLETCHER32 | NBIT | SCALEOFFSET | LZ4
+    ) || (id == ZSTD && cfg!(feature = "std"))
 }
 
 #[cfg(test)]

@@ -1538,6 +1538,8 @@ impl<'a> GroupWriter<'a> {
             fletcher32: false,
             zstd: None,
             lz4: false,
+            nbit: false,
+            scaleoffset: None,
             early_alloc: false,
             fill: None,
             fill_in_file: false,
@@ -1591,6 +1593,8 @@ pub struct DatasetBuilder<'a> {
     fletcher32: bool,
     zstd: Option<i32>,
     lz4: bool,
+    nbit: bool,
+    scaleoffset: Option<i32>,
     early_alloc: bool,
     fill: Option<Vec<u8>>,
     fill_in_file: bool,
@@ -1659,6 +1663,47 @@ impl DatasetBuilder<'_> {
     /// chunks; readers need the LZ4 plugin).
     pub fn lz4(mut self) -> Self {
         self.lz4 = true;
+        self
+    }
+    /// The n-bit filter (5, as libhdf5's `H5Pset_nbit`; needs chunks): packs
+    /// the significant bits (`precision` from `bit_offset`) of every
+    /// integer and float, also inside arrays and compounds (other members
+    /// are copied whole). Useful with a datatype of reduced precision (a
+    /// [`Datatype::Integer`] or [`Datatype::Float`] whose `precision` is
+    /// less than its size in bits); with full-precision types libhdf5's
+    /// parameters say "no compression needed" and chunks are stored as
+    /// they are. The filter's client data are computed as libhdf5 does
+    /// from the datatype and the chunk shape.
+    ///
+    /// Note: libhdf5 2.0 may refuse to open a dataset of reduced precision
+    /// ("unusually large # of unused bits", seen with 12 of 32 bits) unless
+    /// the reader relaxes its integrity checks
+    /// (`H5Pset_relax_file_integrity_checks`).
+    ///
+    /// Creation fails with `Usage` for a datatype nbit does not apply to
+    /// (at the top level anything but an integer, float, array or
+    /// compound; an array of variable-length elements), or together with
+    /// [`DatasetBuilder::scaleoffset`].
+    pub fn nbit(mut self) -> Self {
+        self.nbit = true;
+        self
+    }
+    /// The scale-offset filter (6, as h5py's `scaleoffset=factor`; needs
+    /// chunks): for an integer type (1, 2, 4 or 8 bytes) `factor` is the
+    /// number of bits kept per value (`H5Z_SO_INT`; 0 lets the filter
+    /// compute the minimum per chunk: lossless), for an f32/f64 the number
+    /// of decimal digits kept (`H5Z_SO_FLOAT_DSCALE`; lossy: values are
+    /// rounded to `10^-factor`). Values equal to the fill value (the
+    /// default zero fill counts, as in libhdf5, unless
+    /// [`DatasetBuilder::fill_undefined`]) are stored as a marker and read
+    /// back as the fill value. The chunks written are libhdf5's byte for
+    /// byte.
+    ///
+    /// Creation fails with `Usage` for other datatypes (strings,
+    /// compounds...), integer bits outside `0..=8 * size`, or together with
+    /// [`DatasetBuilder::nbit`].
+    pub fn scaleoffset(mut self, factor: i32) -> Self {
+        self.scaleoffset = Some(factor);
         self
     }
     /// Allocate (and write) every chunk when the dataset is created, as
@@ -1947,6 +1992,8 @@ impl DatasetBuilder<'_> {
                 || self.fletcher32
                 || self.zstd.is_some()
                 || self.lz4
+                || self.nbit
+                || self.scaleoffset.is_some()
                 || self.pipeline.is_some();
             if self.chunks.is_some() || filtered || self.compact || self.early_alloc {
                 return Err(Error::usage(
@@ -2041,10 +2088,17 @@ impl DatasetBuilder<'_> {
                 || self.shuffle
                 || self.fletcher32
                 || self.zstd.is_some()
-                || self.lz4)
+                || self.lz4
+                || self.nbit
+                || self.scaleoffset.is_some())
         {
             return Err(Error::usage(
-                "give the filter pipeline whole or through deflate/shuffle/fletcher32/zstd/lz4, not both",
+                "give the filter pipeline whole or through deflate/shuffle/fletcher32/zstd/lz4/nbit/scaleoffset, not both",
+            ));
+        }
+        if self.nbit && self.scaleoffset.is_some() {
+            return Err(Error::usage(
+                "nbit and scaleoffset cannot be combined (each needs whole elements as input)",
             ));
         }
         let filtered = self.deflate.is_some()
@@ -2052,6 +2106,8 @@ impl DatasetBuilder<'_> {
             || self.fletcher32
             || self.zstd.is_some()
             || self.lz4
+            || self.nbit
+            || self.scaleoffset.is_some()
             || self
                 .pipeline
                 .as_ref()
@@ -2099,6 +2155,69 @@ impl DatasetBuilder<'_> {
                 ));
             }
         }
+        // The n-bit / scale-offset filter with the parameters libhdf5's
+        // "set local" callbacks compute (also recomputed in a pipeline given
+        // whole, unless its chunks come already encoded).
+        let mut local_filter = None;
+        let mut pipeline_given = self.pipeline;
+        if let Some(c) = &self.chunks {
+            let nelmts = c
+                .iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| Error::usage("a chunk of 2^32 elements or more"))?;
+            let so_fill = if self.fill_undefined {
+                None
+            } else {
+                Some(
+                    self.fill
+                        .clone()
+                        .unwrap_or_else(|| alloc::vec![0; usize::try_from(es).unwrap_or(0)]),
+                )
+            };
+            let local = |id: u16, factor: i32| -> Result<Filter> {
+                let client_data = if id == crate::filter::NBIT {
+                    crate::filter::nbit_client_data(&dtype, nelmts)?
+                } else {
+                    crate::filter::scaleoffset_client_data(
+                        &dtype,
+                        nelmts,
+                        factor,
+                        so_fill.as_deref(),
+                    )?
+                };
+                Ok(Filter {
+                    id,
+                    name: None,
+                    flags: 1,
+                    client_data,
+                })
+            };
+            if self.nbit {
+                local_filter = Some(local(crate::filter::NBIT, 0)?);
+            } else if let Some(factor) = self.scaleoffset {
+                local_filter = Some(local(crate::filter::SCALEOFFSET, factor)?);
+            }
+            if let (Some(p), None) = (&mut pipeline_given, &self.raw_chunks) {
+                for f in &mut p.filters {
+                    if f.id == crate::filter::NBIT || f.id == crate::filter::SCALEOFFSET {
+                        #[allow(clippy::cast_possible_wrap)] // a C int
+                        let factor = f.client_data.get(1).map_or(0, |&v| v as i32);
+                        let given_type = f.client_data.first().copied();
+                        let mut n = local(f.id, factor)?;
+                        n.flags = f.flags;
+                        if f.id == crate::filter::SCALEOFFSET
+                            && given_type.is_some_and(|t| Some(&t) != n.client_data.first())
+                        {
+                            return Err(Error::usage(
+                                "scaleoffset scale type does not match the datatype (2 for integers, 0 for floats)",
+                            ));
+                        }
+                        *f = n;
+                    }
+                }
+            }
+        }
         let raw_len = match (&data, raw) {
             (Some(ElementData::Raw(b)), _) => Some(b.len()),
             (None, Some(r)) => Some(r.len()),
@@ -2143,6 +2262,9 @@ impl DatasetBuilder<'_> {
             (None, None) => None,
         };
         let mut filters = Vec::new();
+        if let Some(f) = local_filter {
+            filters.push(f);
+        }
         if self.shuffle {
             filters.push(Filter {
                 id: 2,
@@ -2184,7 +2306,7 @@ impl DatasetBuilder<'_> {
                 client_data: Vec::new(),
             });
         }
-        let pipeline = match self.pipeline {
+        let pipeline = match pipeline_given {
             Some(p) => (!p.filters.is_empty()).then_some(p),
             None => (!filters.is_empty()).then_some(FilterPipeline { filters }),
         };
