@@ -492,7 +492,22 @@ pub mod filters {
             client_data,
         };
         let bound = usize::from(*b) * 1024 + usize::from(*b % 7);
-        let _ = h5fmt::filter::decode_one(&f, chunk.to_vec(), bound, usize::from(*es % 17));
+        let es = usize::from(*es % 17);
+        let _ = h5fmt::filter::decode_one(&f, chunk.to_vec(), bound, es);
+        // The encoder too: the editor encodes chunks of a file's dataset
+        // with the client data the file holds, so any parameters and any
+        // chunk give a result or an error. What an encoder accepts, its
+        // decoder reads back to the same length.
+        if h5fmt::filter::can_encode(id) {
+            let pipeline = h5fmt::format::message::FilterPipeline {
+                filters: vec![f.clone()],
+            };
+            if let Ok(enc) = h5fmt::filter::encode_chunk(&pipeline, chunk.to_vec(), es) {
+                if let Ok(dec) = h5fmt::filter::decode_one(&f, enc, chunk.len(), es) {
+                    assert_eq!(dec.len(), chunk.len(), "filter {id}: round trip length");
+                }
+            }
+        }
     }
 
     macro_rules! filter_target {
