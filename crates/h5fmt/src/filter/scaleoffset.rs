@@ -118,6 +118,18 @@ pub fn client_data(
     Ok(cd)
 }
 
+/// The smallest and largest of `values` in the order libhdf5 scans them
+/// (the first value starts both; NaNs never replace it); `empty` when
+/// there are none.
+fn min_max<T: PartialOrd + Copy>(mut values: impl Iterator<Item = T>, empty: T) -> (T, T) {
+    let Some(first) = values.next() else {
+        return (empty, empty);
+    };
+    values.fold((first, first), |(min, max), x| {
+        (if x < min { x } else { min }, if x > max { x } else { max })
+    })
+}
+
 /// 10^d correctly rounded to f64 (as glibc's `pow(10, d)` gives).
 fn pow10_f64(d: i32) -> f64 {
     alloc::format!("1e{d}")
@@ -355,19 +367,7 @@ pub(super) fn encode(data: &[u8], cd: &[u32]) -> Result<Vec<u8>> {
         #[allow(clippy::cast_possible_truncation)]
         let filval = f32::from_bits(fill as u32);
         let is_fill_search = |x: f32| fill_defined && f64::from((x - filval).abs_c()) < tiny;
-        let mut it = f.iter().copied().filter(|&x| !is_fill_search(x));
-        let (mut min, mut max) = match it.next() {
-            Some(v) => (v, v),
-            None => (0.0f32, 0.0f32),
-        };
-        for x in it {
-            if x > max {
-                max = x;
-            }
-            if x < min {
-                min = x;
-            }
-        }
+        let (min, max) = min_max(f.iter().copied().filter(|&x| !is_fill_search(x)), 0.0f32);
         let spread = max * p - min * p;
         if round_f32(spread) > 2_147_483_648.0f32 {
             return Ok(full(32, 0, &values));
@@ -396,19 +396,7 @@ pub(super) fn encode(data: &[u8], cd: &[u32]) -> Result<Vec<u8>> {
     let f: Vec<f64> = values.iter().map(|&v| f64::from_bits(v)).collect();
     let filval = f64::from_bits(fill);
     let is_fill = |x: f64| fill_defined && (x - filval).abs_c() < tiny;
-    let mut it = f.iter().copied().filter(|&x| !is_fill(x));
-    let (mut min, mut max) = match it.next() {
-        Some(v) => (v, v),
-        None => (0.0f64, 0.0f64),
-    };
-    for x in it {
-        if x > max {
-            max = x;
-        }
-        if x < min {
-            min = x;
-        }
-    }
+    let (min, max) = min_max(f.iter().copied().filter(|&x| !is_fill(x)), 0.0f64);
     let spread = max * p - min * p;
     if round_f64(spread) > 9_223_372_036_854_775_808.0f64 {
         return Ok(full(64, 0, &values));
