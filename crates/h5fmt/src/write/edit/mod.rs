@@ -217,6 +217,9 @@ pub struct FileEditor {
     pub cache_limit: usize,
     /// `fsync` at the commit (default true).
     pub sync: bool,
+    /// The library-version lower bound new chunked datasets are created
+    /// under (see [`FileEditor::set_format`]).
+    format: crate::write::Format,
     write_budget: core::cell::Cell<Option<usize>>,
 }
 
@@ -326,6 +329,7 @@ impl FileEditor {
             dtypes: BTreeMap::new(),
             cache_limit: 64 << 20,
             sync: true,
+            format: crate::write::Format::Earliest,
             write_budget: core::cell::Cell::new(None),
         })
     }
@@ -338,6 +342,37 @@ impl FileEditor {
     /// The file as committed by the last [`FileEditor::flush`] (or as opened).
     pub fn reader(&self) -> &File {
         &self.reader
+    }
+
+    /// Create later chunked datasets ([`FileEditor::create_dataset`]) as
+    /// libhdf5 2.0 does when it opens a file read-write with this lower
+    /// library-version bound (h5py's `libver=`): chunk index, layout
+    /// message version and the fill value and filter pipeline message
+    /// versions that come with them. libhdf5 decides these by the bound
+    /// alone, not by what the file holds (checked with h5py against files
+    /// of every superblock version):
+    ///
+    /// * [`Format::Earliest`](crate::write::Format::Earliest) (the default:
+    ///   h5py opens files with `libver='earliest'`) and
+    ///   [`Format::V18`](crate::write::Format::V18) (libhdf5 2.0's own
+    ///   default bound): a v1 B-tree index, layout message version 3;
+    /// * [`Format::Latest`](crate::write::Format::Latest) (`'v110'` to
+    ///   `'v114'`): layout version 4 with the index libhdf5 picks — single
+    ///   chunk when shape, maximum shape and chunk shape agree, else a fixed
+    ///   array for fixed maximum dims, an extensible array for one unlimited
+    ///   dimension, a v2 B-tree for more;
+    /// * [`Format::V200`](crate::write::Format::V200) (`'v200'`, and
+    ///   `'latest'` under libhdf5 2.0): as `Latest`, with layout version 5
+    ///   for filtered datasets.
+    ///
+    /// Other objects and messages the editor creates are not affected.
+    pub fn set_format(&mut self, format: crate::write::Format) {
+        self.format = format;
+    }
+
+    /// The bound set by [`FileEditor::set_format`].
+    pub fn format(&self) -> crate::write::Format {
+        self.format
     }
 
     // ---- space ----
