@@ -73,6 +73,20 @@
 //!   unfiltered datasets allocated early with fixed maximum dims, and edits
 //!   change none of these.
 //!
+//! Datasets created by [`FileEditor::create_dataset`] get the index
+//! libhdf5 2.0 gives a new dataset under the editor's library-version
+//! bound ([`FileEditor::set_format`], h5py's `libver=` when opening r+),
+//! through the writer's own choice (`write/chunked.rs`, `empty_layout`).
+//! libhdf5 decides this by the bound alone, not by the file: with h5py's
+//! default bound (`earliest`) it creates v1 B-tree indexes with layout
+//! version 3 even in a `libver='latest'` file with superblock version 3,
+//! so that is the editor's default too; under `v110`–`v114`
+//! ([`crate::write::Format::Latest`]) it picks a single chunk, fixed array,
+//! extensible array or v2 B-tree index with layout version 4, and under
+//! `v200`/`latest` ([`crate::write::Format::V200`]) the same with layout
+//! version 5 for filtered datasets. The index is created empty (undefined
+//! address) and built at the first commit that stores a chunk.
+//!
 //! Filtered entries keep libhdf5's stored-size width: one byte more than
 //! the unfiltered chunk size needs under layout version 4, "size of
 //! lengths" under version 5 (the chunk size never changes, so neither does
