@@ -8,9 +8,12 @@
 //! (b) our reader finds the same index type, creation parameters, layout
 //! message version and flags as libhdf5 wrote, (c) h5py itself resizes and
 //! writes the edited file (libhdf5 modifying our index) and reads back what
-//! the model says, (d) `h5 check` is clean. A cut test stops the commit of
-//! an extensible array and a v2 B-tree edit after every possible number of
+//! the model says, (d) `h5 check` is clean. Cut tests stop the commit of
+//! an extensible array and a v2 B-tree edit, and of implicit-index edits
+//! (whose storage is rewritten whole), after every possible number of
 //! writes: libhdf5 reads the state before or after, never anything else.
+//! An extensible array large enough for paged data blocks (2048 elements,
+//! two pages) is edited sparsely, read back and edited again by h5py.
 
 use h5cli::check::{check_path, is_clean};
 use h5fmt::format::message::{ChunkIndex, ChunkedLayout, Dataspace, Layout};
@@ -526,9 +529,24 @@ print(json.dumps(out))
 /// after the operation.
 #[test]
 fn index_rebuilds_are_crash_ordered() {
+    cut_test("cut", |s| {
+        s.name.starts_with("ea_") || s.name.starts_with("bt2_2d")
+    });
+}
+
+/// Crash ordering of implicit-index edits, whose whole storage is rewritten
+/// to fresh space at the commit: each cut reads as before or after.
+#[test]
+fn implicit_rewrites_are_crash_ordered() {
+    cut_test("cutimp", |s| s.name.starts_with("implicit_"));
+}
+
+/// Cut the commit of the first edit round of the specs `keep` selects
+/// after every possible number of writes (files named `<tag>_...`).
+fn cut_test(tag: &str, keep: impl Fn(&Spec) -> bool) {
     let specs: Vec<Spec> = specs()
         .into_iter()
-        .filter(|s| s.name.starts_with("ea_") || s.name.starts_with("bt2_2d"))
+        .filter(|s| keep(s))
         .map(|mut s| {
             s.grow = s.grow.min(40);
             s
@@ -541,9 +559,9 @@ fn index_rebuilds_are_crash_ordered() {
                    "chunks": s.chunks, "gzip": s.gzip})
         })
         .collect();
-    let spec_path = scratch("cut_specs.json");
+    let spec_path = scratch(&format!("{tag}_specs.json"));
     std::fs::write(&spec_path, Value::Array(spec_json).to_string()).expect("specs");
-    let template = scratch("cut_template.h5");
+    let template = scratch(&format!("{tag}_template.h5"));
     if run_py(
         GEN,
         &[
@@ -562,7 +580,7 @@ fn index_rebuilds_are_crash_ordered() {
         let mut cuts = Vec::new();
         let mut n = 0usize;
         let done = loop {
-            let p = scratch(&format!("cut_{}_{n}.h5", s.name));
+            let p = scratch(&format!("{tag}_{}_{n}.h5", s.name));
             std::fs::copy(&template, &p).expect("copy");
             let mut ed = FileEditor::open(&p).expect("open");
             ed.sync = false;
@@ -616,4 +634,112 @@ fn index_rebuilds_are_crash_ordered() {
             let _ = std::fs::remove_file(p);
         }
     }
+}
+
+/// h5py writes `argv[1]` (`libver='latest'`): dataset `ea_paged`, f8, shape
+/// `argv[2]`, one unlimited dimension, chunks of one element (so element
+/// `i` of the extensible array is chunk `i`), fill value -1, with the
+/// `[start, count, seed]` boxes of the JSON `argv[3]` written (`seed + i`).
+const GEN_SPARSE: &str = r#"
+import sys, json, h5py, numpy as np
+path, n, boxes = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+with h5py.File(path, 'w', libver='latest') as f:
+    d = f.create_dataset('ea_paged', shape=(n,), maxshape=(None,), chunks=(1,), dtype='<f8',
+                         fillvalue=-1.0)
+    for start, count, seed in boxes:
+        d[start[0]:start[0] + count[0]] = seed + np.arange(count[0], dtype='<f8')
+"#;
+
+/// An extensible array whose data blocks are paged: libhdf5's parameters
+/// (4 elements in the index block, data blocks of at least 16 elements,
+/// doubling every second super block, pages of 2^10 elements) give super
+/// block 13 data blocks of 2048 elements from element 131060 on, two pages
+/// each. h5py writes a sparse dataset reaching there (some pages never
+/// initialized), our editor writes into an uninitialized page, overwrites
+/// h5py's elements, grows the dataset and writes at the new end; h5py reads
+/// what the numpy model holds, then edits our index itself.
+#[test]
+fn paged_extensible_array_edits() {
+    // Super block u: 2^(u/2) data blocks of 16 * 2^ceil(u/2) elements.
+    let mut start = 4u64; // elements in the index block
+    for u in 0..13u32 {
+        start += (1u64 << (u / 2)) * 16 * (1u64 << u.div_ceil(2));
+    }
+    assert_eq!(start, 131_060);
+    let dblk = 16u64 << 7; // super block 13's data block elements
+    assert!(dblk > 1024, "not paged");
+    let n = start + 3 * dblk;
+    let pre = json!([
+        [[0], [5], 1],
+        [[start + 100], [10], 100],
+        [[start + dblk + 1500], [7], 200],
+    ]);
+    let orig = scratch("paged_orig.h5");
+    if run_py(
+        GEN_SPARSE,
+        &[
+            orig.to_str().expect("utf-8"),
+            &n.to_string(),
+            &pre.to_string(),
+        ],
+    )
+    .is_none()
+    {
+        eprintln!("skipping: no python venv");
+        return;
+    }
+    let name = "ea_paged";
+    let before = layout_key(&layout_of(&orig, name));
+    assert_eq!(before.0, "earray", "libhdf5 chose {before:?}");
+    let ours_ops = vec![
+        // Page 1 of the first 2048-element data block: never initialized.
+        json!({"write": [[start + 1030], [12], 1000]}),
+        // Overwrite part of h5py's elements in page 0.
+        json!({"write": [[start + 105], [3], 2000]}),
+        json!({"resize": [n + dblk + 10]}),
+        json!({"write": [[n + dblk], [10], 3000]}),
+    ];
+    let theirs_ops = vec![
+        json!({"resize": [n + dblk + 20]}),
+        json!({"write": [[start + 1040], [4], 9000]}),
+        json!({"write": [[n + dblk + 15], [5], 9100]}),
+    ];
+    let ours = scratch("paged_ours.h5");
+    std::fs::copy(&orig, &ours).expect("copy");
+    let mut ed = FileEditor::open(&ours).expect("open");
+    for op in &ours_ops[..2] {
+        apply(&mut ed, name, op);
+    }
+    ed.flush().expect("flush");
+    for op in &ours_ops[2..] {
+        apply(&mut ed, name, op);
+    }
+    ed.flush().expect("flush");
+    drop(ed);
+    assert_eq!(
+        layout_key(&layout_of(&ours, name)),
+        before,
+        "the index changed"
+    );
+    assert_clean(&ours);
+    let theirs = scratch("paged_theirs.h5");
+    std::fs::copy(&ours, &theirs).expect("copy");
+    let ops = json!({name: {"ours": ours_ops, "h5py": theirs_ops}});
+    let ops_path = scratch("paged_ops.json");
+    std::fs::write(&ops_path, ops.to_string()).expect("ops");
+    let out = run_py(
+        CHECK,
+        &[
+            orig.to_str().expect("utf-8"),
+            ours.to_str().expect("utf-8"),
+            theirs.to_str().expect("utf-8"),
+            ops_path.to_str().expect("utf-8"),
+        ],
+    )
+    .expect("check");
+    let out: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(out["ours"][name], "ok", "h5py reads ours: {out}");
+    assert_eq!(out["h5py"][name], "ok", "h5py edits ours: {out}");
+    assert_eq!(layout_key(&layout_of(&theirs, name)), before);
+    assert_clean(&theirs);
 }

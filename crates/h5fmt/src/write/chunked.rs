@@ -203,6 +203,65 @@ fn choose_index(format: Format, space: &Dataspace, chunks: &[u64], implicit_ok: 
     }
 }
 
+/// The layout message libhdf5 2.0 gives a new chunked dataset under
+/// `format` before any chunk is stored: the index [`choose_index`] picks,
+/// with libhdf5's creation parameters (`H5D__layout_set_latest_indexing`)
+/// and the layout message version of `format`, every address undefined.
+/// Shared by the writer (which then fills in the addresses) and the
+/// in-place editor's `create_dataset`.
+pub(super) fn empty_layout(
+    format: Format,
+    space: &Dataspace,
+    chunks: &[u64],
+    element_size: u64,
+    filtered: bool,
+    implicit_ok: bool,
+) -> ChunkedLayout {
+    let kind = choose_index(format, space, chunks, implicit_ok);
+    let index = match kind {
+        IndexKind::BTreeV1 => ChunkIndex::BTreeV1 { addr: Addr::UNDEF },
+        IndexKind::Single => ChunkIndex::SingleChunk {
+            addr: Addr::UNDEF,
+            filtered: filtered.then_some((0, 0)),
+        },
+        IndexKind::Implicit => ChunkIndex::Implicit { addr: Addr::UNDEF },
+        IndexKind::Fixed => ChunkIndex::FixedArray {
+            addr: Addr::UNDEF,
+            page_bits: FA_PAGE_BITS,
+        },
+        IndexKind::Extensible => ChunkIndex::ExtensibleArray {
+            addr: Addr::UNDEF,
+            max_bits: EA_MAX_NELMTS_BITS,
+            index_elements: EA_IDX_BLK_ELMTS,
+            min_pointers: EA_SUP_BLK_MIN_DATA_PTRS,
+            min_elements: EA_DATA_BLK_MIN_ELMTS,
+            page_bits: EA_MAX_DBLK_PAGE_NELMTS_BITS,
+        },
+        IndexKind::BTreeV2 => ChunkIndex::BTreeV2 {
+            addr: Addr::UNDEF,
+            node_size: BT2_NODE_SIZE,
+            split_percent: BT2_SPLIT_PERCENT,
+            merge_percent: BT2_MERGE_PERCENT,
+        },
+    };
+    let single_filtered = kind == IndexKind::Single && filtered;
+    ChunkedLayout {
+        dims: chunks.to_vec(),
+        element_size,
+        flags: if single_filtered {
+            crate::format::message::layout::FLAG_SINGLE_INDEX_WITH_FILTER
+        } else {
+            0
+        },
+        index,
+        layout_version: if kind == IndexKind::BTreeV1 {
+            3
+        } else {
+            layout_version(format, filtered)
+        },
+    }
+}
+
 /// libhdf5's extensible array parameters for chunk indexes (`H5Dpkg.h`:
 /// `H5D_EARRAY_*`), as written in the layout message and the array header.
 const EA_MAX_NELMTS_BITS: u8 = 32;
@@ -492,7 +551,21 @@ pub(super) fn write_chunked(
     let es = usize::try_from(dtype.size()).map_err(|_| Error::usage("element size"))?;
     let dims = &space.dims;
     let max_dims: Vec<u64> = space.max_dims.clone().unwrap_or_else(|| dims.clone());
-    let kind = choose_index(fw.format, space, chunks, early_alloc && pipeline.is_none());
+    let filtered = pipeline.is_some();
+    let mut layout = empty_layout(
+        fw.format,
+        space,
+        chunks,
+        es as u64,
+        filtered,
+        early_alloc && !filtered,
+    );
+    let kind = match &layout.index {
+        ChunkIndex::BTreeV1 { .. } => IndexKind::BTreeV1,
+        ChunkIndex::SingleChunk { .. } => IndexKind::Single,
+        ChunkIndex::Implicit { .. } => IndexKind::Implicit,
+        _ => IndexKind::Fixed, // the array and v2 B-tree indexes: write_index
+    };
     // Early allocation writes every chunk: the fill value where no data.
     let filled;
     let data = match data {
@@ -523,9 +596,8 @@ pub(super) fn write_chunked(
         };
         stream_chunks(fw, &job, &origins, &mut stored)?;
     }
-    let filtered = pipeline.is_some();
     let chunk_bytes = chunks.iter().product::<u64>().saturating_mul(es as u64);
-    let index = match kind {
+    layout.index = match kind {
         IndexKind::BTreeV1 => ChunkIndex::BTreeV1 {
             addr: write_btree(fw, chunks, &stored)?,
         },
@@ -539,60 +611,18 @@ pub(super) fn write_chunked(
         IndexKind::Implicit => ChunkIndex::Implicit {
             addr: stored.first().map_or(Addr::UNDEF, |c| c.addr),
         },
-        IndexKind::Fixed | IndexKind::Extensible | IndexKind::BTreeV2 => {
-            let template = match kind {
-                IndexKind::Fixed => ChunkIndex::FixedArray {
-                    addr: Addr::UNDEF,
-                    page_bits: FA_PAGE_BITS,
-                },
-                IndexKind::Extensible => ChunkIndex::ExtensibleArray {
-                    addr: Addr::UNDEF,
-                    max_bits: EA_MAX_NELMTS_BITS,
-                    index_elements: EA_IDX_BLK_ELMTS,
-                    min_pointers: EA_SUP_BLK_MIN_DATA_PTRS,
-                    min_elements: EA_DATA_BLK_MIN_ELMTS,
-                    page_bits: EA_MAX_DBLK_PAGE_NELMTS_BITS,
-                },
-                _ => ChunkIndex::BTreeV2 {
-                    addr: Addr::UNDEF,
-                    node_size: BT2_NODE_SIZE,
-                    split_percent: BT2_SPLIT_PERCENT,
-                    merge_percent: BT2_MERGE_PERCENT,
-                },
-            };
+        _ => {
             let g = IndexGeometry {
                 ctx: fw.ctx,
                 chunks,
                 max_dims: &max_dims,
                 filtered,
-                size_len: size_field(
-                    layout_version(fw.format, filtered),
-                    fw.ctx.sizes,
-                    filtered,
-                    chunk_bytes,
-                ),
+                size_len: size_field(layout.layout_version, fw.ctx.sizes, filtered, chunk_bytes),
             };
-            write_index(fw, &g, &template, &stored)?
+            write_index(fw, &g, &layout.index, &stored)?
         }
     };
-    let single_filtered = matches!(
-        index,
-        ChunkIndex::SingleChunk {
-            filtered: Some(_),
-            ..
-        }
-    );
-    Ok(Layout::Chunked(ChunkedLayout {
-        dims: chunks.to_vec(),
-        element_size: es as u64,
-        flags: if single_filtered {
-            crate::format::message::layout::FLAG_SINGLE_INDEX_WITH_FILTER
-        } else {
-            0
-        },
-        index,
-        layout_version: layout_version(fw.format, filtered),
-    }))
+    Ok(Layout::Chunked(layout))
 }
 
 pub(super) fn write_btree(

@@ -73,6 +73,20 @@
 //!   unfiltered datasets allocated early with fixed maximum dims, and edits
 //!   change none of these.
 //!
+//! Datasets created by [`FileEditor::create_dataset`] get the index
+//! libhdf5 2.0 gives a new dataset under the editor's library-version
+//! bound ([`FileEditor::set_format`], h5py's `libver=` when opening r+),
+//! through the writer's own choice (`write/chunked.rs`, `empty_layout`).
+//! libhdf5 decides this by the bound alone, not by the file: with h5py's
+//! default bound (`earliest`) it creates v1 B-tree indexes with layout
+//! version 3 even in a `libver='latest'` file with superblock version 3,
+//! so that is the editor's default too; under `v110`–`v114`
+//! ([`crate::write::Format::Latest`]) it picks a single chunk, fixed array,
+//! extensible array or v2 B-tree index with layout version 4, and under
+//! `v200`/`latest` ([`crate::write::Format::V200`]) the same with layout
+//! version 5 for filtered datasets. The index is created empty (undefined
+//! address) and built at the first commit that stores a chunk.
+//!
 //! Filtered entries keep libhdf5's stored-size width: one byte more than
 //! the unfiltered chunk size needs under layout version 4, "size of
 //! lengths" under version 5 (the chunk size never changes, so neither does
@@ -274,6 +288,9 @@ pub struct FileEditor {
     pub cache_limit: usize,
     /// `fsync` at the commit (default true).
     pub sync: bool,
+    /// The library-version lower bound new chunked datasets are created
+    /// under (see [`FileEditor::set_format`]).
+    format: crate::write::Format,
     write_budget: core::cell::Cell<Option<usize>>,
 }
 
@@ -388,6 +405,7 @@ impl FileEditor {
             dtypes: BTreeMap::new(),
             cache_limit: 64 << 20,
             sync: true,
+            format: crate::write::Format::Earliest,
             write_budget: core::cell::Cell::new(None),
         })
     }
@@ -400,6 +418,37 @@ impl FileEditor {
     /// The file as committed by the last [`FileEditor::flush`] (or as opened).
     pub fn reader(&self) -> &File {
         &self.reader
+    }
+
+    /// Create later chunked datasets ([`FileEditor::create_dataset`]) as
+    /// libhdf5 2.0 does when it opens a file read-write with this lower
+    /// library-version bound (h5py's `libver=`): chunk index, layout
+    /// message version and the fill value and filter pipeline message
+    /// versions that come with them. libhdf5 decides these by the bound
+    /// alone, not by what the file holds (checked with h5py against files
+    /// of every superblock version):
+    ///
+    /// * [`Format::Earliest`](crate::write::Format::Earliest) (the default:
+    ///   h5py opens files with `libver='earliest'`) and
+    ///   [`Format::V18`](crate::write::Format::V18) (libhdf5 2.0's own
+    ///   default bound): a v1 B-tree index, layout message version 3;
+    /// * [`Format::Latest`](crate::write::Format::Latest) (`'v110'` to
+    ///   `'v114'`): layout version 4 with the index libhdf5 picks — single
+    ///   chunk when shape, maximum shape and chunk shape agree, else a fixed
+    ///   array for fixed maximum dims, an extensible array for one unlimited
+    ///   dimension, a v2 B-tree for more;
+    /// * [`Format::V200`](crate::write::Format::V200) (`'v200'`, and
+    ///   `'latest'` under libhdf5 2.0): as `Latest`, with layout version 5
+    ///   for filtered datasets.
+    ///
+    /// Other objects and messages the editor creates are not affected.
+    pub fn set_format(&mut self, format: crate::write::Format) {
+        self.format = format;
+    }
+
+    /// The bound set by [`FileEditor::set_format`].
+    pub fn format(&self) -> crate::write::Format {
+        self.format
     }
 
     // ---- space ----

@@ -869,8 +869,11 @@ impl FileEditor {
     }
 
     /// Create dataset `name` in the group at `parent` (its elements read
-    /// as the fill value), and commit. Chunked datasets start with an empty
-    /// v1 B-tree index; contiguous ones are allocated and filled at once.
+    /// as the fill value), and commit. Chunked datasets start with no chunk
+    /// stored, under the chunk index and layout message version libhdf5
+    /// chooses for the editor's [`FileEditor::set_format`] bound (by
+    /// default a v1 B-tree, as libhdf5 does for h5py's default bound);
+    /// contiguous ones are allocated and filled at once.
     /// Write data afterwards with [`FileEditor::write_box`] or
     /// [`FileEditor::append`].
     ///
@@ -937,16 +940,20 @@ impl FileEditor {
             None => Vec::new(),
         };
         let pa = self.check_new_link(parent, name)?;
-        let version = self.header(pa)?.version;
+        // Under a layout-4 bound libhdf5 writes a version 2 header (with
+        // dataspace v2, fill value v3, filter pipeline v2) whatever the
+        // file and the parent hold; otherwise the parent's version decides.
+        let layout4 = chunked && self.format.layout4();
+        let version = if layout4 { 2 } else { self.header(pa)?.version };
         let earliest = version == 1;
         let mut msgs = Vec::new();
         let mut e = Encoder::new();
-        Dataspace {
+        let space = Dataspace {
             kind: SpaceKind::Simple,
             dims: spec.shape.clone(),
             max_dims: Some(max),
-        }
-        .encode(&mut e, ctx, if earliest { 1 } else { 2 })?;
+        };
+        space.encode(&mut e, ctx, if earliest { 1 } else { 2 })?;
         msgs.push((kind::DATASPACE, e.into_vec()));
         let mut e = Encoder::new();
         spec.dtype.encode(
@@ -957,7 +964,7 @@ impl FileEditor {
         msgs.push((kind::DATATYPE, e.into_vec()));
         let mut e = Encoder::new();
         crate::format::message::FillValue {
-            version: 2,
+            version: if layout4 { 3 } else { 2 },
             alloc_time: if chunked { 3 } else { 1 },
             fill_time: 2,
             state: if spec.fill.is_some() {
@@ -975,13 +982,15 @@ impl FileEditor {
             msgs.push((kind::FILTER_PIPELINE, e.into_vec()));
         }
         let layout = if chunked {
-            crate::format::message::Layout::Chunked(crate::format::message::ChunkedLayout {
-                dims: chunks,
-                element_size: es,
-                flags: 0,
-                index: crate::format::message::ChunkIndex::BTreeV1 { addr: Addr::UNDEF },
-                layout_version: 3,
-            })
+            // The writer's choice and creation parameters; no chunk yet.
+            crate::format::message::Layout::Chunked(crate::write::chunked::empty_layout(
+                self.format,
+                &space,
+                &chunks,
+                es,
+                !pipeline.filters.is_empty(),
+                false, // incremental allocation: never the implicit index
+            ))
         } else {
             let n = spec
                 .shape

@@ -1,0 +1,352 @@
+//! Datasets the in-place editor creates get the chunk index libhdf5 would
+//! give them. The oracle is libhdf5 2.0 itself: for files h5py wrote with
+//! `libver` earliest / v108 / v110 / latest, h5py opens a copy read-write
+//! under each lower library-version bound (h5py's default `earliest`, and
+//! v108, v110, v200, latest) and creates a set of chunked datasets (fixed
+//! maximum shape over several chunks, one unlimited dimension in 1-D and
+//! 3-D, two unlimited dims, a single chunk; each unfiltered and with
+//! gzip+shuffle); our editor, set to the matching
+//! [`h5fmt::write::Format`], creates the same datasets in another copy.
+//! Then (a) our index type, creation parameters, layout version and flags
+//! equal libhdf5's, and under a layout-4 bound the object header,
+//! dataspace, fill value and filter pipeline message versions too; (b)
+//! `h5 check` is clean; (c) h5py reads the values our editor wrote into
+//! them; (d) h5py resizes them, writes across the old edge and reads back
+//! what a numpy model holds.
+
+use h5cli::check::{check_path, is_clean};
+use h5fmt::format::message::{ChunkIndex, ChunkedLayout, Layout};
+use h5fmt::write::edit::NewDataset;
+use h5fmt::write::Format;
+use h5fmt::FileEditor;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+mod common;
+use common::run_py;
+
+fn scratch(name: &str) -> PathBuf {
+    common::scratch("h5fmt_edit_create", name)
+}
+
+/// Name, shape, maximum shape (`None` unlimited), chunks, gzip+shuffle.
+struct Spec {
+    name: String,
+    shape: Vec<u64>,
+    max: Vec<Option<u64>>,
+    chunks: Vec<u64>,
+    gzip: bool,
+}
+
+type Base = (&'static str, Vec<u64>, Vec<Option<u64>>, Vec<u64>);
+
+fn specs() -> Vec<Spec> {
+    let base: Vec<Base> = vec![
+        ("fixed", vec![10, 6], vec![Some(20), Some(6)], vec![4, 3]),
+        ("unlim1", vec![10], vec![None], vec![4]),
+        (
+            "unlim1_3d",
+            vec![5, 4, 3],
+            vec![Some(7), None, Some(5)],
+            vec![2, 3, 2],
+        ),
+        ("unlim2", vec![5, 7], vec![None, None], vec![2, 3]),
+        ("single", vec![6, 4], vec![Some(6), Some(4)], vec![6, 4]),
+    ];
+    let mut out = Vec::new();
+    for (name, shape, max, chunks) in base {
+        for gzip in [false, true] {
+            out.push(Spec {
+                name: format!("{name}{}", if gzip { "_gz" } else { "" }),
+                shape: shape.clone(),
+                max: max.clone(),
+                chunks: chunks.clone(),
+                gzip,
+            });
+        }
+    }
+    out
+}
+
+/// The file kinds h5py writes and the bounds it reopens them with (`None`:
+/// h5py's default, `libver='earliest'`), with the editor format for each.
+const KINDS: [&str; 4] = ["earliest", "v108", "v110", "latest"];
+const BOUNDS: [(Option<&str>, Format); 5] = [
+    (None, Format::Earliest),
+    (Some("v108"), Format::V18),
+    (Some("v110"), Format::Latest),
+    (Some("v200"), Format::V200),
+    (Some("latest"), Format::V200),
+];
+
+/// `argv[1]` a directory, `argv[2]` the JSON specs, `argv[3]` the JSON
+/// list of [kind, bound-or-null]. For each kind h5py writes `base_<kind>.h5`
+/// (a group and a small dataset); for each pair, it copies it to
+/// `theirs_<kind>_<bound>.h5` and `ours_<kind>_<bound>.h5`, and creates
+/// every spec in the first, opened r+ under the bound (fill value -1).
+const GEN: &str = r#"
+import sys, json, shutil, os, h5py, numpy as np
+d, specs, pairs = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+for kind in sorted(set(k for k, _ in pairs)):
+    with h5py.File(os.path.join(d, 'base_%s.h5' % kind), 'w', libver=kind) as f:
+        f.create_group('g')
+        f['x'] = np.arange(5)
+for kind, bound in pairs:
+    base = os.path.join(d, 'base_%s.h5' % kind)
+    tag = '%s_%s' % (kind, bound or 'default')
+    theirs = os.path.join(d, 'theirs_%s.h5' % tag)
+    shutil.copy(base, theirs)
+    shutil.copy(base, os.path.join(d, 'ours_%s.h5' % tag))
+    kw = {} if bound is None else {'libver': (bound, 'latest')}
+    with h5py.File(theirs, 'r+', **kw) as f:
+        for s in specs:
+            maxshape = tuple(None if m is None else m for m in s['max'])
+            gz = dict(compression='gzip', shuffle=True) if s['gzip'] else {}
+            f.create_dataset(s['name'], shape=tuple(s['shape']), maxshape=maxshape,
+                             chunks=tuple(s['chunks']), dtype='<f8', fillvalue=-1.0, **gz)
+"#;
+
+/// `argv[1]` our file, `argv[2]` a copy for h5py to edit, `argv[3]` the
+/// JSON specs. Checks our values (`i * 0.5 + 1` over the shape), then h5py
+/// resizes each dataset (+3 per dimension, within the maximum), writes
+/// `9000 + i` over the box from `shape - 1` to the new shape and reads
+/// back; prints `{name: "ok" | what differs}`.
+const CHECK: &str = r#"
+import sys, json, h5py, numpy as np
+ours, theirs, specs = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
+def same(want, got):
+    if want.shape != got.shape:
+        return 'shape %s, model %s' % (got.shape, want.shape)
+    bad = np.argwhere(want != got)
+    if len(bad):
+        i = tuple(bad[0])
+        return '%d values differ, first at %s: %r, model %r' % (len(bad), i, got[i], want[i])
+    return 'ok'
+out = {}
+models = {}
+with h5py.File(ours, 'r') as f:
+    for s in specs:
+        shape = tuple(s['shape'])
+        want = (np.arange(int(np.prod(shape)), dtype='<f8') * 0.5 + 1).reshape(shape)
+        try:
+            out[s['name']] = same(want, f[s['name']][()])
+        except Exception as e:
+            out[s['name']] = 'ours: ' + repr(e)
+        models[s['name']] = want
+try:
+    with h5py.File(theirs, 'r+') as f:
+        for s in specs:
+            d = f[s['name']]
+            new = tuple(x + 3 if m is None else min(x + 3, m) for x, m in zip(s['shape'], s['max']))
+            d.resize(new)
+            m = np.full(new, -1.0)
+            m[tuple(slice(0, x) for x in s['shape'])] = models[s['name']]
+            start = [max(x - 1, 0) for x in s['shape']]
+            count = [n - a for n, a in zip(new, start)]
+            v = (9000 + np.arange(int(np.prod(count)), dtype='<f8')).reshape(count)
+            sl = tuple(slice(a, a + c) for a, c in zip(start, count))
+            d[sl] = v
+            m[sl] = v
+            models[s['name']] = m
+    with h5py.File(theirs, 'r') as f:
+        for s in specs:
+            if out[s['name']] == 'ok':
+                out[s['name']] = same(models[s['name']], f[s['name']][()])
+                if out[s['name']] != 'ok':
+                    out[s['name']] = 'after h5py edit: ' + out[s['name']]
+except Exception as e:
+    for s in specs:
+        out[s['name']] = 'h5py edit: ' + repr(e)
+print(json.dumps(out))
+"#;
+
+/// The index type and everything in the layout message but addresses.
+fn layout_key(l: &ChunkedLayout) -> String {
+    let index = match &l.index {
+        ChunkIndex::BTreeV1 { .. } => "btree1".to_string(),
+        ChunkIndex::SingleChunk { filtered, .. } => {
+            format!("single filtered={}", filtered.is_some())
+        }
+        ChunkIndex::Implicit { .. } => "implicit".to_string(),
+        ChunkIndex::FixedArray { page_bits, .. } => format!("farray page_bits={page_bits}"),
+        ChunkIndex::ExtensibleArray {
+            max_bits,
+            index_elements,
+            min_pointers,
+            min_elements,
+            page_bits,
+            ..
+        } => {
+            format!("earray {max_bits} {index_elements} {min_pointers} {min_elements} {page_bits}")
+        }
+        ChunkIndex::BTreeV2 {
+            node_size,
+            split_percent,
+            merge_percent,
+            ..
+        } => format!("btree2 {node_size} {split_percent} {merge_percent}"),
+    };
+    format!(
+        "{index} layout_v{} flags={} chunk={:?}",
+        l.layout_version, l.flags, l.dims
+    )
+}
+
+/// The layout key of dataset `name`, and the object header version and the
+/// version bytes of its dataspace, fill value and filter pipeline messages.
+fn describe(path: &Path, name: &str) -> (String, String) {
+    let f = h5fmt::File::open(path).expect("our reader");
+    let d = f.dataset(name).expect("dataset");
+    let key = match d.layout() {
+        Layout::Chunked(c) => layout_key(c),
+        l => panic!("{name}: not chunked: {l:?}"),
+    };
+    let h = d.header();
+    let v = |t: u16| {
+        h.messages
+            .iter()
+            .find(|m| m.kind == t)
+            .and_then(|m| m.data.first().copied())
+    };
+    let versions = format!(
+        "header v{} dataspace {:?} fill {:?} pipeline {:?}",
+        h.version,
+        v(0x01),
+        v(0x05),
+        v(0x0B)
+    );
+    (key, versions)
+}
+
+fn assert_clean(path: &Path) {
+    let findings = check_path(path);
+    assert!(
+        is_clean(&findings, false),
+        "h5 check {}: {}",
+        path.display(),
+        findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// The index libhdf5 chose for a spec under a layout-4 bound (what the
+/// oracle said when this test was written: a sanity check of the oracle).
+fn expected_latest(name: &str) -> &'static str {
+    let base = name.trim_end_matches("_gz");
+    match base {
+        "fixed" => "farray",
+        "unlim1" | "unlim1_3d" => "earray",
+        "unlim2" => "btree2",
+        _ => "single",
+    }
+}
+
+#[test]
+fn created_datasets_get_libhdf5s_index() {
+    let dir = scratch("files");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let specs = specs();
+    let spec_json: Vec<Value> = specs
+        .iter()
+        .map(|s| {
+            json!({"name": s.name, "shape": s.shape, "max": s.max, "chunks": s.chunks,
+                   "gzip": s.gzip})
+        })
+        .collect();
+    let spec_path = scratch("specs.json");
+    std::fs::write(&spec_path, Value::Array(spec_json).to_string()).expect("specs");
+    let pairs: Vec<(&str, Option<&str>, Format)> = KINDS
+        .iter()
+        .flat_map(|k| BOUNDS.iter().map(move |(b, f)| (*k, *b, *f)))
+        .collect();
+    let pair_json: Vec<Value> = pairs.iter().map(|(k, b, _)| json!([k, b])).collect();
+    let pair_path = scratch("pairs.json");
+    std::fs::write(&pair_path, Value::Array(pair_json).to_string()).expect("pairs");
+    if run_py(
+        GEN,
+        &[
+            dir.to_str().expect("utf-8"),
+            spec_path.to_str().expect("utf-8"),
+            pair_path.to_str().expect("utf-8"),
+        ],
+    )
+    .is_none()
+    {
+        eprintln!("skipping: no python venv");
+        return;
+    }
+    let mut bad = Vec::new();
+    for (kind, bound, format) in &pairs {
+        let tag = format!("{kind}_{}", bound.unwrap_or("default"));
+        let theirs = dir.join(format!("theirs_{tag}.h5"));
+        let ours = dir.join(format!("ours_{tag}.h5"));
+        let mut ed = FileEditor::open(&ours).expect("open");
+        ed.sync = false;
+        ed.set_format(*format);
+        for s in &specs {
+            let mut spec = NewDataset::new(h5fmt::Datatype::float_le(8), &s.shape)
+                .maxshape(&s.max)
+                .chunks(&s.chunks)
+                .fill(-1.0f64);
+            if s.gzip {
+                spec = spec.shuffle().deflate(4);
+            }
+            ed.create_dataset("/", &s.name, &spec).expect("create");
+        }
+        for s in &specs {
+            let n: u64 = s.shape.iter().product();
+            let vals: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 + 1.0).collect();
+            ed.write(&s.name, &vec![0; s.shape.len()], &s.shape, &vals)
+                .expect("write");
+        }
+        ed.close().expect("close");
+        // (a) The index libhdf5 chose for the same creation.
+        let layout4 = matches!(format, Format::Latest | Format::V200);
+        for s in &specs {
+            let (want, want_v) = describe(&theirs, &s.name);
+            let (got, got_v) = describe(&ours, &s.name);
+            let oracle = if layout4 {
+                expected_latest(&s.name)
+            } else {
+                "btree1"
+            };
+            assert!(
+                want.starts_with(oracle),
+                "{tag} {}: libhdf5 chose {want}, not {oracle}",
+                s.name
+            );
+            if got != want {
+                bad.push(format!("{tag} {}: ours {got}, libhdf5 {want}", s.name));
+            }
+            if layout4 && got_v != want_v {
+                bad.push(format!("{tag} {}: ours {got_v}, libhdf5 {want_v}", s.name));
+            }
+        }
+        // (b) h5 check.
+        assert_clean(&ours);
+        // (c), (d): h5py reads ours, then edits a copy.
+        let edited = dir.join(format!("edited_{tag}.h5"));
+        std::fs::copy(&ours, &edited).expect("copy");
+        let out = run_py(
+            CHECK,
+            &[
+                ours.to_str().expect("utf-8"),
+                edited.to_str().expect("utf-8"),
+                spec_path.to_str().expect("utf-8"),
+            ],
+        )
+        .expect("check");
+        let out: Value = serde_json::from_str(&out).expect("json");
+        for s in &specs {
+            if out[&s.name] != "ok" {
+                bad.push(format!("{tag} {}: {}", s.name, out[&s.name]));
+            }
+        }
+        assert_clean(&edited);
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
