@@ -138,6 +138,7 @@
 //! version 0 messages (libhdf5 1.10.0) and messages marked unknown are left
 //! alone likewise.
 
+mod delete;
 mod dense;
 mod header;
 mod index;
