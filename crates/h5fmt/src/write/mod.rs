@@ -23,7 +23,9 @@
 //!
 //! Chunk indexes are chosen as libhdf5 2.0 does under [`Format::Latest`]
 //! (single chunk, implicit, fixed array, extensible array, v2 B-tree).
-//! Editing existing files is [`crate::FileEditor`] (`edit/`).
+//! Editing existing files is [`crate::FileEditor`] (`edit/`);
+//! [`FileWriter::persist_free_space`] creates files whose freed space
+//! libhdf5 and the editor record in the file.
 //!
 //! Virtual datasets ([`DatasetBuilder::virtual_mappings`]) store their
 //! mapping list as one global heap object named by a version 4 layout

@@ -54,6 +54,9 @@ use alloc::vec::Vec;
 #[derive(Debug, Default)]
 struct Deletion {
     deleted: BTreeSet<u64>,
+    /// Objects never deleted here (the group losing the link: its header
+    /// is being rewritten; a wrong reference count must not take it).
+    keep: BTreeSet<u64>,
     meta: Vec<(u64, u64)>,
     raw: Vec<(u64, u64)>,
 }
@@ -63,11 +66,14 @@ impl FileEditor {
     /// staged out): decrement its reference count, or delete it with its
     /// storage and, for a group, its members' links when it was the last.
     /// The space goes to the pending free lists (free after the commit).
+    /// `parent` (the group that held the link) is never deleted.
     ///
     /// # Errors
     /// Decode errors of the object's header (nothing is staged then).
-    pub(super) fn release_object(&mut self, a: u64) -> Result<()> {
+    pub(super) fn release_object(&mut self, a: u64, parent: u64) -> Result<()> {
         let mut del = Deletion::default();
+        del.keep.insert(parent);
+        del.keep.insert(self.reader.superblock().root.get());
         self.drop_link(a, &mut del, 0)?;
         self.free_deleted(del);
         Ok(())
@@ -102,8 +108,7 @@ impl FileEditor {
             return Ok(());
         }
         let count = self.ref_count(a)?;
-        let root = self.reader.superblock().root.get();
-        if count <= 1 && a != root {
+        if count <= 1 && !del.keep.contains(&a) {
             self.delete_object(a, del, depth);
             return Ok(());
         }

@@ -1273,7 +1273,7 @@ impl FileEditor {
                             _ => Some(e.header.get()),
                         });
                         if let Some(t) = t {
-                            self.release_object(t)?;
+                            self.release_object(t, pa)?;
                         }
                         return self.flush();
                     }
@@ -1311,7 +1311,7 @@ impl FileEditor {
             }
         };
         if let Some(t) = target {
-            self.release_object(t)?;
+            self.release_object(t, pa)?;
         }
         self.flush()
     }
