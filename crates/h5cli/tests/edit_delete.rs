@@ -328,6 +328,60 @@ fn deleting_one_of_two_hard_links_frees_nothing() {
     }
 }
 
+/// A dataset using a committed datatype holds a reference to it (libhdf5
+/// counts it as a link): deleting the dataset drops the datatype's count
+/// from 2 to 1 (h5py reports it), and deleting the datatype's link then
+/// frees its header.
+#[test]
+fn deleting_a_dataset_releases_its_committed_datatype() {
+    const GEN_T: &str = r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'w', libver=(sys.argv[2], 'latest'), fs_strategy='fsm', fs_persist=True) as f:
+    f['t'] = np.dtype('<i8')
+    f.create_dataset('d', data=np.arange(500), dtype=f['t'])
+    f['tail'] = np.arange(10, dtype='<i8')
+"#;
+    const RC: &str = r#"
+import sys, json, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    print(json.dumps({'t': h5py.h5o.get_info(f['t'].id).rc if 't' in f else None,
+                      'd': 'd' in f, 'tail': f['tail'][()].tolist()}))
+"#;
+    for libver in ["earliest", "latest"] {
+        let path = scratch(&format!("dtype_{libver}.h5"));
+        let p = path.to_str().expect("utf-8");
+        let Some(_) = run_py(GEN_T, &[p, libver]) else {
+            return;
+        };
+        let rc = |p: &str| -> serde_json::Value {
+            serde_json::from_str(&run_py(RC, &[p]).expect("python")).expect("json")
+        };
+        assert_eq!(rc(p)["t"], 2, "{libver}");
+        let mut ed = FileEditor::open(&path).expect("open");
+        ed.delete_link("/", "d").expect("delete d");
+        ed.close().expect("close");
+        let v = rc(p);
+        assert_eq!(v["t"], 1, "{libver}: {v}");
+        assert_eq!(v["d"], false);
+        assert_checks(&path, true);
+        let (free0, size0) = (all_free(&path), len(&path));
+        let mut ed = FileEditor::open(&path).expect("open");
+        ed.delete_link("/", "t").expect("delete t");
+        ed.close().expect("close");
+        let (free1, size1) = (all_free(&path), len(&path));
+        // The datatype's header (at least its 8-byte integer message).
+        assert!(
+            free1 + size0.saturating_sub(size1) >= free0 + 16,
+            "{libver}: free {free0} → {free1}, size {size0} → {size1}"
+        );
+        let v = rc(p);
+        assert_eq!(v["t"], serde_json::Value::Null);
+        assert_eq!(v["tail"], serde_json::json!((0..10).collect::<Vec<i64>>()));
+        assert_checks(&path, true);
+        libhdf5_edits(&path);
+    }
+}
+
 /// Fields of a File Space Info message, and its message flags.
 fn fs_info(path: &Path) -> (h5fmt::format::free_space::FileSpaceInfo, u8) {
     use h5fmt::codec::Cursor;
