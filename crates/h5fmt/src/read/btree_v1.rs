@@ -336,6 +336,46 @@ pub fn chunk_records_between(
     Ok(out)
 }
 
+/// Addresses of every node of the chunk B-tree at `root` (a dataset of
+/// rank `rank`), validated and bounded as [`chunk_records`].
+///
+/// # Errors
+/// As [`chunk_records`].
+pub fn chunk_tree_nodes(st: &Storage, ctx: Ctx, root: Addr, rank: usize) -> Result<Vec<Addr>> {
+    if rank > ctx.limits.max_rank {
+        return Err(Error::limit(alloc::format!(
+            "rank {rank} exceeds the limit of {}",
+            ctx.limits.max_rank
+        )));
+    }
+    let mut walk = Walk::new();
+    let mut out = Vec::new();
+    chunk_tree_walk(st, ctx, root, None, rank, &mut walk, &mut out)?;
+    Ok(out)
+}
+
+fn chunk_tree_walk(
+    st: &Storage,
+    ctx: Ctx,
+    addr: Addr,
+    level: Option<u8>,
+    rank: usize,
+    walk: &mut Walk,
+    out: &mut Vec<Addr>,
+) -> Result<()> {
+    walk.visit(st, addr, "chunk B-tree node")?;
+    let node = read_node(st, ctx, addr, rank + 1)?;
+    check_node(st, ctx, &node, addr, NODE_TYPE_CHUNK, level)?;
+    out.push(addr);
+    walk.add(ctx, 1)?;
+    if node.level > 0 {
+        for &child in &node.children {
+            chunk_tree_walk(st, ctx, child, Some(node.level - 1), rank, walk, out)?;
+        }
+    }
+    Ok(())
+}
+
 /// The first `rank` offsets of a chunk key (lexicographic comparison).
 fn key_offsets(key: &Key, rank: usize) -> Option<&[u64]> {
     match key {

@@ -23,7 +23,9 @@
 //!
 //! Chunk indexes are chosen as libhdf5 2.0 does under [`Format::Latest`]
 //! (single chunk, implicit, fixed array, extensible array, v2 B-tree).
-//! Editing existing files is [`crate::FileEditor`] (`edit/`).
+//! Editing existing files is [`crate::FileEditor`] (`edit/`);
+//! [`FileWriter::persist_free_space`] creates files whose freed space
+//! libhdf5 and the editor record in the file.
 //!
 //! Virtual datasets ([`DatasetBuilder::virtual_mappings`]) store their
 //! mapping list as one global heap object named by a version 4 layout
@@ -239,6 +241,9 @@ pub struct FileWriter {
     heap: Option<OpenCollection>,
     /// Header addresses fixed before close (see [`FileWriter::object_addr`]).
     pins: Vec<Option<Addr>>,
+    /// Persistent free-space tracking: the threshold of the File Space
+    /// Info message the superblock extension gets.
+    free_space: Option<u64>,
     closed: bool,
 }
 
@@ -373,8 +378,95 @@ impl FileWriter {
             }],
             heap: None,
             pins: Vec::new(),
+            free_space: None,
             closed: false,
         }
+    }
+
+    /// Create the file with persistent free-space managers, as h5py's
+    /// `fs_strategy='fsm', fs_persist=True` (libhdf5's
+    /// `H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_FSM_AGGR, 1,
+    /// threshold)`): the superblock gets an extension holding a File Space
+    /// Info message (version 1) naming no managers yet, as libhdf5 writes
+    /// it for a file without free space. libhdf5 then records the space
+    /// it frees in the file, and so does [`crate::FileEditor`]. The
+    /// threshold (smallest section tracked) is 1 unless
+    /// [`FileWriter::free_space_threshold`] sets another.
+    ///
+    /// # Errors
+    /// `Usage` for [`Format::Earliest`] (superblock version 0 has no
+    /// extension).
+    pub fn persist_free_space(&mut self, on: bool) -> Result<()> {
+        if !on {
+            self.free_space = None;
+            return Ok(());
+        }
+        if self.format == Format::Earliest {
+            return Err(Error::usage(
+                "persistent free space needs a superblock extension (not Format::Earliest)",
+            ));
+        }
+        self.free_space.get_or_insert(1);
+        Ok(())
+    }
+
+    /// The smallest free-space section the managers track (h5py's
+    /// `fs_threshold`); turns persistent free space on.
+    ///
+    /// # Errors
+    /// As [`FileWriter::persist_free_space`].
+    pub fn free_space_threshold(&mut self, threshold: u64) -> Result<()> {
+        self.persist_free_space(true)?;
+        self.free_space = Some(threshold);
+        Ok(())
+    }
+
+    /// The superblock extension holding the File Space Info message, at
+    /// the end of the file (its "EOA before the managers" is the final
+    /// end of file, as libhdf5 writes it).
+    fn write_fs_extension(&mut self) -> Result<Addr> {
+        let Some(threshold) = self.free_space else {
+            return Ok(Addr::UNDEF);
+        };
+        let ctx = self.ctx;
+        let info = |eoa: u64| -> Result<Vec<u8>> {
+            let mut e = Encoder::new();
+            crate::format::free_space::FileSpaceInfo {
+                version: 1,
+                strategy: 0,
+                persist: true,
+                threshold,
+                page_size: 4096,
+                page_end_threshold: 0,
+                eoa_before_fsm: Addr(eoa),
+                managers: alloc::vec![Addr::UNDEF; 12],
+            }
+            .encode(&mut e, ctx)?;
+            Ok(e.into_vec())
+        };
+        let version = self.format.header_version();
+        let header = |body: Vec<u8>| ObjectHeader {
+            version,
+            flags: 0,
+            refcount: 1,
+            // Flags as libhdf5's: do not share; mark if unknown.
+            messages: alloc::vec![Message {
+                kind: kind::FSINFO,
+                flags: 0x14,
+                creation_order: None,
+                data: body,
+                offset: 0,
+            }],
+            times: None,
+            attr_phase_change: None,
+        };
+        let len = header(info(0)?).encoded_len() as u64;
+        let a = self.alloc(len);
+        let h = header(info(self.eof)?);
+        let mut enc = Encoder::new();
+        h.encode(&mut enc)?;
+        self.sink.write_at(a.get(), enc.as_bytes())?;
+        Ok(a)
     }
 
     /// A writer that builds the file in memory; [`FileWriter::finish`]
@@ -993,6 +1085,7 @@ impl FileWriter {
                 }
             }
         }
+        let extension = self.write_fs_extension()?;
         // The superblock last, with the final end of file.
         let root = plans.first().ok_or_else(|| Error::usage("no root"))?;
         let version = self.format.superblock_version();
@@ -1006,7 +1099,7 @@ impl FileWriter {
             group_internal_k: GROUP_INTERNAL_K,
             indexed_storage_k: ISTORE_K,
             flags: 0,
-            extension: Addr::UNDEF,
+            extension,
             eof: Addr(self.eof),
             driver_info: Addr::UNDEF,
             root: root.header,

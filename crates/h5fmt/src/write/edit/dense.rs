@@ -120,24 +120,40 @@ impl FileEditor {
                 }
             }
         }
-        // Space of the current storage (huge objects and a free-space
-        // manager of a libhdf5 heap are left in place).
-        let hh = h.header();
+        let old = self.dense_extents(heap, name_index, order_index)?;
+        Ok((entries, old))
+    }
+
+    /// Space of dense storage: the heap's header and blocks, the name and
+    /// creation-order indexes (huge objects and a free-space manager of a
+    /// libhdf5 heap are left in place).
+    pub(super) fn dense_extents(
+        &self,
+        heap: Addr,
+        name_index: Addr,
+        order_index: Addr,
+    ) -> Result<Extents> {
+        let st = self.reader.storage();
+        let ctx = self.ctx;
         let mut old = Vec::new();
-        let hlen = FractalHeapHeader::fixed_len(ctx.sizes) as u64
-            + 4
-            + if hh.has_filters() {
-                u64::from(ctx.sizes.lengths) + 4 + u64::from(hh.filter_len)
-            } else {
-                0
-            };
-        old.push((heap.get(), hlen));
-        for b in h.blocks()? {
-            old.push((b.addr.get(), b.len));
+        if let Some(heap) = heap.defined() {
+            let h = FractalHeap::open(st, ctx, heap)?;
+            let hh = h.header();
+            let hlen = FractalHeapHeader::fixed_len(ctx.sizes) as u64
+                + 4
+                + if hh.has_filters() {
+                    u64::from(ctx.sizes.lengths) + 4 + u64::from(hh.filter_len)
+                } else {
+                    0
+                };
+            old.push((heap.get(), hlen));
+            for b in h.blocks()? {
+                old.push((b.addr.get(), b.len));
+            }
         }
         old.extend(btree_extents(st, ctx, name_index)?);
         old.extend(btree_extents(st, ctx, order_index)?);
-        Ok((entries, old))
+        Ok(old)
     }
 
     /// Point the object's link or attribute info message at `heap` and the

@@ -7,8 +7,9 @@
 //! * chunked datasets grow, shrink (within their maximum shape) and take
 //!   hyperslab (box) writes; contiguous datasets take box writes in place;
 //! * attributes are added, overwritten and deleted; groups, datasets and
-//!   links are created and deleted (the target object's space is released
-//!   when its last hard link goes), in compact storage, in symbol-table
+//!   links are created and deleted (an object whose last hard link goes
+//!   is deleted with its storage, as libhdf5 does: see "Free space"), in
+//!   compact storage, in symbol-table
 //!   groups and in dense storage (fractal heap + v2 B-tree indexes, see
 //!   `dense.rs`): dense sets are rebuilt copy-on-write at each commit and
 //!   storage converts between compact and dense as libhdf5 does;
@@ -95,7 +96,8 @@
 //! commit, like the chunks; the structures of the index it replaces (array
 //! header, index/super/data blocks and pages, B-tree header and nodes, the
 //! implicit storage) join the free list once the commit is done. Nodes of a
-//! v1 B-tree libhdf5 wrote are not freed (only ones this editor wrote).
+//! v1 B-tree libhdf5 wrote are not freed by a rebuild (only ones this
+//! editor wrote); deleting the dataset frees them all.
 //!
 //! # Free space
 //!
@@ -106,6 +108,32 @@
 //! metadata metadata space, as libhdf5 keeps them apart). Free space at the
 //! end of the file is given back instead: the end-of-file address shrinks
 //! and the file is truncated (libhdf5 shrinks its EOA the same way).
+//!
+//! **Deleting objects** (`delete.rs`). [`FileEditor::delete_link`]
+//! commits staged edits first, then removes the link; when that was the
+//! target's last hard link (its reference count: the v1 header's link
+//! count, the v2 header's reference count message, else 1) the target is
+//! deleted as libhdf5's `H5O_delete` does: its header chunks, a dataset's
+//! contiguous block or every chunk and the chunk index structures (v1
+//! B-tree nodes included, an implicit index's whole storage), dense
+//! attribute storage (fractal heap header and blocks, name and
+//! creation-order B-trees), a group's link storage (local heap, B-tree
+//! nodes and `SNOD`s, or dense heap and B-trees); every hard link the
+//! deleted group held, and a dataset's committed datatype, drop one
+//! reference of their target in turn, deleting it when that was its last
+//! (members linked elsewhere only have their count decremented, their
+//! header rewritten after the parent's). Raw data goes to the raw data
+//! list, the rest to the metadata list. Not freed, as libhdf5 does not
+//! free them either: global heap objects (variable-length data) and
+//! external files; left in place (a leak, never a double free) where
+//! libhdf5 would free them: huge objects and free-space managers of
+//! fractal heaps, a virtual dataset's mapping heap object, shared-message
+//! (SOHM) reference counts and committed datatypes used by attributes,
+//! any structure that does not decode, and any extent that passes the end
+//! of file or overlaps space already free or pending or the managers' own
+//! structures. The group losing the link and the root group are never
+//! deleted through a wrong reference count. Objects still named by object
+//! references are deleted all the same, as libhdf5 does.
 //!
 //! **Persistent free space.** A file whose superblock extension holds a
 //! File Space Info message (version 1) with the strategy "free-space
@@ -145,13 +173,17 @@
 //! session, as libhdf5 does. The editor does not add a File Space Info
 //! message to a file that has none: that would switch libhdf5 to tracking
 //! free space in the file on every later write (and older libraries that
-//! do not know the message mark it unknown and stop updating it). Paged
+//! do not know the message mark it unknown and stop updating it). New
+//! files get one from [`crate::FileWriter::persist_free_space`] (the
+//! message libhdf5 writes for `fs_strategy='fsm', fs_persist=True`, no
+//! managers yet). Paged
 //! aggregation files (`fs_strategy='page'`) keep their managers untouched
 //! (the editor does not allocate in page-aligned units, so it neither takes
 //! their space nor lists its own, and leaves the end of file where it is);
 //! version 0 messages (libhdf5 1.10.0) and messages marked unknown are left
 //! alone likewise.
 
+mod delete;
 mod dense;
 mod header;
 mod index;

@@ -104,7 +104,7 @@ impl FileEditor {
         Ok(self.reader.object(path)?.addr().get())
     }
 
-    fn leaf_k(&self) -> u16 {
+    pub(super) fn leaf_k(&self) -> u16 {
         let k = self.reader.superblock().group_leaf_k;
         if k == 0 {
             4
@@ -113,7 +113,7 @@ impl FileEditor {
         }
     }
 
-    fn internal_k(&self) -> u16 {
+    pub(super) fn internal_k(&self) -> u16 {
         let k = self.reader.superblock().group_internal_k;
         if k == 0 {
             16
@@ -1210,16 +1210,27 @@ impl FileEditor {
         Ok(())
     }
 
-    /// Delete link `name` from the group at `parent`, and commit. When it
-    /// was the target's last hard link, the target's object header space
-    /// is released (otherwise its reference count drops by one).
+    /// Delete link `name` from the group at `parent`, and commit (staged
+    /// edits are committed first). When it was the target's last hard
+    /// link, the target is deleted as libhdf5 deletes it: its header, its
+    /// raw data and chunk index, its dense attributes and, for a group,
+    /// its link storage, with every member whose last link it held
+    /// (otherwise the target's reference count drops by one). See the
+    /// module documentation ("Free space") for what is freed.
     ///
     /// # Errors
     /// `NotFound` when there is no such link; `Unsupported` as for
     /// [`FileEditor::create_group`]. The file is unchanged on error.
     pub fn delete_link(&mut self, parent: &str, name: &str) -> Result<()> {
+        // Staged edits are committed first: the objects a deletion frees
+        // are then exactly as the file holds them.
+        self.flush()?;
         self.paths.clear();
         let pa = self.object_addr(parent)?;
+        // The parent's header is written before the headers of the objects
+        // that lose a reference (a crash in between leaves a count too
+        // high, a leak, never one too low).
+        self.header(pa)?;
         let links = self.link_msgs(pa)?;
         let dense_target = match self.dense_sets.get_mut(&(pa, DenseKind::Links)) {
             Some(set) if links.is_some() => {
@@ -1271,7 +1282,7 @@ impl FileEditor {
                             _ => Some(e.header.get()),
                         });
                         if let Some(t) = t {
-                            self.release_object(t)?;
+                            self.release_object(t, pa)?;
                         }
                         return self.flush();
                     }
@@ -1309,7 +1320,7 @@ impl FileEditor {
             }
         };
         if let Some(t) = target {
-            self.release_object(t)?;
+            self.release_object(t, pa)?;
         }
         self.flush()
     }
@@ -1462,61 +1473,6 @@ impl FileEditor {
             self.pending_free.push((s.get(), snod_len));
         }
         Ok(removed)
-    }
-
-    /// Drop one hard link of the object at `a`: decrement its reference
-    /// count, or release its header chunks when it was the last.
-    fn release_object(&mut self, a: u64) -> Result<()> {
-        let ctx = self.ctx;
-        let h = self.header(a)?;
-        let count = if h.version == 1 {
-            h.chunks
-                .first()
-                .and_then(|c| c.prefix.get(4..8))
-                .and_then(|b| <[u8; 4]>::try_from(b).ok())
-                .map_or(1, u32::from_le_bytes)
-        } else {
-            match h.find(kind::REF_COUNT) {
-                Some((_, m)) => {
-                    crate::format::message::misc::RefCount::decode(
-                        &mut Cursor::new(&m.data, 0),
-                        ctx,
-                    )?
-                    .count
-                }
-                None => 1,
-            }
-        };
-        if count <= 1 {
-            let hdr = self.headers.remove(&a);
-            // Its dense links or attributes are no longer referenced (their
-            // space is left, as the object's other storage).
-            self.dense_sets.remove(&(a, DenseKind::Links));
-            self.dense_sets.remove(&(a, DenseKind::Attrs));
-            if let Some(h) = hdr {
-                for c in &h.chunks {
-                    let len = c.prefix.len() + c.cap + if h.version == 2 { 4 } else { 0 };
-                    self.pending_free.push((c.addr, len as u64));
-                }
-            }
-            self.datasets.remove(&a);
-            self.dtypes.remove(&a);
-            return Ok(());
-        }
-        let h = self.header(a)?;
-        if h.version == 1 {
-            if let Some(c) = h.chunks.first_mut() {
-                if let Some(b) = c.prefix.get_mut(4..8) {
-                    b.copy_from_slice(&(count - 1).to_le_bytes());
-                }
-                c.dirty = true;
-            }
-        } else if let Some((loc, _)) = h.find(kind::REF_COUNT) {
-            let mut body = vec![0u8];
-            body.extend_from_slice(&(count - 1).to_le_bytes());
-            h.replace(loc, &body, &mut |_| 0);
-        }
-        Ok(())
     }
 }
 

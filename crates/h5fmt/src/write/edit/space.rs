@@ -242,6 +242,26 @@ impl FileEditor {
         })
     }
 
+    /// Whether `(a, l)` may be freed: inside the committed file past the
+    /// superblock, not overlapping free or pending space or the persistent
+    /// managers' structures.
+    pub(super) fn may_free(&self, a: u64, l: u64) -> bool {
+        let end = match a.checked_add(l) {
+            Some(e) if l > 0 => e,
+            _ => return false,
+        };
+        if a < self.sb_image.len() as u64 || end > self.committed_eof {
+            return false;
+        }
+        let hit = |&(b, m): &(u64, u64)| a < b.saturating_add(m) && b < end;
+        let structs: &[(u64, u64)] = self.persist.as_ref().map_or(&[], |p| &p.structs);
+        !(self.free.iter().any(hit)
+            || self.free_raw.iter().any(hit)
+            || self.pending_free.iter().any(hit)
+            || self.pending_free_raw.iter().any(hit)
+            || structs.iter().any(hit))
+    }
+
     /// Merge the pending frees of a completed commit into the free lists,
     /// and give free space at the end of file back (the end of file
     /// shrinks), as libhdf5 does.

@@ -1,0 +1,603 @@
+//! Deleting an object's last hard link frees its storage, as libhdf5 does:
+//! header, raw data (contiguous block, chunks), chunk index, dense
+//! attributes, and for a group its link storage and the members whose last
+//! link it held. Files come from h5py with persistent free space
+//! (`fs_strategy='fsm', fs_persist=True`), so the freed space is visible
+//! in the file's managers (or the end of file shrank) after reopening.
+//! Oracle: h5py (libhdf5) reads every remaining value and edits the file
+//! afterwards; `h5 check` (free space overlapping a structure in use, a
+//! chunk among them, is an error) is clean; the freed space takes new data
+//! without the file growing. Also: `FileWriter::persist_free_space` files
+//! as libhdf5 writes them, and a cut test over delete commits.
+
+use h5cli::check::{check_path, is_clean};
+use h5fmt::write::edit::NewDataset;
+use h5fmt::{Datatype, FileEditor, FileWriter, Format};
+use std::path::{Path, PathBuf};
+
+mod common;
+use common::run_py;
+
+fn scratch(name: &str) -> PathBuf {
+    common::scratch("h5fmt_edit_del", name)
+}
+
+/// h5py writes, with persistent free space: `keep` (100 i8), `contig`
+/// (2000 i8), `chunked` (4000 f8 in chunks of 500, 12 attributes: dense
+/// from `v108` on), group `g` (`x` 1000 i8 contiguous, `y` 1000 i8 in
+/// chunks of 250, `sub/z` 500 i8), group `big` (20 datasets of 10 i8:
+/// dense links, or a symbol table under `earliest`), `hard` (300 i8) also
+/// linked as `g2/alias`, and `tail` (10 i8).
+const GEN: &str = r#"
+import sys, h5py, numpy as np
+path, libver = sys.argv[1], sys.argv[2]
+with h5py.File(path, 'w', libver=(libver, 'latest'), fs_strategy='fsm', fs_persist=True) as f:
+    f['keep'] = np.arange(100, dtype='<i8')
+    f['contig'] = np.arange(2000, dtype='<i8')
+    c = f.create_dataset('chunked', data=np.arange(4000, dtype='<f8'), chunks=(500,), maxshape=(None,))
+    for i in range(12):
+        c.attrs[f'at{i:02}'] = np.arange(40) + i
+    g = f.create_group('g')
+    g['x'] = np.arange(1000, dtype='<i8')
+    g.create_dataset('y', data=np.arange(1000, dtype='<i8'), chunks=(250,), maxshape=(None,))
+    g.create_group('sub')['z'] = np.arange(500, dtype='<i8')
+    big = f.create_group('big')
+    for i in range(20):
+        big[f'd{i:02}'] = np.arange(10, dtype='<i8') + i
+    f['hard'] = np.arange(300, dtype='<i8')
+    f.create_group('g2')['alias'] = f['hard']
+    f['tail'] = np.arange(10, dtype='<i8')
+"#;
+
+/// Raw data bytes of `contig`, `chunked`, `g` and `big`.
+const RAW_DELETED: u64 = 16000 + 32000 + (8000 + 8000 + 4000) + 20 * 80;
+
+/// Every dataset's values: {name: [...]} (or {"error": ...}).
+const DUMP: &str = r#"
+import sys, json, h5py, numpy as np
+out = []
+for p in sys.argv[1:]:
+    try:
+        with h5py.File(p, 'r') as f:
+            d = {}
+            names = []
+            f.visit_links(names.append)
+            for name in names:
+                obj = f.get(name)
+                if isinstance(obj, h5py.Dataset):
+                    d[name] = np.asarray(obj[()], dtype='f8').ravel().tolist()
+            if 'g2/alias' in f:
+                d['alias_rc'] = h5py.h5o.get_info(f['g2/alias'].id).rc
+    except Exception as e:
+        d = {'error': repr(e)}
+    out.append(d)
+print(json.dumps(out))
+"#;
+
+/// libhdf5 edits the file: deletes `keep`, adds `more` (3000 i8), grows a
+/// chunked dataset if there is one, closes (rewriting the managers), then
+/// reads everything back.
+const LIBHDF5_EDIT: &str = r#"
+import sys, json, h5py, numpy as np
+p = sys.argv[1]
+with h5py.File(p, 'r+') as f:
+    if 'keep' in f:
+        del f['keep']
+    f['more'] = np.arange(3000, dtype='<i8') * 3
+    if 'chunked' in f:
+        d = f['chunked']
+        n = d.shape[0]
+        d.resize((n + 700,))
+        d[n:] = np.arange(700) + 5
+with h5py.File(p, 'r') as f:
+    assert (f['more'][()] == np.arange(3000) * 3).all()
+    if 'chunked' in f:
+        assert (f["chunked"][-700:] == np.arange(700) + 5).all()
+    f.visititems(lambda n, o: o[()] if isinstance(o, h5py.Dataset) else None)
+    print(json.dumps({'keys': sorted(f.keys())}))
+"#;
+
+type Extents = Vec<(u64, u64)>;
+
+/// The file's persistent managers: (slot, sections) and their structures.
+fn managers(path: &Path) -> (Vec<(usize, Extents)>, Extents) {
+    use h5fmt::codec::Cursor;
+    use h5fmt::format::free_space::{decode_sections, FileSpaceInfo, FreeSpaceHeader};
+    let b = std::fs::read(path).expect("read");
+    let f = h5fmt::File::from_bytes(b.clone()).expect("open");
+    let ctx = f.ctx();
+    let h =
+        h5fmt::read::object_header::read_object_header(f.storage(), f.superblock().extension, ctx)
+            .expect("extension");
+    let m = h
+        .find(h5fmt::format::message::kind::FSINFO)
+        .expect("file space info");
+    let info = FileSpaceInfo::decode(&mut Cursor::new(&m.data, 0), ctx).expect("fsinfo");
+    assert!(info.persist);
+    let mut out = Vec::new();
+    let mut structs = Vec::new();
+    for (slot, a) in info.managers.iter().enumerate() {
+        let Some(a) = a.defined() else { continue };
+        let at = a.0 as usize;
+        let hdr = FreeSpaceHeader::decode(&mut Cursor::new(&b[at..], a.0), ctx).expect("FSHD");
+        let s = hdr.sections_addr.0 as usize;
+        let secs =
+            decode_sections(&mut Cursor::new(&b[s..], s as u64), &hdr, a, ctx).expect("FSSE");
+        structs.push((a.0, FreeSpaceHeader::encoded_len(ctx) as u64));
+        structs.push((hdr.sections_addr.0, hdr.sections_alloc));
+        out.push((slot, secs.iter().map(|x| (x.offset, x.size)).collect()));
+    }
+    (out, structs)
+}
+
+fn all_free(path: &Path) -> u64 {
+    managers(path)
+        .0
+        .iter()
+        .flat_map(|m| m.1.iter().map(|s| s.1))
+        .sum()
+}
+
+/// No listed section overlaps another or the managers' structures.
+fn assert_sections_disjoint(path: &Path) {
+    let (ms, structs) = managers(path);
+    let mut ext: Vec<(u64, u64)> = ms.iter().flat_map(|m| m.1.clone()).collect();
+    ext.extend(structs);
+    ext.sort();
+    for w in ext.windows(2) {
+        assert!(
+            w[0].0 + w[0].1 <= w[1].0,
+            "{}: {w:?} overlap",
+            path.display()
+        );
+    }
+}
+
+fn assert_checks(path: &Path, strict: bool) {
+    let findings = check_path(path);
+    assert!(
+        is_clean(&findings, strict),
+        "h5 check {}: {}",
+        path.display(),
+        findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_sections_disjoint(path);
+}
+
+fn len(p: &Path) -> u64 {
+    std::fs::metadata(p).expect("metadata").len()
+}
+
+fn dump(paths: &[&Path]) -> Vec<serde_json::Value> {
+    let args: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let s = run_py(DUMP, &args).expect("python");
+    serde_json::from_str::<serde_json::Value>(&s)
+        .expect("json")
+        .as_array()
+        .expect("array")
+        .clone()
+}
+
+fn ints(n: usize, f: impl Fn(usize) -> f64) -> serde_json::Value {
+    serde_json::json!((0..n).map(f).collect::<Vec<f64>>())
+}
+
+fn libhdf5_edits(path: &Path) {
+    let out = run_py(LIBHDF5_EDIT, &[path.to_str().expect("utf-8")]).expect("python");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert!(v["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .all(|k| k != "keep"));
+    assert_checks(path, true);
+}
+
+/// The objects `GEN` writes that are still there, with their values.
+fn expect_present(v: &serde_json::Value, names: &[&str]) {
+    assert!(v.get("error").is_none(), "{v}");
+    for n in names {
+        let want = match *n {
+            "keep" => ints(100, |i| i as f64),
+            "contig" => ints(2000, |i| i as f64),
+            "chunked" => ints(4000, |i| i as f64),
+            "g/x" | "g/y" => ints(1000, |i| i as f64),
+            "g/sub/z" => ints(500, |i| i as f64),
+            "hard" | "g2/alias" => ints(300, |i| i as f64),
+            "tail" => ints(10, |i| i as f64),
+            _ => unreachable!(),
+        };
+        assert_eq!(v[*n], want, "{n}");
+    }
+}
+
+const LIBVERS: [&str; 3] = ["earliest", "v108", "latest"];
+
+/// Deleting a contiguous dataset, a chunked one (v1 B-tree under
+/// `earliest`/`v108`, extensible array under `latest`, with dense
+/// attributes from `v108` on), a group of datasets and a subgroup, and a
+/// group of 20 datasets (symbol table or dense links) frees at least their
+/// raw data: listed by the managers after reopening, or given back at the
+/// end of the file. New data of that size then fits without the file
+/// growing; libhdf5 reads and edits the result.
+#[test]
+fn deleting_objects_frees_their_storage() {
+    for libver in LIBVERS {
+        let path = scratch(&format!("del_{libver}.h5"));
+        let Some(_) = run_py(GEN, &[path.to_str().expect("utf-8"), libver]) else {
+            return;
+        };
+        let (free0, size0) = (all_free(&path), len(&path));
+        let mut ed = FileEditor::open(&path).expect("open");
+        ed.delete_link("/", "contig").expect("delete contig");
+        ed.close().expect("close");
+        let (free1, size1) = (all_free(&path), len(&path));
+        assert!(
+            free1 + (size0 - size1.min(size0)) >= free0 + 16000,
+            "{libver}: contig: free {free0} → {free1}, size {size0} → {size1}"
+        );
+        assert_checks(&path, true);
+        let mut ed = FileEditor::open(&path).expect("reopen");
+        ed.delete_link("/", "chunked").expect("delete chunked");
+        ed.delete_link("/", "g").expect("delete g");
+        ed.delete_link("/", "big").expect("delete big");
+        ed.close().expect("close");
+        let (free2, size2) = (all_free(&path), len(&path));
+        eprintln!("{libver}: free {free0} → {free1} → {free2}, size {size0} → {size1} → {size2}");
+        assert!(
+            free2 + size0.saturating_sub(size2) >= free0 + RAW_DELETED,
+            "{libver}: free {free0} → {free2}, size {size0} → {size2}"
+        );
+        assert_checks(&path, true);
+        let v = &dump(&[&path])[0];
+        expect_present(v, &["keep", "hard", "g2/alias", "tail"]);
+        for gone in ["contig", "chunked", "g/x", "g/y", "g/sub/z", "big/d00"] {
+            assert!(v.get(gone).is_none(), "{libver}: {gone} is still there");
+        }
+        // New data as large as the largest deleted dataset (32000 bytes of
+        // chunks) and the contiguous one fit without the file growing.
+        let mut ed = FileEditor::open(&path).expect("reopen");
+        let vals: Vec<i64> = (0..2000).map(|i| 3 * i - 1).collect();
+        let spec = NewDataset::new(Datatype::int_le(8, true), &[2000]);
+        ed.create_dataset("/", "new", &spec).expect("create");
+        ed.write("/new", &[0], &[2000], &vals).expect("write");
+        let spec = NewDataset::new(Datatype::int_le(8, true), &[4000])
+            .chunks(&[500])
+            .maxshape(&[None]);
+        ed.create_dataset("/", "new_ch", &spec).expect("create");
+        let vals2: Vec<i64> = (0..4000).map(|i| 7 - i).collect();
+        ed.write("/new_ch", &[0], &[4000], &vals2).expect("write");
+        ed.close().expect("close");
+        assert!(
+            len(&path) <= size0,
+            "{libver}: the file grew from {size0} to {}",
+            len(&path)
+        );
+        assert_checks(&path, true);
+        let v = &dump(&[&path])[0];
+        expect_present(v, &["keep", "hard", "g2/alias", "tail"]);
+        assert_eq!(v["new"], ints(2000, |i| 3.0 * i as f64 - 1.0), "{libver}");
+        assert_eq!(v["new_ch"], ints(4000, |i| 7.0 - i as f64), "{libver}");
+        libhdf5_edits(&path);
+    }
+}
+
+/// An object with two hard links: deleting one frees nothing (its
+/// reference count drops to 1, as h5py reports) and the other still reads;
+/// deleting the group holding the second frees the data.
+#[test]
+fn deleting_one_of_two_hard_links_frees_nothing() {
+    for libver in LIBVERS {
+        let path = scratch(&format!("hard_{libver}.h5"));
+        let Some(_) = run_py(GEN, &[path.to_str().expect("utf-8"), libver]) else {
+            return;
+        };
+        assert_eq!(dump(&[&path])[0]["alias_rc"], 2, "{libver}");
+        let (free0, size0) = (all_free(&path), len(&path));
+        let mut ed = FileEditor::open(&path).expect("open");
+        ed.delete_link("/", "hard").expect("delete hard");
+        ed.close().expect("close");
+        assert_eq!(
+            (all_free(&path), len(&path)),
+            (free0, size0),
+            "{libver}: space changed"
+        );
+        assert_checks(&path, true);
+        let v = &dump(&[&path])[0];
+        assert!(v.get("hard").is_none());
+        expect_present(v, &["keep", "contig", "chunked", "g2/alias", "tail"]);
+        assert_eq!(v["alias_rc"], 1, "{libver}");
+        let mut ed = FileEditor::open(&path).expect("open");
+        ed.delete_link("/", "g2").expect("delete g2");
+        ed.close().expect("close");
+        let (free1, size1) = (all_free(&path), len(&path));
+        assert!(
+            free1 + size0.saturating_sub(size1) >= free0 + 2400,
+            "{libver}: free {free0} → {free1}, size {size0} → {size1}"
+        );
+        assert_checks(&path, true);
+        let v = &dump(&[&path])[0];
+        assert!(v.get("g2/alias").is_none());
+        expect_present(v, &["keep", "contig", "chunked", "tail"]);
+        libhdf5_edits(&path);
+    }
+}
+
+/// A dataset using a committed datatype holds a reference to it (libhdf5
+/// counts it as a link): deleting the dataset drops the datatype's count
+/// from 2 to 1 (h5py reports it), and deleting the datatype's link then
+/// frees its header.
+#[test]
+fn deleting_a_dataset_releases_its_committed_datatype() {
+    const GEN_T: &str = r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'w', libver=(sys.argv[2], 'latest'), fs_strategy='fsm', fs_persist=True) as f:
+    f['t'] = np.dtype('<i8')
+    f.create_dataset('d', data=np.arange(500), dtype=f['t'])
+    f['tail'] = np.arange(10, dtype='<i8')
+"#;
+    const RC: &str = r#"
+import sys, json, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    print(json.dumps({'t': h5py.h5o.get_info(f['t'].id).rc if 't' in f else None,
+                      'd': 'd' in f, 'tail': f['tail'][()].tolist()}))
+"#;
+    for libver in ["earliest", "latest"] {
+        let path = scratch(&format!("dtype_{libver}.h5"));
+        let p = path.to_str().expect("utf-8");
+        let Some(_) = run_py(GEN_T, &[p, libver]) else {
+            return;
+        };
+        let rc = |p: &str| -> serde_json::Value {
+            serde_json::from_str(&run_py(RC, &[p]).expect("python")).expect("json")
+        };
+        assert_eq!(rc(p)["t"], 2, "{libver}");
+        let mut ed = FileEditor::open(&path).expect("open");
+        ed.delete_link("/", "d").expect("delete d");
+        ed.close().expect("close");
+        let v = rc(p);
+        assert_eq!(v["t"], 1, "{libver}: {v}");
+        assert_eq!(v["d"], false);
+        assert_checks(&path, true);
+        let (free0, size0) = (all_free(&path), len(&path));
+        let mut ed = FileEditor::open(&path).expect("open");
+        ed.delete_link("/", "t").expect("delete t");
+        ed.close().expect("close");
+        let (free1, size1) = (all_free(&path), len(&path));
+        // The datatype's header (at least its 8-byte integer message).
+        assert!(
+            free1 + size0.saturating_sub(size1) >= free0 + 16,
+            "{libver}: free {free0} → {free1}, size {size0} → {size1}"
+        );
+        let v = rc(p);
+        assert_eq!(v["t"], serde_json::Value::Null);
+        assert_eq!(v["tail"], serde_json::json!((0..10).collect::<Vec<i64>>()));
+        assert_checks(&path, true);
+        libhdf5_edits(&path);
+    }
+}
+
+/// Fields of a File Space Info message, and its message flags.
+fn fs_info(path: &Path) -> (h5fmt::format::free_space::FileSpaceInfo, u8) {
+    use h5fmt::codec::Cursor;
+    use h5fmt::format::free_space::FileSpaceInfo;
+    let f = h5fmt::File::open(path).expect("open");
+    let ctx = f.ctx();
+    let h =
+        h5fmt::read::object_header::read_object_header(f.storage(), f.superblock().extension, ctx)
+            .expect("extension");
+    let m = h
+        .find(h5fmt::format::message::kind::FSINFO)
+        .expect("file space info");
+    let info = FileSpaceInfo::decode(&mut Cursor::new(&m.data, 0), ctx).expect("fsinfo");
+    (info, m.flags)
+}
+
+/// `FileWriter::persist_free_space` writes the File Space Info message
+/// libhdf5 writes for `fs_strategy='fsm', fs_persist=True` (compared field
+/// by field with an h5py file, the end of file before the managers being
+/// each file's size); h5py reports the strategy; libhdf5 edits the file;
+/// space our editor frees survives reopening.
+#[test]
+fn writer_creates_persistent_free_space() {
+    const STRATEGY: &str = r#"
+import sys, json, h5py
+out = []
+for p in sys.argv[1:]:
+    with h5py.File(p, 'r') as f:
+        out.append(list(f.id.get_create_plist().get_file_space_strategy()))
+print(json.dumps(out))
+"#;
+    const REF: &str = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'w', libver=(sys.argv[2], 'latest'), fs_strategy='fsm', fs_persist=True, fs_threshold=int(sys.argv[3])) as f:
+    pass
+"#;
+    assert_eq!(
+        FileWriter::in_memory_with(Format::Earliest)
+            .persist_free_space(true)
+            .map_err(|e| e.kind()),
+        Err(h5fmt::ErrorKind::Usage)
+    );
+    for (format, libver, threshold) in [
+        (Format::V18, "v108", 1u64),
+        (Format::Latest, "latest", 1),
+        (Format::Latest, "latest", 64),
+    ] {
+        let path = scratch(&format!("writer_{libver}_{threshold}.h5"));
+        let mut w = FileWriter::create_with(&path, format).expect("create");
+        if threshold == 1 {
+            w.persist_free_space(true).expect("persist");
+        } else {
+            w.free_space_threshold(threshold).expect("threshold");
+        }
+        let mut root = w.root();
+        let vals: Vec<i64> = (0..2000).collect();
+        root.create_dataset("keep")
+            .write(&vals[..100])
+            .expect("keep");
+        root.create_dataset("contig").write(&vals).expect("contig");
+        root.create_dataset("chunked")
+            .chunks(&[500])
+            .maxshape(&[None])
+            .write(&vals)
+            .expect("chunked");
+        root.create_dataset("tail")
+            .write(&vals[..10])
+            .expect("tail");
+        w.close().expect("close");
+        let reference = scratch(&format!("writer_ref_{libver}_{threshold}.h5"));
+        let Some(_) = run_py(
+            REF,
+            &[
+                reference.to_str().expect("utf-8"),
+                libver,
+                &threshold.to_string(),
+            ],
+        ) else {
+            return;
+        };
+        let (ours, ours_flags) = fs_info(&path);
+        let (theirs, their_flags) = fs_info(&reference);
+        assert_eq!(ours_flags, their_flags);
+        assert_eq!(ours.eoa_before_fsm.0, len(&path));
+        assert_eq!(theirs.eoa_before_fsm.0, len(&reference));
+        let mut ours_cmp = ours.clone();
+        ours_cmp.eoa_before_fsm = theirs.eoa_before_fsm;
+        assert_eq!(ours_cmp, theirs);
+        let s = run_py(
+            STRATEGY,
+            &[
+                path.to_str().expect("utf-8"),
+                reference.to_str().expect("utf-8"),
+            ],
+        )
+        .expect("python");
+        let v: serde_json::Value = serde_json::from_str(&s).expect("json");
+        assert_eq!(v[0], serde_json::json!([0, 1, threshold]), "{s}");
+        assert_eq!(v[0], v[1]);
+        assert_checks(&path, true);
+        // Our editor frees `contig` (16000 bytes): listed after reopening.
+        let mut ed = FileEditor::open(&path).expect("open");
+        ed.delete_link("/", "contig").expect("delete");
+        ed.close().expect("close");
+        // (The new managers may take their own space from it.)
+        let structs: u64 = managers(&path).1.iter().map(|s| s.1).sum();
+        let free = all_free(&path);
+        assert!(free + structs >= 16000, "{libver}: {free} + {structs}");
+        assert_checks(&path, true);
+        let mut ed = FileEditor::open(&path).expect("open");
+        let size = len(&path);
+        // Nearly as large (the managers took a few hundred bytes of it).
+        let spec = NewDataset::new(Datatype::int_le(8, true), &[1900]);
+        ed.create_dataset("/", "new", &spec).expect("create");
+        ed.write("/new", &[0], &[1900], &vals[..1900])
+            .expect("write");
+        ed.close().expect("close");
+        // The data went into the freed space (the new header and managers
+        // may not).
+        assert!(
+            len(&path) <= size + 1024,
+            "{libver}: grew {size} → {}",
+            len(&path)
+        );
+        let v = &dump(&[&path])[0];
+        assert_eq!(v["new"], ints(1900, |i| i as f64));
+        assert_eq!(v["chunked"], ints(2000, |i| i as f64));
+        assert_eq!(v["tail"], ints(10, |i| i as f64));
+        assert_checks(&path, true);
+        libhdf5_edits(&path);
+    }
+}
+
+/// Cut after every write of two delete commits (a group of datasets and a
+/// subgroup, then a chunked dataset with dense attributes): libhdf5 reads
+/// every object in its old or new state, `h5 check` finds no free space
+/// overlapping a structure, and libhdf5 edits a few cut files.
+#[test]
+fn delete_commits_are_crash_ordered() {
+    for libver in ["earliest", "latest"] {
+        let template = scratch(&format!("cut_template_{libver}.h5"));
+        let Some(_) = run_py(GEN, &[template.to_str().expect("utf-8"), libver]) else {
+            return;
+        };
+        let op = |ed: &mut FileEditor| -> h5fmt::Result<()> {
+            ed.delete_link("/", "g")?;
+            ed.delete_link("/", "chunked")?;
+            ed.delete_link("/", "hard")
+        };
+        let mut cuts = Vec::new();
+        let mut n = 0usize;
+        let done = loop {
+            let p = scratch(&format!("cut_{libver}_{n}.h5"));
+            std::fs::copy(&template, &p).expect("copy");
+            let mut ed = FileEditor::open(&p).expect("open");
+            ed.sync = false;
+            ed.fail_writes_after(Some(n));
+            let r = op(&mut ed);
+            drop(ed);
+            if r.is_ok() {
+                break p;
+            }
+            cuts.push(p);
+            n += 1;
+            assert!(n < 500, "never completes");
+        };
+        assert!(n >= 3, "too few writes: {n}");
+        let mut all: Vec<&Path> = cuts.iter().map(PathBuf::as_path).collect();
+        all.push(&done);
+        let views = dump(&all);
+        let mut states = std::collections::BTreeSet::new();
+        for (i, v) in views.iter().enumerate() {
+            expect_present(v, &["keep", "contig", "tail", "g2/alias"]);
+            let g = v.get("g/x").is_some();
+            if g {
+                expect_present(v, &["g/x", "g/y", "g/sub/z"]);
+            } else {
+                assert!(
+                    v.get("g/y").is_none() && v.get("g/sub/z").is_none(),
+                    "cut {i}"
+                );
+            }
+            let ch = v.get("chunked").is_some();
+            if ch {
+                expect_present(v, &["chunked"]);
+            }
+            let hard = v.get("hard").is_some();
+            if hard {
+                expect_present(v, &["hard"]);
+            }
+            // The alias loses a reference only once `hard` is gone.
+            let rc = v["alias_rc"].as_u64().expect("rc");
+            assert!(
+                rc == 2 || (!hard && rc == 1),
+                "cut {i}: hard {hard}, rc {rc}"
+            );
+            states.insert((g, ch, hard));
+            let p = all[i];
+            assert_checks(p, p == done.as_path());
+        }
+        assert!(
+            states.contains(&(true, true, true)) && states.contains(&(false, false, false)),
+            "{libver}: {states:?}"
+        );
+        for s in &states {
+            // g goes first, then chunked, then hard.
+            assert!(
+                (s.0 <= s.1) && (s.1 <= s.2),
+                "{libver}: state {s:?} out of order"
+            );
+        }
+        for i in [0, n / 3, n / 2, n.saturating_sub(1), n] {
+            let p = all[i.min(all.len() - 1)];
+            let q = scratch(&format!("cut_edit_{libver}_{i}.h5"));
+            std::fs::copy(p, &q).expect("copy");
+            libhdf5_edits(&q);
+        }
+    }
+}
