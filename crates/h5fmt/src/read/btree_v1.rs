@@ -281,18 +281,24 @@ pub fn read_snod(st: &Storage, ctx: Ctx, addr: Addr) -> Result<SymbolTableNode> 
     SymbolTableNode::decode(&mut Cursor::new(&raw, abs), ctx)
 }
 
-/// All chunk records of a chunked dataset's B-tree. `rank` is the dataspace
-/// rank (keys carry `rank + 1` offsets; the last, the element offset, is dropped).
-///
-/// # Errors
-/// `Corrupt`, `Truncated`, `Cycle`, `Limit`.
-pub fn chunk_records(st: &Storage, ctx: Ctx, root: Addr, rank: usize) -> Result<Vec<ChunkRecord>> {
+/// `Limit` when a chunk B-tree's dataset rank is above the limit.
+fn check_rank(ctx: Ctx, rank: usize) -> Result<()> {
     if rank > ctx.limits.max_rank {
         return Err(Error::limit(alloc::format!(
             "rank {rank} exceeds the limit of {}",
             ctx.limits.max_rank
         )));
     }
+    Ok(())
+}
+
+/// All chunk records of a chunked dataset's B-tree. `rank` is the dataspace
+/// rank (keys carry `rank + 1` offsets; the last, the element offset, is dropped).
+///
+/// # Errors
+/// `Corrupt`, `Truncated`, `Cycle`, `Limit`.
+pub fn chunk_records(st: &Storage, ctx: Ctx, root: Addr, rank: usize) -> Result<Vec<ChunkRecord>> {
+    check_rank(ctx, rank)?;
     let mut walk = Walk::new();
     let mut out = Vec::new();
     chunk_node(st, ctx, root, None, rank, None, &mut walk, &mut out)?;
@@ -315,12 +321,7 @@ pub fn chunk_records_between(
     first: &[u64],
     last: &[u64],
 ) -> Result<Vec<ChunkRecord>> {
-    if rank > ctx.limits.max_rank {
-        return Err(Error::limit(alloc::format!(
-            "rank {rank} exceeds the limit of {}",
-            ctx.limits.max_rank
-        )));
-    }
+    check_rank(ctx, rank)?;
     let mut walk = Walk::new();
     let mut out = Vec::new();
     chunk_node(
@@ -342,12 +343,7 @@ pub fn chunk_records_between(
 /// # Errors
 /// As [`chunk_records`].
 pub fn chunk_tree_nodes(st: &Storage, ctx: Ctx, root: Addr, rank: usize) -> Result<Vec<Addr>> {
-    if rank > ctx.limits.max_rank {
-        return Err(Error::limit(alloc::format!(
-            "rank {rank} exceeds the limit of {}",
-            ctx.limits.max_rank
-        )));
-    }
+    check_rank(ctx, rank)?;
     let mut walk = Walk::new();
     let mut out = Vec::new();
     chunk_tree_walk(st, ctx, root, None, rank, &mut walk, &mut out)?;

@@ -1190,14 +1190,7 @@ fn decode_prefix(
     clen: u64,
     n: usize,
 ) -> Result<Option<Vec<u8>>> {
-    let partial = rec
-        .offsets
-        .iter()
-        .zip(&req.layout.dims)
-        .zip(req.dims)
-        .any(|((o, c), d)| o.saturating_add(*c) > *d);
-    let unfiltered_edge = req.layout.flags & 1 != 0 && partial;
-    if req.pipeline.filters.is_empty() || unfiltered_edge || rec.filter_mask != 0 {
+    if !filters_applied(req, rec) || rec.filter_mask != 0 {
         return Ok(None);
     }
     let limit = ctx
@@ -1232,19 +1225,10 @@ fn decode_one_into(
     clen: u64,
     direct: Option<&mut [u8]>,
 ) -> Result<Option<Vec<u8>>> {
-    let layout = req.layout;
     let es = req.element_size;
     let clen_us =
         usize::try_from(clen).map_err(|_| Error::limit("chunk larger than the address space"))?;
-    let filtered = !req.pipeline.filters.is_empty();
-    let partial = rec
-        .offsets
-        .iter()
-        .zip(&layout.dims)
-        .zip(req.dims)
-        .any(|((o, c), d)| o.saturating_add(*c) > *d);
-    let skip_edge_filters = layout.flags & 1 != 0;
-    let apply_filters = filtered && !(skip_edge_filters && partial);
+    let apply_filters = filters_applied(req, rec);
     let stored_len = if apply_filters { rec.size } else { clen };
     if stored_len
         > ctx
@@ -1349,16 +1333,22 @@ fn for_each_decoded(
     each_decoded(st, ctx, req, recs, need, sink)
 }
 
-/// Stored bytes of `rec` as [`decode_one_into`] reads them.
-fn stored_len(req: &ChunkedRead<'_>, rec: &ChunkRecord, clen: u64) -> u64 {
+/// Whether `rec`'s stored bytes went through the filter pipeline: a
+/// filtered dataset's chunks do, except partial edge chunks when the
+/// layout says those are stored unfiltered (flag bit 0).
+fn filters_applied(req: &ChunkedRead<'_>, rec: &ChunkRecord) -> bool {
     let partial = rec
         .offsets
         .iter()
         .zip(&req.layout.dims)
         .zip(req.dims)
         .any(|((o, c), d)| o.saturating_add(*c) > *d);
-    let filtered = !req.pipeline.filters.is_empty();
-    if filtered && !(req.layout.flags & 1 != 0 && partial) {
+    !req.pipeline.filters.is_empty() && !(req.layout.flags & 1 != 0 && partial)
+}
+
+/// Stored bytes of `rec` as [`decode_one_into`] reads them.
+fn stored_len(req: &ChunkedRead<'_>, rec: &ChunkRecord, clen: u64) -> u64 {
+    if filters_applied(req, rec) {
         rec.size
     } else {
         clen
