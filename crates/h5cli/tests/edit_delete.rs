@@ -10,7 +10,6 @@
 //! without the file growing. Also: `FileWriter::persist_free_space` files
 //! as libhdf5 writes them, and a cut test over delete commits.
 
-use h5cli::check::{check_path, is_clean};
 use h5fmt::write::edit::NewDataset;
 use h5fmt::{Datatype, FileEditor, FileWriter, Format};
 use std::path::{Path, PathBuf};
@@ -154,17 +153,7 @@ fn assert_sections_disjoint(path: &Path) {
 }
 
 fn assert_checks(path: &Path, strict: bool) {
-    let findings = check_path(path);
-    assert!(
-        is_clean(&findings, strict),
-        "h5 check {}: {}",
-        path.display(),
-        findings
-            .iter()
-            .map(|f| f.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    common::assert_checks(path, strict);
     assert_sections_disjoint(path);
 }
 

@@ -8,13 +8,12 @@
 //! freed space. A cut test shows every commit prefix reads as the old or
 //! the new state.
 
-use h5cli::check::{check_path, is_clean};
 use h5fmt::write::edit::NewDataset;
 use h5fmt::{Datatype, FileEditor};
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::run_py;
+use common::{assert_checks, run_py};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("h5fmt_edit_fs", name)
@@ -127,22 +126,6 @@ fn raw_free(path: &Path) -> u64 {
 
 fn assert_clean(path: &Path) {
     assert_checks(path, true);
-}
-
-/// `h5 check` finds no error (and, `strict`, no warning: a cut commit may
-/// leave space written past the end-of-file address).
-fn assert_checks(path: &Path, strict: bool) {
-    let findings = check_path(path);
-    assert!(
-        is_clean(&findings, strict),
-        "h5 check {}: {}",
-        path.display(),
-        findings
-            .iter()
-            .map(|f| f.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
 }
 
 fn len(p: &Path) -> u64 {

@@ -262,3 +262,21 @@ pub fn scratch(prefix: &str, name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir.join(name)
 }
+
+/// `h5 check` finds no error in the file at `path` (and, `strict`, no
+/// warning: a cut commit may leave space written past the end-of-file
+/// address).
+pub fn assert_checks(path: &Path, strict: bool) {
+    use h5cli::check::{check_path, is_clean};
+    let findings = check_path(path);
+    assert!(
+        is_clean(&findings, strict),
+        "h5 check {}: {}",
+        path.display(),
+        findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

@@ -176,12 +176,32 @@
 //! do not know the message mark it unknown and stop updating it). New
 //! files get one from [`crate::FileWriter::persist_free_space`] (the
 //! message libhdf5 writes for `fs_strategy='fsm', fs_persist=True`, no
-//! managers yet). Paged
-//! aggregation files (`fs_strategy='page'`) keep their managers untouched
-//! (the editor does not allocate in page-aligned units, so it neither takes
-//! their space nor lists its own, and leaves the end of file where it is);
-//! version 0 messages (libhdf5 1.10.0) and messages marked unknown are left
-//! alone likewise.
+//! managers yet). Version 0 messages (libhdf5 1.10.0) and messages marked
+//! unknown are left alone.
+//!
+//! **Paged aggregation** (`fs_strategy='page'`: a version 1 message with
+//! the paged strategy and a page size). libhdf5 allocates such files in
+//! pages (`H5MF__alloc_pagefs`), asserts that the end of file is a
+//! multiple of the page size, and its page buffer (`page_buf_size=`)
+//! caches whole pages as either metadata or raw data; a file allocated
+//! the non-paged way (blocks crossing page boundaries, an unaligned end of
+//! file) is misread through the page buffer (checked with h5py: a dataset
+//! created that way "doesn't exist"). The editor therefore allocates as
+//! libhdf5 does: a block smaller than a page lies inside one page holding
+//! only blocks of its kind (metadata, or raw data with global heap
+//! collections, as libhdf5 maps them), taken from freed space of that kind
+//! or from a fresh page whose rest becomes free space of that kind; a block
+//! of a page or more starts on a page boundary and owns its pages (the rest
+//! of its last page is not reused); fresh pages come from the end of file,
+//! which stays a multiple of the page size and is never shrunk. With
+//! persistence on, the managers are kept untouched and stay true: the
+//! editor does not load them, so it never takes the space they list, and
+//! the space it frees is reused only within the session (left unlisted in
+//! the file: a leak, never a double allocation); libhdf5 opening the file
+//! read-write keeps using its managers. Tested with h5py
+//! (`crates/h5cli/tests/edit_paged.rs`) for page sizes 512 and 4096,
+//! persistence on and off, superblock versions 0 and 3, reading with and
+//! without the page buffer and editing with it.
 
 mod delete;
 mod dense;
@@ -296,8 +316,9 @@ pub struct FileEditor {
     pending_free_raw: Vec<(u64, u64)>,
     /// The file's persistent free-space managers, kept up to date.
     persist: Option<space::Persist>,
-    /// Paged aggregation (the end of file is left where it is).
-    paged: bool,
+    /// The file space page size of a paged aggregation file, else 0
+    /// (space is then allocated in pages, see `space.rs`).
+    page_size: u64,
     headers: BTreeMap<u64, HeaderImage>,
     /// Headers in the order they were first touched (their in-place writes
     /// follow this order).
@@ -425,7 +446,7 @@ impl FileEditor {
             pending_free: Vec::new(),
             pending_free_raw: Vec::new(),
             persist: loaded.persist,
-            paged: loaded.paged,
+            page_size: loaded.page_size,
             headers: BTreeMap::new(),
             dirty_order: Vec::new(),
             raw_writes: Vec::new(),
@@ -550,17 +571,18 @@ impl FileEditor {
         a: u64,
         f: impl FnOnce(&mut HeaderImage, &mut dyn FnMut(u64) -> u64) -> R,
     ) -> Result<R> {
-        let mut next = self.eof;
+        self.header(a)?;
+        // The header leaves the map while it is edited, so that the
+        // allocator (free lists, end of file) can be borrowed beside it.
+        let mut h = self
+            .headers
+            .remove(&a)
+            .ok_or_else(|| usage("header vanished"))?;
         let r = {
-            let h = self.header(a)?;
-            let mut bump = |len: u64| {
-                let r = next;
-                next += len;
-                r
-            };
-            f(h, &mut bump)
+            let mut alloc = |len: u64| self.alloc_header(len);
+            f(&mut h, &mut alloc)
         };
-        self.eof = next;
+        self.headers.insert(a, h);
         Ok(r)
     }
 
@@ -1654,35 +1676,45 @@ impl FileEditor {
         }
         .encode(&mut sp, self.ctx, ds.space_version)?;
         let growing = ds.dims.iter().zip(&ds.orig_dims).all(|(n, o)| n >= o);
-        let mut alloc_list: Vec<(u64, u64)> = Vec::new();
-        let eof0 = self.eof;
-        let mut next = self.eof;
-        let h = self.header(a)?;
+        self.header(a)?;
+        let mut h = self
+            .headers
+            .remove(&a)
+            .ok_or_else(|| usage("header vanished"))?;
+        let r = self.stage_dataset_header(&mut h, a, &layout, sp.as_bytes());
+        self.headers.insert(a, h);
+        let (sc, lc) = r?;
+        ds.dirty = false;
+        Ok(Some((a, growing, sc, lc)))
+    }
+
+    /// Replace the layout and dataspace messages of the dataset header `h`
+    /// (at `a`, out of the map), new continuation chunks from the
+    /// allocator. Returns the chunks then holding the two messages.
+    fn stage_dataset_header(
+        &mut self,
+        h: &mut HeaderImage,
+        a: u64,
+        layout: &[u8],
+        sp: &[u8],
+    ) -> Result<(Option<usize>, Option<usize>)> {
         let (sloc, _) = h
             .find(kind::DATASPACE)
             .ok_or_else(|| Error::corrupt("dataset without dataspace", a))?;
         let (lloc, _) = h
             .find(kind::LAYOUT)
             .ok_or_else(|| Error::corrupt("dataset without layout", a))?;
-        let mut bump = |n: u64| {
-            let r = next;
-            next += n;
-            alloc_list.push((r, n));
-            r
-        };
-        h.replace(lloc, &layout, &mut bump);
+        let mut alloc = |n: u64| self.alloc_header(n);
+        h.replace(lloc, layout, &mut alloc);
         // The layout may have moved the dataspace to a new chunk: look again.
         let (sloc2, _) = h
             .find(kind::DATASPACE)
             .ok_or_else(|| Error::corrupt("dataset without dataspace", a))?;
         let _ = sloc;
-        h.replace(sloc2, sp.as_bytes(), &mut bump);
+        h.replace(sloc2, sp, &mut alloc);
         let sc = h.find(kind::DATASPACE).map(|(l, _)| l.0);
         let lc = h.find(kind::LAYOUT).map(|(l, _)| l.0);
-        let _ = eof0;
-        self.eof = next;
-        ds.dirty = false;
-        Ok(Some((a, growing, sc, lc)))
+        Ok((sc, lc))
     }
 
     /// Write the superblock with the current end of file.

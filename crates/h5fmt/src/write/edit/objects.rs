@@ -490,7 +490,7 @@ impl FileEditor {
         let addr = if objs.is_empty() {
             0
         } else {
-            self.alloc(size as u64)
+            self.alloc_gheap(size as u64)
         };
         let mut out = Encoder::new();
         let mut list = Vec::new();
@@ -1459,7 +1459,7 @@ impl FileEditor {
         }
         if root != stm.btree {
             // The fresh slot the builder chose for the root was never used.
-            if root.get() + node_len == self.eof {
+            if root.get() + node_len == self.eof && self.page_size == 0 {
                 self.eof = root.get();
             } else {
                 self.free.push((root.get(), node_len));

@@ -77,7 +77,8 @@ pub(super) struct Loaded {
     pub persist: Option<Persist>,
     pub meta: Vec<(u64, u64)>,
     pub raw: Vec<(u64, u64)>,
-    pub paged: bool,
+    /// The page size of a paged aggregation file, else 0.
+    pub page_size: u64,
 }
 
 /// Read the File Space Info message of the superblock extension at `ext`
@@ -91,7 +92,7 @@ pub(super) fn load(st: &Storage, ctx: Ctx, ext: Option<Addr>, eof: u64) -> Resul
         persist: None,
         meta: Vec::new(),
         raw: Vec::new(),
-        paged: false,
+        page_size: 0,
     };
     let Some(ext) = ext else { return Ok(out) };
     let img = HeaderImage::load(st, ctx, ext)?;
@@ -104,7 +105,13 @@ pub(super) fn load(st: &Storage, ctx: Ctx, ext: Option<Addr>, eof: u64) -> Resul
         return Ok(out);
     }
     let info = FileSpaceInfo::decode(&mut Cursor::new(&m.data, ext.0), ctx)?;
-    out.paged = info.version == 1 && info.strategy == STRATEGY_PAGE;
+    if info.version == 1 && info.strategy == STRATEGY_PAGE {
+        // libhdf5 refuses page sizes below 512 bytes.
+        if info.page_size < 512 {
+            return Err(Error::corrupt("file space page size below 512", ext.0));
+        }
+        out.page_size = info.page_size;
+    }
     if info.version != 1 || info.strategy != STRATEGY_FSM_AGGR || !info.persist {
         return Ok(out);
     }
@@ -187,6 +194,9 @@ impl FileEditor {
     /// Allocate `n` bytes of metadata: first fit in the free space, else at
     /// the end of file.
     pub(super) fn alloc(&mut self, n: u64) -> u64 {
+        if self.page_size > 0 {
+            return self.alloc_paged(n, false);
+        }
         if let Some(a) = take_first(&mut self.free, n, 0) {
             return a;
         }
@@ -198,6 +208,9 @@ impl FileEditor {
 
     /// Allocate `n` bytes of raw data (chunks, contiguous storage).
     pub(super) fn alloc_raw(&mut self, n: u64) -> u64 {
+        if self.page_size > 0 {
+            return self.alloc_paged(n, true);
+        }
         if let Some(a) = take_first(&mut self.free_raw, n, 0) {
             return a;
         }
@@ -205,6 +218,71 @@ impl FileEditor {
             return a;
         }
         self.bump(n)
+    }
+
+    /// Allocate `n` bytes for a global heap collection: raw data space in
+    /// a paged file (libhdf5 maps global heaps to the raw data type, and a
+    /// page holds one type), metadata space otherwise.
+    pub(super) fn alloc_gheap(&mut self, n: u64) -> u64 {
+        if self.page_size > 0 {
+            self.alloc_paged(n, true)
+        } else {
+            self.alloc(n)
+        }
+    }
+
+    /// Space for a new object header chunk: at the end of file, or as small
+    /// metadata in a paged file.
+    pub(super) fn alloc_header(&mut self, n: u64) -> u64 {
+        if self.page_size > 0 {
+            self.alloc_paged(n, false)
+        } else {
+            self.bump(n)
+        }
+    }
+
+    /// Paged aggregation, as libhdf5 allocates (`H5MF__alloc_pagefs`): a
+    /// block smaller than a page is "small" and lies inside one page that
+    /// holds only blocks of its kind (metadata or raw data), taken from the
+    /// free space of that kind or from a fresh page whose rest becomes free
+    /// space of that kind; a block of a page or more is "large" and starts
+    /// on a page boundary, in whole pages of its own (the rest of its last
+    /// page is not reused). Fresh pages come from the end of file, which
+    /// stays a multiple of the page size.
+    fn alloc_paged(&mut self, n: u64, raw: bool) -> u64 {
+        let p = self.page_size;
+        let n = n.max(1);
+        let list = if raw {
+            &mut self.free_raw
+        } else {
+            &mut self.free
+        };
+        if n < p {
+            if let Some(a) = take_in_page(list, n, p) {
+                return a;
+            }
+            let a = self.new_pages(p);
+            let list = if raw {
+                &mut self.free_raw
+            } else {
+                &mut self.free
+            };
+            list.push((a + n, p - n));
+            return a;
+        }
+        if let Some(a) = take_aligned(list, n, p) {
+            return a;
+        }
+        self.new_pages(n.div_ceil(p).saturating_mul(p))
+    }
+
+    /// `len` bytes (whole pages) at the end of file, rounded up to a page
+    /// boundary first.
+    fn new_pages(&mut self, len: u64) -> u64 {
+        let p = self.page_size.max(1);
+        let a = self.eof.div_ceil(p).saturating_mul(p);
+        self.eof = a.saturating_add(len);
+        a
     }
 
     fn bump(&mut self, n: u64) -> u64 {
@@ -272,7 +350,7 @@ impl FileEditor {
         self.free_raw.extend(raw);
         coalesce(&mut self.free);
         coalesce(&mut self.free_raw);
-        if self.paged {
+        if self.page_size > 0 {
             return;
         }
         loop {
@@ -529,4 +607,53 @@ fn take_first(list: &mut Vec<(u64, u64)>, n: u64, more: u64) -> Option<u64> {
         *e = (a + n, l - n);
     }
     Some(a)
+}
+
+/// Take `n` (less than the page size `p`) bytes from the first section
+/// that holds them inside one page; the section's rest stays free.
+fn take_in_page(list: &mut Vec<(u64, u64)>, n: u64, p: u64) -> Option<u64> {
+    let (i, s) = list.iter().enumerate().find_map(|(i, &(a, l))| {
+        let end = a.checked_add(l)?;
+        let last = a.checked_add(n)? - 1;
+        let s = if a / p == last / p {
+            a
+        } else {
+            a.div_ceil(p).checked_mul(p)?
+        };
+        (s.checked_add(n)? <= end).then_some((i, s))
+    })?;
+    split_out(list, i, s, n);
+    Some(s)
+}
+
+/// Take `n` bytes starting on a page boundary from the first section that
+/// holds them, with the rest of their last page as far as the section
+/// goes (that rest is never handed out: a page holding the end of a large
+/// block holds nothing else, and what lies past the section, such as the
+/// fragment libhdf5's large-block manager lists, is not the editor's).
+fn take_aligned(list: &mut Vec<(u64, u64)>, n: u64, p: u64) -> Option<u64> {
+    let (i, s, take) = list.iter().enumerate().find_map(|(i, &(a, l))| {
+        let end = a.checked_add(l)?;
+        let s = a.div_ceil(p).checked_mul(p)?;
+        (s.checked_add(n)? <= end).then(|| {
+            let span = n.div_ceil(p).saturating_mul(p);
+            (i, s, span.min(end - s))
+        })
+    })?;
+    split_out(list, i, s, take);
+    Some(s)
+}
+
+/// Remove `[s, s + n)` from section `i` (which holds it), keeping the
+/// parts before and after.
+fn split_out(list: &mut Vec<(u64, u64)>, i: usize, s: u64, n: u64) {
+    let Some(&(a, l)) = list.get(i) else { return };
+    list.remove(i);
+    let (end, cut) = (a + l, s + n);
+    if s > a {
+        list.push((a, s - a));
+    }
+    if end > cut {
+        list.push((cut, end - cut));
+    }
 }
