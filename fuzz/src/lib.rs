@@ -1023,7 +1023,8 @@ mod tests {
         let mut it = spec.split_whitespace();
         let target = it.next().unwrap_or_default();
         for p in it {
-            let data = std::fs::read(p).unwrap_or_default();
+            // A relative path is taken from fuzz/ (cargo test's directory).
+            let data = std::fs::read(p).unwrap_or_else(|e| panic!("{p}: {e}"));
             assert!(super::run_target(target, &data), "no target {target}");
         }
     }

@@ -215,7 +215,11 @@ fn encode_atomic(
     bw: &mut BitWriter,
 ) -> Result<()> {
     let size = elem.len();
-    if size == 0 || size > 16 || precision == 0 || precision + offset > 8 * size as u32 {
+    if size == 0
+        || size > 16
+        || precision == 0
+        || u64::from(precision) + u64::from(offset) > 8 * size as u64
+    {
         return Err(Error::usage(alloc::format!(
             "nbit: invalid precision {precision} / offset {offset} for a {size}-byte type"
         )));
