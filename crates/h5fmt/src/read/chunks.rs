@@ -1337,13 +1337,16 @@ fn for_each_decoded(
 /// filtered dataset's chunks do, except partial edge chunks when the
 /// layout says those are stored unfiltered (flag bit 0).
 fn filters_applied(req: &ChunkedRead<'_>, rec: &ChunkRecord) -> bool {
+    if req.pipeline.filters.is_empty() {
+        return false;
+    }
     let partial = rec
         .offsets
         .iter()
         .zip(&req.layout.dims)
         .zip(req.dims)
         .any(|((o, c), d)| o.saturating_add(*c) > *d);
-    !req.pipeline.filters.is_empty() && !(req.layout.flags & 1 != 0 && partial)
+    !(req.layout.flags & 1 != 0 && partial)
 }
 
 /// Stored bytes of `rec` as [`decode_one_into`] reads them.
