@@ -473,8 +473,8 @@ impl FileEditor {
             // bytes. So does the editor.
             let mut list = se.into_vec();
             list.truncate(list.len().saturating_sub(4));
-            let full = usize::try_from(alloc)
-                .map_err(|_| Error::usage("free-space section list size"))?;
+            let full =
+                usize::try_from(alloc).map_err(|_| Error::usage("free-space section list size"))?;
             list.resize(full.saturating_sub(4), 0);
             let sum = crate::codec::lookup3(&list, 0);
             list.extend_from_slice(&sum.to_le_bytes());
