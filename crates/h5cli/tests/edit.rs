@@ -5,7 +5,10 @@
 //! to and written into; after every commit libhdf5 reads exactly the values
 //! an independent model of the same operations predicts. Bad arguments give
 //! typed errors and leave the file byte-for-byte unchanged. A crash test
-//! kills an appending child process with SIGKILL at random moments.
+//! kills an editing child process (appends, dataset creation and deletion,
+//! resizes, attributes) with SIGKILL at random moments, on h5py templates
+//! with the default, `libver='latest'`, persistent free-space and paged
+//! layouts, and checks that each file holds every commit the child reported.
 
 use h5cli::check::{check_path, is_clean};
 use h5fmt::{ErrorKind, FileEditor};
