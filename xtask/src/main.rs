@@ -34,8 +34,11 @@ tasks:
   wasm            build h5fmt for wasm32-unknown-unknown (installs Debian rustc-web if missing),
                   then run the wasm smoke module under node if node is present
   crosscheck F..  diff h5canon.py's dump and ours (`h5 dump --canonical`) for each file
-  soak            crash-safety soak: SIGKILL an appending FileEditor child many times and
-                  check every file with our reader, h5 check and h5py (SOAK_KILLS, default 2000)
+  soak            crash-safety soak: SIGKILL an editing FileEditor child (appends, creates,
+                  deletes, resizes, attributes) many times, over the kill test's six h5py
+                  templates (default, latest, fsm persist, paged), and check every file with
+                  our reader, h5 check --strict, h5py and a libhdf5 r+ edit of persist files
+                  (SOAK_KILLS, default 2000; `cargo xtask test` runs 300)
   bench [read|write] [NAME..]
                   read and write benchmarks, ours vs h5py on the same data (generated into
                   target/bench; read NAME: contiguous, gzip, zstd, windows, strings; write NAME:

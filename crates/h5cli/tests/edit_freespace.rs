@@ -100,6 +100,14 @@ fn managers(path: &Path) -> (Vec<(usize, Extents)>, Extents) {
         let secs =
             decode_sections(&mut Cursor::new(&b[s..], s as u64), &hdr, a, ctx).expect("FSSE");
         assert_eq!(secs.iter().map(|x| x.size).sum::<u64>(), hdr.total_space);
+        // libhdf5 writes these equal, and cannot rewrite a list whose two
+        // sizes differ (see `libhdf5_rewrites_the_editors_managers`).
+        assert_eq!(
+            hdr.sections_used,
+            hdr.sections_alloc,
+            "{}: manager {slot}: section list used and allocated sizes differ",
+            path.display()
+        );
         structs.push((a.0, FreeSpaceHeader::encoded_len(ctx) as u64));
         structs.push((hdr.sections_addr.0, hdr.sections_alloc));
         out.push((slot, secs.iter().map(|x| (x.offset, x.size)).collect()));
@@ -380,5 +388,88 @@ fn free_space_commits_are_crash_ordered() {
         let q = scratch(&format!("cut_edit_{i}.h5"));
         std::fs::copy(p, &q).expect("copy");
         libhdf5_edits(&q);
+    }
+}
+
+/// A persistent-free-space file like the kill test's template: `/x` (f64,
+/// gzip, chunks of 7) and `/m` (rows of 3 i32), both empty.
+const GEN_APPEND: &str = r#"
+import sys, h5py
+path, libver = sys.argv[1], sys.argv[2]
+with h5py.File(path, 'w', libver=(libver, 'latest'), fs_strategy='fsm', fs_persist=True) as f:
+    f.create_dataset('x', shape=(0,), maxshape=(None,), dtype='<f8', chunks=(7,), compression='gzip', shuffle=True)
+    f.create_dataset('m', shape=(0, 3), maxshape=(None, None), dtype='<i4', chunks=(4, 2))
+"#;
+
+/// libhdf5 opens each file read-write, adds `lib` (3 i8) and closes (which
+/// rewrites the managers); then reads `lib` and `/x` back. Prints `/x`'s
+/// lengths.
+const LIBHDF5_ADD: &str = r#"
+import sys, h5py, numpy as np
+out = []
+for p in sys.argv[1:]:
+    with h5py.File(p, 'r+') as f:
+        f.create_dataset('lib', data=np.arange(3, dtype='<i8'))
+    with h5py.File(p, 'r') as f:
+        assert (f['lib'][()] == np.arange(3)).all()
+        x = f['x'][()]
+        assert (x == np.arange(len(x))).all()
+        out.append(str(len(x)))
+print(' '.join(out))
+"#;
+
+/// Regression (found by the kill test): the editor wrote section lists
+/// whose used size was below their allocated size, which libhdf5 never
+/// writes and cannot rewrite (a read-write session that changes such a list
+/// fails at close, "size of entry changed", then aborts; reproduced by
+/// `edit.rs`'s `child_edits_then_libhdf5_edits`). Here [`managers`] checks
+/// the two sizes agree after each of several appending commits, and
+/// libhdf5 edits each commit's file and reads it back.
+#[test]
+fn libhdf5_rewrites_the_editors_managers() {
+    for libver in ["earliest", "latest"] {
+        let path = scratch(&format!("rewrite_{libver}.h5"));
+        let p = path.to_str().expect("utf-8");
+        run_py(GEN_APPEND, &[p, libver]).expect("python");
+        let mut ed = FileEditor::open(&path).expect("open");
+        let mut n = 0u64;
+        let mut copies = Vec::new();
+        let mut lens = Vec::new();
+        let mut listed = 0;
+        for round in 0..8u64 {
+            for k in [5, 13, 9, 7 + round] {
+                ed.append("/x", &(n..n + k).map(|i| i as f64).collect::<Vec<_>>())
+                    .expect("append x");
+                n += k;
+                let m: Vec<u8> = (0..3 * k as i32).flat_map(|v| v.to_le_bytes()).collect();
+                ed.append_raw("/m", &m).expect("append m");
+            }
+            ed.set_attr("/x", "n", n as i64).expect("attr");
+            ed.flush().expect("flush");
+            let c = scratch(&format!("rewrite_{libver}_{round}.h5"));
+            std::fs::copy(&path, &c).expect("copy");
+            listed += usize::from(!managers(&c).0.is_empty());
+            assert_clean(&c);
+            copies.push(c);
+            lens.push(n.to_string());
+        }
+        drop(ed);
+        assert!(
+            listed >= 4,
+            "{libver}: free space listed after {listed} commits"
+        );
+        let args: Vec<&str> = copies.iter().map(|c| c.to_str().expect("utf-8")).collect();
+        let out = run_py(LIBHDF5_ADD, &args).expect("python");
+        assert_eq!(out.trim(), lens.join(" "), "{libver}");
+        for c in &copies {
+            assert_clean(c);
+            // And the editor goes on from libhdf5's managers.
+            let mut ed = FileEditor::open(c).expect("reopen");
+            ed.append("/x", &[1.0f64]).expect("append");
+            ed.flush().expect("flush");
+            drop(ed);
+            managers(c);
+            assert_clean(c);
+        }
     }
 }

@@ -162,7 +162,11 @@
 //! message's threshold are not listed (but are reused by the editor). New
 //! managers take space from free sections at least their size plus the
 //! threshold large, else at the end of file; their section lists may be
-//! allocated a little larger than used (libhdf5 keeps both sizes). The
+//! allocated a little larger than their sections need, and are then
+//! zero-padded to that size, which the header gives as both the used and
+//! the allocated size (libhdf5 caches a list at its allocated size but
+//! loads it at its used size, and fails to close a read-write session that
+//! changed a list whose two sizes differ: found by the kill test). The
 //! message's "EOA before the managers" field gets the final end of file,
 //! as libhdf5 1.14 and later write it. libhdf5 opening the file read-write
 //! takes space from these managers, rewrites and relocates them at close.

@@ -462,14 +462,27 @@ impl FileEditor {
             hdr.sections_alloc = alloc;
             let mut se = Encoder::new();
             encode_file_sections(&mut se, &hdr, Addr(h), &secs, ctx)?;
-            hdr.sections_used = se.len() as u64;
-            if hdr.sections_used > alloc || n == 0 {
+            if se.len() as u64 > alloc || n == 0 {
                 return Err(Error::usage("free-space section list outgrew its space"));
             }
+            // libhdf5 loads a section list as its "used" bytes but keeps
+            // it in its cache at the allocated size, and fails (at the
+            // close of a read-write session that changes the list: "size
+            // of entry changed") when the two differ; it writes them equal,
+            // the list zero-padded with the checksum in the last four
+            // bytes. So does the editor.
+            let mut list = se.into_vec();
+            list.truncate(list.len().saturating_sub(4));
+            let full =
+                usize::try_from(alloc).map_err(|_| Error::usage("free-space section list size"))?;
+            list.resize(full.saturating_sub(4), 0);
+            let sum = crate::codec::lookup3(&list, 0);
+            list.extend_from_slice(&sum.to_le_bytes());
+            hdr.sections_used = alloc;
             let mut he = Encoder::new();
             hdr.encode(&mut he, ctx);
             writes.push((h, he.into_vec()));
-            writes.push((s, se.into_vec()));
+            writes.push((s, list));
             managers[if raw { SLOT_RAW } else { SLOT_META }] = Addr(h);
             structs.push((h, hlen));
             structs.push((s, alloc));
