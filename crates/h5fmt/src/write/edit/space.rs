@@ -346,8 +346,38 @@ impl FileEditor {
     pub(super) fn settle_free(&mut self) {
         let meta = core::mem::take(&mut self.pending_free);
         let raw = core::mem::take(&mut self.pending_free_raw);
-        self.free.extend(meta);
-        self.free_raw.extend(raw);
+        // Extents taken from a file's structures are only as good as the
+        // file: one that is empty, starts inside the superblock, ends past
+        // the end of file or overlaps space already free (a corrupt file's
+        // heap at address 0, two structures claiming the same bytes) is
+        // not freed (leaked, never handed out twice or over the superblock).
+        let sb_end = self.sb_image.len() as u64;
+        let eof = self.eof;
+        let structs: Vec<(u64, u64)> = self
+            .persist
+            .as_ref()
+            .map_or_else(Vec::new, |p| p.structs.clone());
+        for (list, raw_list) in [(meta, false), (raw, true)] {
+            for (a, l) in list {
+                let Some(end) = a.checked_add(l).filter(|_| l > 0) else {
+                    continue;
+                };
+                let hit = |&(b, m): &(u64, u64)| a < b.saturating_add(m) && b < end;
+                if a < sb_end
+                    || end > eof
+                    || self.free.iter().any(hit)
+                    || self.free_raw.iter().any(hit)
+                    || structs.iter().any(hit)
+                {
+                    continue;
+                }
+                if raw_list {
+                    self.free_raw.push((a, l));
+                } else {
+                    self.free.push((a, l));
+                }
+            }
+        }
         coalesce(&mut self.free);
         coalesce(&mut self.free_raw);
         if self.page_size > 0 {
