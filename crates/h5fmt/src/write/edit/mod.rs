@@ -208,6 +208,7 @@ mod dense;
 mod header;
 mod index;
 mod objects;
+mod sohm;
 mod space;
 pub use objects::NewDataset;
 
@@ -332,6 +333,10 @@ pub struct FileEditor {
     /// address, chunk index): storage conversions.
     switch_first: Vec<(u64, usize)>,
     switch_last: Vec<(u64, usize)>,
+    /// SOHM heap ids of shared attribute references the staged edits
+    /// removed: one reference each is dropped from the index at the next
+    /// commit (`sohm.rs`).
+    sohm_drops: Vec<[u8; 8]>,
     /// Dataset paths already resolved to their header address (cleared
     /// when links are deleted and at each commit).
     paths: BTreeMap<String, u64>,
@@ -454,6 +459,7 @@ impl FileEditor {
             dense_sets: BTreeMap::new(),
             switch_first: Vec::new(),
             switch_last: Vec::new(),
+            sohm_drops: Vec::new(),
             paths: BTreeMap::new(),
             dtypes: BTreeMap::new(),
             cache_limit: 64 << 20,
@@ -1530,6 +1536,9 @@ impl FileEditor {
     /// `Io`; encode errors (the file then still holds the last commit).
     pub fn flush(&mut self) -> Result<()> {
         self.commit_dense()?;
+        // The new SOHM index (fresh space); its master table is switched
+        // after the header chunks that dropped the references.
+        let sohm_table = self.commit_sohm()?;
         let addrs: Vec<u64> = self.datasets.keys().copied().collect();
         // Dirty chunks in the order: (header addr, grow?) for in-place ordering.
         let mut order: Vec<(u64, bool, Option<usize>, Option<usize>)> = Vec::new();
@@ -1609,6 +1618,7 @@ impl FileEditor {
         }
         if self.sync
             && (!fresh.is_empty()
+                || sohm_table.is_some()
                 || self.eof != self.committed_eof
                 || !self.raw_writes.is_empty()
                 || fsm.is_some())
@@ -1628,6 +1638,10 @@ impl FileEditor {
         for (addr, bytes) in &in_place {
             self.write_at(*addr, bytes)?;
         }
+        if let Some((addr, bytes)) = sohm_table {
+            self.write_at(addr, &bytes)?;
+        }
+        self.sohm_drops.clear();
         self.dirty_order.clear();
         self.switch_first.clear();
         self.switch_last.clear();
