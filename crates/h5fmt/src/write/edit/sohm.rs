@@ -141,7 +141,10 @@ impl FileEditor {
     fn check_extent(&self, addr: u64, len: u64, what: &str) -> Result<()> {
         match addr.checked_add(len) {
             Some(end) if end <= self.committed_eof => Ok(()),
-            _ => Err(corrupt(&alloc::format!("{what} passes the end of file"), addr)),
+            _ => Err(corrupt(
+                &alloc::format!("{what} passes the end of file"),
+                addr,
+            )),
         }
     }
 
@@ -201,7 +204,10 @@ impl FileEditor {
         let (extents, params) = match ix.kind {
             SohmIndexKind::List => {
                 if ix.num_messages > ix.list_cutoff {
-                    return Err(corrupt("list holds more records than its maximum", index_addr.get()));
+                    return Err(corrupt(
+                        "list holds more records than its maximum",
+                        index_addr.get(),
+                    ));
                 }
                 let list_size = 8 + usize::from(ix.list_cutoff) * slot;
                 self.check_extent(index_addr.get(), list_size as u64, "record list")?;
@@ -221,10 +227,16 @@ impl FileEditor {
                 let t = BTreeV2::open(st, ctx, index_addr)?;
                 let h = t.header();
                 if h.record_type != REC_SOHM || usize::from(h.record_size) != slot {
-                    return Err(corrupt("index B-tree of another record type or size", index_addr.get()));
+                    return Err(corrupt(
+                        "index B-tree of another record type or size",
+                        index_addr.get(),
+                    ));
                 }
                 if h.total_records != u64::from(ix.num_messages) {
-                    return Err(corrupt("B-tree record count differs from the table", index_addr.get()));
+                    return Err(corrupt(
+                        "B-tree record count differs from the table",
+                        index_addr.get(),
+                    ));
                 }
                 let params = BTreeV2Params {
                     record_type: REC_SOHM,
@@ -235,7 +247,10 @@ impl FileEditor {
                 };
                 let recs = t.records()?;
                 if recs.len() != n {
-                    return Err(corrupt("B-tree record count differs from the table", index_addr.get()));
+                    return Err(corrupt(
+                        "B-tree record count differs from the table",
+                        index_addr.get(),
+                    ));
                 }
                 for raw in recs {
                     let r = SohmRecord::decode(&mut Cursor::new(&raw, index_addr.get()), ctx)?;
@@ -259,7 +274,10 @@ impl FileEditor {
         ids.sort_unstable();
         ids.dedup();
         if ids.len() != total {
-            return Err(corrupt("two records name one heap object", index_addr.get()));
+            return Err(corrupt(
+                "two records name one heap object",
+                index_addr.get(),
+            ));
         }
         Ok(AttrIndex {
             table_addr,
@@ -280,9 +298,12 @@ impl FileEditor {
     /// `Corrupt` / `Unsupported` when the index does not validate.
     pub(super) fn sohm_check_drop(&self, id: &[u8; 8]) -> Result<()> {
         let ix = self.load_attr_index()?;
-        let rc = ix
-            .refcount(id)
-            .ok_or_else(|| corrupt("shared attribute without a record in the index", ix.table_addr))?;
+        let rc = ix.refcount(id).ok_or_else(|| {
+            corrupt(
+                "shared attribute without a record in the index",
+                ix.table_addr,
+            )
+        })?;
         let staged = self.sohm_drops.iter().filter(|d| *d == id).count();
         if u64::from(rc) <= staged as u64 {
             return Err(corrupt(
@@ -322,7 +343,10 @@ impl FileEditor {
                 continue;
             };
             let rc = refcount.checked_sub(1).ok_or_else(|| {
-                corrupt("reference count lower than the references to it", ix.table_addr)
+                corrupt(
+                    "reference count lower than the references to it",
+                    ix.table_addr,
+                )
             })?;
             if rc == 0 {
                 ix.slots.remove(i);
