@@ -365,7 +365,7 @@ mod tests {
             }
         );
         assert!(SohmList::decode(&mut Cursor::new(&b, 0), 3, ctx).is_err());
-        let slots: Vec<Vec<u8>> = vec![b[4..21].to_vec(), b[21..38].to_vec()];
+        let slots: Vec<Vec<u8>> = alloc::vec![b[4..21].to_vec(), b[21..38].to_vec()];
         let enc = encode_list(&slots, b.len() + 17, ctx).unwrap();
         assert_eq!(&enc[..b.len()], &b[..]);
         assert_eq!(&enc[b.len()..], &[0u8; 17][..]);
