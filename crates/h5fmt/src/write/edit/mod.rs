@@ -13,6 +13,9 @@
 //!   groups and in dense storage (fractal heap + v2 B-tree indexes, see
 //!   `dense.rs`): dense sets are rebuilt copy-on-write at each commit and
 //!   storage converts between compact and dense as libhdf5 does;
+//! * attributes whose messages are shared in the file's SOHM heap are
+//!   resolved, overwritten and deleted, dropping their references in the
+//!   SOHM index (see "Shared attribute messages");
 //! * [`FileEditor::flush`] is the commit point.
 //!
 //! # Crash safety
@@ -43,6 +46,12 @@
 //! compact (until then the info message names the old, intact heap). In
 //! those intermediate states this crate's reader, which lists messages and
 //! heap together, may show a link or attribute twice; libhdf5 does not.
+//!
+//! Dropped references to shared attribute messages (SOHM) follow it too:
+//! the new index (list block or v2 B-tree) goes to fresh space, and the
+//! master table naming it is rewritten in place (one write) after the
+//! header chunks that no longer refer to the messages; a cut in between
+//! leaves reference counts too high (a leak), never too low.
 //!
 //! The superblock's file-consistency flags are never set; a file whose
 //! flags say that libhdf5 has it open for writing is refused.
@@ -202,6 +211,29 @@
 //! (`crates/h5cli/tests/edit_paged.rs`) for page sizes 512 and 4096,
 //! persistence on and off, superblock versions 0 and 3, reading with and
 //! without the page buffer and editing with it.
+//!
+//! # Shared attribute messages
+//!
+//! In files whose shared object header message table has an index for
+//! attributes (libhdf5's `H5Pset_shared_mesg_index` with
+//! `H5O_SHMESG_ATTR_FLAG`), attribute messages live once in the index's
+//! fractal heap, referred to by header messages flagged shared and by dense
+//! name-index records flagged shared, and counted by the index (`sohm.rs`
+//! has the details). Such attributes are found by name through the SOHM
+//! heap; overwriting or deleting one, in compact or dense storage, drops
+//! one reference: the record's count is decremented, a record reaching 0
+//! is removed (its heap object is left in the heap, a leak, unless the
+//! index empties: then the index and its heap are deleted, as libhdf5
+//! does), a B-tree index below its B-tree minimum becomes a list. Compact
+//! ↔ dense conversions carry shared attributes as references (no count
+//! changes). New attributes are written unshared: legal in any file,
+//! libhdf5 reads them and deletes them without touching the index.
+//! Deleting a whole object leaves its shared attributes' counts (above).
+//! The table, list or B-tree is validated in full before an edit is staged
+//! (checksums, record type and size, counts against the table, unique heap
+//! ids, a count above the references being dropped); otherwise the edit is
+//! refused and the file is left unchanged. Tested with files libhdf5 makes
+//! with list and B-tree indexes (`crates/h5cli/tests/edit_sohm.rs`).
 
 mod delete;
 mod dense;
