@@ -120,6 +120,11 @@ with h5py.File(sys.argv[1], 'r') as f:
     print(json.dumps(sohm_sizes(f)))
 "#;
 
+const SIZES: &str = r#"
+with h5py.File(sys.argv[1], 'r') as f:
+    print(json.dumps(sohm_sizes(f)))
+"#;
+
 fn py(script: &str, args: &[&str]) -> Option<Value> {
     let full = format!("{LIB}\n{script}");
     let out = run_py(&full, args)?;
@@ -295,6 +300,8 @@ with h5py.File(sys.argv[1], 'r') as f:
         return;
     };
     assert_ne!(sizes, json!([0, 0]));
+    let btree_size = py(SIZES, &[s(&path)]).expect("sizes")[0].clone();
+    assert_ne!(btree_size, json!(8 + 3 * 17), "libhdf5 made a B-tree");
     let mut ed = FileEditor::open(&path).expect("open");
     // 5 records: B-tree. Down to 2 (< 3): a list.
     for i in 0..3 {
@@ -306,6 +313,9 @@ with h5py.File(sys.argv[1], 'r') as f:
         v["/a"],
         json!({"same": arange(5, 0.0), "u3": arange(5, 40.0)})
     );
+    // libhdf5 sizes a list index by its block: signature, 3 slots of 17
+    // bytes, checksum (a B-tree would report its header and node).
+    assert_eq!(py(SIZES, &[s(&path)]).expect("sizes")[0], json!(8 + 3 * 17));
     assert_checks(&path, false);
     // Everything: the index and its heap go.
     let mut ed = FileEditor::open(&path).expect("open");
