@@ -112,6 +112,58 @@ impl SohmTable {
     }
 }
 
+impl SohmTable {
+    /// Encode the master table (signature, index headers, checksum): the
+    /// exact inverse of [`SohmTable::decode`].
+    pub fn encode(&self, ctx: Ctx) -> Vec<u8> {
+        let mut e = crate::codec::Encoder::new();
+        e.put_bytes(&SMTB_SIGNATURE);
+        for i in &self.indexes {
+            e.put_u8(0);
+            e.put_u8(match i.kind {
+                SohmIndexKind::List => 0,
+                SohmIndexKind::BTree => 1,
+            });
+            e.put_u16(i.message_types);
+            e.put_u32(i.min_message_size);
+            e.put_u16(i.list_cutoff);
+            e.put_u16(i.btree_cutoff);
+            e.put_u16(i.num_messages);
+            e.put_addr(i.index_addr, ctx.sizes);
+            e.put_addr(i.heap_addr, ctx.sizes);
+        }
+        let sum = lookup3(e.as_bytes(), 0);
+        e.put_u32(sum);
+        e.into_vec()
+    }
+}
+
+/// Encode a record list (`SMLI`) block of `list_size` bytes holding the
+/// record slots `slots` (each [`SohmRecord::encoded_len`] bytes, as read):
+/// signature, the slots, the checksum, zeros up to `list_size` (libhdf5
+/// allocates the block for its maximum number of records).
+///
+/// # Errors
+/// `Usage` when a slot has the wrong size or the records do not fit.
+pub fn encode_list(slots: &[Vec<u8>], list_size: usize, ctx: Ctx) -> Result<Vec<u8>> {
+    let slot = SohmRecord::encoded_len(ctx);
+    if slots.iter().any(|s| s.len() != slot) {
+        return Err(Error::usage("SOHM record slot of the wrong size"));
+    }
+    let mut b = Vec::with_capacity(list_size);
+    b.extend_from_slice(&SMLI_SIGNATURE);
+    for s in slots {
+        b.extend_from_slice(s);
+    }
+    let sum = lookup3(&b, 0);
+    b.extend_from_slice(&sum.to_le_bytes());
+    if b.len() > list_size {
+        return Err(Error::usage("SOHM records do not fit the list block"));
+    }
+    b.resize(list_size, 0);
+    Ok(b)
+}
+
 /// Where a shared message record points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SohmLocation {
@@ -259,6 +311,7 @@ mod tests {
         let b = with_sum(b);
         assert_eq!(b.len(), SohmTable::encoded_len(1, Ctx::default()));
         let t = SohmTable::decode(&mut Cursor::new(&b, 0), 1, Ctx::default()).unwrap();
+        assert_eq!(t.encode(Ctx::default()), b);
         assert_eq!(t.indexes.len(), 1);
         let i = t.indexes[0];
         assert_eq!(i.kind, SohmIndexKind::List);
@@ -312,5 +365,10 @@ mod tests {
             }
         );
         assert!(SohmList::decode(&mut Cursor::new(&b, 0), 3, ctx).is_err());
+        let slots: Vec<Vec<u8>> = alloc::vec![b[4..21].to_vec(), b[21..38].to_vec()];
+        let enc = encode_list(&slots, b.len() + 17, ctx).unwrap();
+        assert_eq!(&enc[..b.len()], &b[..]);
+        assert_eq!(&enc[b.len()..], &[0u8; 17][..]);
+        assert!(encode_list(&slots, b.len() - 1, ctx).is_err());
     }
 }

@@ -411,7 +411,23 @@ impl ObjectBase {
                     let id = rec
                         .get(..8)
                         .ok_or_else(|| Error::corrupt("short attribute name record", 0))?;
-                    let bytes = heap.get(id).map_err(|e| e.with_path(&self.path))?;
+                    let flags = rec
+                        .get(8)
+                        .ok_or_else(|| Error::corrupt("short attribute name record", 0))?;
+                    // A shared attribute's record holds its id in the SOHM
+                    // heap (`H5SM_reconstitute`), not one in this heap.
+                    let bytes = if flags & crate::format::message::flags::SHARED != 0 {
+                        let id = <[u8; 8]>::try_from(id)
+                            .map_err(|_| Error::corrupt("short attribute name record", 0))?;
+                        let shared = SharedMessage {
+                            version: 3,
+                            target: SharedTarget::SohmHeap(id),
+                        };
+                        self.file.shared_body(kind::ATTRIBUTE, &shared, 0)
+                    } else {
+                        heap.get(id)
+                    }
+                    .map_err(|e| e.with_path(&self.path))?;
                     let a =
                         AttributeMessage::decode(&mut crate::codec::Cursor::new(&bytes, 0), ctx)
                             .map_err(|e| e.with_path(&self.path))?;

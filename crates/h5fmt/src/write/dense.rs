@@ -559,8 +559,37 @@ pub(crate) fn build(
     alloc: &mut dyn FnMut(u64) -> u64,
 ) -> Result<DenseOut> {
     let mut writes = Vec::new();
-    let objs: Vec<&[u8]> = entries.iter().map(|e| e.msg.as_slice()).collect();
-    let (heap, ids) = build_heap(sizes, kind, &objs, alloc, &mut writes)?;
+    // A shared attribute (flag bit 1) is not stored in this heap: its
+    // message is the shared-message reference (version 3, type 1, the
+    // 8-byte id in the SOHM heap) and its records hold that id, as
+    // libhdf5's `H5A__dense_insert` writes them.
+    let shared_id = |e: &DenseEntry| -> Result<Option<Vec<u8>>> {
+        if kind != DenseKind::Attrs || e.flags & crate::format::message::flags::SHARED == 0 {
+            return Ok(None);
+        }
+        match (e.msg.first(), e.msg.get(1), e.msg.get(2..10)) {
+            (Some(3), Some(1), Some(id)) if e.msg.len() == 10 => Ok(Some(id.to_vec())),
+            _ => Err(Error::usage(
+                "shared attribute without a SOHM heap reference",
+            )),
+        }
+    };
+    let mut shared = Vec::with_capacity(entries.len());
+    for e in entries {
+        shared.push(shared_id(e)?);
+    }
+    let objs: Vec<&[u8]> = entries
+        .iter()
+        .zip(&shared)
+        .filter(|(_, s)| s.is_none())
+        .map(|(e, _)| e.msg.as_slice())
+        .collect();
+    let (heap, heap_ids) = build_heap(sizes, kind, &objs, alloc, &mut writes)?;
+    let mut heap_ids = heap_ids.into_iter();
+    let ids: Vec<Vec<u8>> = shared
+        .into_iter()
+        .map(|s| s.or_else(|| heap_ids.next()).unwrap_or_default())
+        .collect();
     let mut by_name: Vec<(u32, &[u8], Vec<u8>)> = Vec::with_capacity(entries.len());
     let mut by_order: Vec<(u64, Vec<u8>)> = Vec::new();
     for (e, id) in entries.iter().zip(&ids) {

@@ -104,10 +104,18 @@ impl FileEditor {
                         .map(u32::from_le_bytes)
                         .ok_or_else(short)?;
                     if flags & crate::format::message::flags::SHARED != 0 {
-                        // The id names the shared-message heap, not this one.
-                        return Err(Error::unsupported(
-                            "editing shared attribute messages in dense storage",
-                        ));
+                        // The id names the shared-message heap, not this
+                        // one: the entry keeps the reference (`sohm.rs`).
+                        let id = <[u8; 8]>::try_from(id).map_err(|_| short())?;
+                        let body = self.sohm_attr_body(&id)?;
+                        let a = AttributeMessage::decode(&mut Cursor::new(&body, 0), ctx)?;
+                        entries.push(DenseEntry {
+                            name: a.name.into_bytes(),
+                            msg: super::sohm::shared_attr_ref(&id),
+                            order: u64::from(order),
+                            flags,
+                        });
+                        continue;
                     }
                     let msg = h.get(id)?;
                     let a = AttributeMessage::decode(&mut Cursor::new(&msg, 0), ctx)?;

@@ -162,6 +162,17 @@ impl HeaderImage {
         self.settle(ci, alloc);
     }
 
+    /// Set the flags of the message at `loc` (written with its chunk).
+    pub(crate) fn set_flags(&mut self, loc: Loc, flags: u8) {
+        let (ci, mi) = loc;
+        if let Some(c) = self.chunks.get_mut(ci) {
+            if let Some(m) = c.msgs.get_mut(mi) {
+                m.flags = flags;
+                c.dirty = true;
+            }
+        }
+    }
+
     /// Remove the message at `loc` (it becomes free space).
     pub(crate) fn remove(&mut self, loc: Loc) {
         let (ci, mi) = loc;

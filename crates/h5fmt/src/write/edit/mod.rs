@@ -13,6 +13,9 @@
 //!   groups and in dense storage (fractal heap + v2 B-tree indexes, see
 //!   `dense.rs`): dense sets are rebuilt copy-on-write at each commit and
 //!   storage converts between compact and dense as libhdf5 does;
+//! * attributes whose messages are shared in the file's SOHM heap are
+//!   resolved, overwritten and deleted, dropping their references in the
+//!   SOHM index (see "Shared attribute messages");
 //! * [`FileEditor::flush`] is the commit point.
 //!
 //! # Crash safety
@@ -43,6 +46,12 @@
 //! compact (until then the info message names the old, intact heap). In
 //! those intermediate states this crate's reader, which lists messages and
 //! heap together, may show a link or attribute twice; libhdf5 does not.
+//!
+//! Dropped references to shared attribute messages (SOHM) follow it too:
+//! the new index (list block or v2 B-tree) goes to fresh space, and the
+//! master table naming it is rewritten in place (one write) after the
+//! header chunks that no longer refer to the messages; a cut in between
+//! leaves reference counts too high (a leak), never too low.
 //!
 //! The superblock's file-consistency flags are never set; a file whose
 //! flags say that libhdf5 has it open for writing is refused.
@@ -206,12 +215,36 @@
 //! (`crates/h5cli/tests/edit_paged.rs`) for page sizes 512 and 4096,
 //! persistence on and off, superblock versions 0 and 3, reading with and
 //! without the page buffer and editing with it.
+//!
+//! # Shared attribute messages
+//!
+//! In files whose shared object header message table has an index for
+//! attributes (libhdf5's `H5Pset_shared_mesg_index` with
+//! `H5O_SHMESG_ATTR_FLAG`), attribute messages live once in the index's
+//! fractal heap, referred to by header messages flagged shared and by dense
+//! name-index records flagged shared, and counted by the index (`sohm.rs`
+//! has the details). Such attributes are found by name through the SOHM
+//! heap; overwriting or deleting one, in compact or dense storage, drops
+//! one reference: the record's count is decremented, a record reaching 0
+//! is removed (its heap object is left in the heap, a leak, unless the
+//! index empties: then the index and its heap are deleted, as libhdf5
+//! does), a B-tree index below its B-tree minimum becomes a list. Compact
+//! ↔ dense conversions carry shared attributes as references (no count
+//! changes). New attributes are written unshared: legal in any file,
+//! libhdf5 reads them and deletes them without touching the index.
+//! Deleting a whole object leaves its shared attributes' counts (above).
+//! The table, list or B-tree is validated in full before an edit is staged
+//! (checksums, record type and size, counts against the table, unique heap
+//! ids, a count above the references being dropped); otherwise the edit is
+//! refused and the file is left unchanged. Tested with files libhdf5 makes
+//! with list and B-tree indexes (`crates/h5cli/tests/edit_sohm.rs`).
 
 mod delete;
 mod dense;
 mod header;
 mod index;
 mod objects;
+mod sohm;
 mod space;
 pub use objects::NewDataset;
 
@@ -336,6 +369,10 @@ pub struct FileEditor {
     /// address, chunk index): storage conversions.
     switch_first: Vec<(u64, usize)>,
     switch_last: Vec<(u64, usize)>,
+    /// SOHM heap ids of shared attribute references the staged edits
+    /// removed: one reference each is dropped from the index at the next
+    /// commit (`sohm.rs`).
+    sohm_drops: Vec<[u8; 8]>,
     /// Dataset paths already resolved to their header address (cleared
     /// when links are deleted and at each commit).
     paths: BTreeMap<String, u64>,
@@ -458,6 +495,7 @@ impl FileEditor {
             dense_sets: BTreeMap::new(),
             switch_first: Vec::new(),
             switch_last: Vec::new(),
+            sohm_drops: Vec::new(),
             paths: BTreeMap::new(),
             dtypes: BTreeMap::new(),
             cache_limit: 64 << 20,
@@ -1534,6 +1572,9 @@ impl FileEditor {
     /// `Io`; encode errors (the file then still holds the last commit).
     pub fn flush(&mut self) -> Result<()> {
         self.commit_dense()?;
+        // The new SOHM index (fresh space); its master table is switched
+        // after the header chunks that dropped the references.
+        let sohm_table = self.commit_sohm()?;
         let addrs: Vec<u64> = self.datasets.keys().copied().collect();
         // Dirty chunks in the order: (header addr, grow?) for in-place ordering.
         let mut order: Vec<(u64, bool, Option<usize>, Option<usize>)> = Vec::new();
@@ -1613,6 +1654,7 @@ impl FileEditor {
         }
         if self.sync
             && (!fresh.is_empty()
+                || sohm_table.is_some()
                 || self.eof != self.committed_eof
                 || !self.raw_writes.is_empty()
                 || fsm.is_some())
@@ -1632,6 +1674,10 @@ impl FileEditor {
         for (addr, bytes) in &in_place {
             self.write_at(*addr, bytes)?;
         }
+        if let Some((addr, bytes)) = sohm_table {
+            self.write_at(addr, &bytes)?;
+        }
+        self.sohm_drops.clear();
         self.dirty_order.clear();
         self.switch_first.clear();
         self.switch_last.clear();

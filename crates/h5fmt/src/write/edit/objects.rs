@@ -1,6 +1,7 @@
 //! Attributes and links of existing objects: add, overwrite, delete.
 
 use super::dense::DenseSet;
+use super::sohm::{shared_attr_id, shared_attr_ref};
 use super::{header, usage, FileEditor};
 use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
@@ -123,20 +124,37 @@ impl FileEditor {
     }
 
     /// The compact attribute messages of the (staged) header at `a`:
-    /// (location, name). Dense attributes are loaded into `dense_sets`.
-    fn attr_locs(&mut self, a: u64) -> Result<Vec<((usize, usize), String)>> {
-        let ctx = self.ctx;
+    /// (location, name, SOHM heap id of a shared message). Dense
+    /// attributes are loaded into `dense_sets`.
+    #[allow(clippy::type_complexity)]
+    fn attr_locs(&mut self, a: u64) -> Result<Vec<((usize, usize), String, Option<[u8; 8]>)>> {
         self.load_dense_attrs(a)?;
         let h = self.header(a)?;
-        let mut out = Vec::new();
-        for (loc, m) in h.find_all(kind::ATTRIBUTE) {
-            if m.flags & flags::SHARED != 0 {
-                return Err(Error::unsupported("editing shared attribute messages"));
-            }
-            let msg = AttributeMessage::decode(&mut Cursor::new(&m.data, 0), ctx)?;
-            out.push((loc, msg.name));
+        let msgs: Vec<(header::Loc, u8, Vec<u8>)> = h
+            .find_all(kind::ATTRIBUTE)
+            .into_iter()
+            .map(|(loc, m)| (loc, m.flags, m.data.clone()))
+            .collect();
+        let mut out = Vec::with_capacity(msgs.len());
+        for (loc, fl, data) in msgs {
+            let (name, id) = self.attr_name(fl, &data)?;
+            out.push((loc, name, id));
         }
         Ok(out)
+    }
+
+    /// The name of an attribute message with header flags `fl`, and its
+    /// SOHM heap id when it is shared (then resolved through the SOHM heap).
+    fn attr_name(&self, fl: u8, data: &[u8]) -> Result<(String, Option<[u8; 8]>)> {
+        let ctx = self.ctx;
+        if fl & flags::SHARED != 0 {
+            let id = shared_attr_id(data, ctx)?;
+            let body = self.sohm_attr_body(&id)?;
+            let msg = AttributeMessage::decode(&mut Cursor::new(&body, 0), ctx)?;
+            return Ok((msg.name, Some(id)));
+        }
+        let msg = AttributeMessage::decode(&mut Cursor::new(data, 0), ctx)?;
+        Ok((msg.name, None))
     }
 
     /// Load the dense attributes of the object at `a` (once).
@@ -208,19 +226,25 @@ impl FileEditor {
         }
         let indexed = h.attr_order_indexed();
         let tracked = h.attr_order_tracked();
+        let msgs: Vec<(header::Loc, u8, Vec<u8>, u16)> = h
+            .find_all(kind::ATTRIBUTE)
+            .into_iter()
+            .map(|(loc, m)| (loc, m.flags, m.data.clone(), m.co.unwrap_or(0)))
+            .collect();
+        let has_info = h.find(kind::ATTRIBUTE_INFO).is_some();
         let mut entries = Vec::new();
         let mut locs = Vec::new();
-        for (loc, m) in h.find_all(kind::ATTRIBUTE) {
-            let msg = AttributeMessage::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+        for (loc, fl, data, co) in msgs {
+            let (name, id) = self.attr_name(fl, &data)?;
             entries.push(DenseEntry {
-                name: msg.name.into_bytes(),
-                msg: m.data.clone(),
-                order: u64::from(m.co.unwrap_or(0)),
-                flags: m.flags,
+                name: name.into_bytes(),
+                // A shared message keeps its SOHM reference (the record's id).
+                msg: id.as_ref().map_or(data, shared_attr_ref),
+                order: u64::from(co),
+                flags: fl,
             });
             locs.push(loc);
         }
-        let has_info = h.find(kind::ATTRIBUTE_INFO).is_some();
         if !has_info {
             let mut e = Encoder::new();
             AttributeInfo {
@@ -338,10 +362,26 @@ impl FileEditor {
         probe.encode(&mut enc, self.ctx, version)?;
         too_big(enc.len())?;
         let msg = enc.into_vec();
-        if let Some(set) = self.dense_sets.get_mut(&(a, DenseKind::Attrs)) {
-            if let Some(e) = set.entries.iter_mut().find(|e| e.name == name.as_bytes()) {
-                e.msg = msg;
-                set.dirty = true;
+        if let Some(set) = self.dense_sets.get(&(a, DenseKind::Attrs)) {
+            let hit = set.entries.iter().position(|e| e.name == name.as_bytes());
+            let shared = match hit.and_then(|i| set.entries.get(i)) {
+                Some(e) if e.flags & flags::SHARED != 0 => Some(shared_attr_id(&e.msg, self.ctx)?),
+                _ => None,
+            };
+            if let Some(id) = &shared {
+                self.sohm_check_drop(id)?;
+            }
+            if let Some(i) = hit {
+                if let Some(set) = self.dense_sets.get_mut(&(a, DenseKind::Attrs)) {
+                    if let Some(e) = set.entries.get_mut(i) {
+                        e.msg = msg;
+                        e.flags &= !flags::SHARED;
+                        set.dirty = true;
+                    }
+                }
+                if let Some(id) = shared {
+                    self.sohm_drop(id);
+                }
                 return Ok(());
             }
             let order = self.next_attr_order(a)?;
@@ -358,12 +398,22 @@ impl FileEditor {
         }
         let (max_compact, _) = self.header(a)?.attr_phase_change();
         let large = msg.len() > crate::write::MAX_HEADER_MESSAGE;
-        match existing.iter().find(|(_, nm)| nm == name) {
-            Some((loc, _)) if !large => {
+        let hit = existing.iter().find(|(_, nm, _)| nm == name);
+        if let Some((_, _, Some(id))) = hit {
+            self.sohm_check_drop(id)?;
+        }
+        match hit {
+            Some((loc, _, id)) if !large => {
                 let loc = *loc;
-                self.with_header(a, |h, bump| h.replace(loc, &msg, bump))?;
+                self.with_header(a, |h, bump| {
+                    h.set_flags(loc, 0);
+                    h.replace(loc, &msg, bump);
+                })?;
+                if let Some(id) = id {
+                    self.sohm_drop(*id);
+                }
             }
-            Some((loc, _)) => {
+            Some((loc, _, id)) => {
                 // Too large to stay compact: the object turns dense.
                 let (ci, mi) = *loc;
                 let co = self
@@ -381,6 +431,9 @@ impl FileEditor {
                     flags: 0,
                 };
                 self.attrs_to_dense(a, Some(entry))?;
+                if let Some(id) = id {
+                    self.sohm_drop(*id);
+                }
             }
             None => {
                 let order = self.next_attr_order(a)?;
@@ -411,24 +464,42 @@ impl FileEditor {
     pub fn delete_attr(&mut self, path: &str, name: &str) -> Result<()> {
         let a = self.object_addr(path)?;
         let existing = self.attr_locs(a)?;
-        if let Some(set) = self.dense_sets.get_mut(&(a, DenseKind::Attrs)) {
+        if let Some(set) = self.dense_sets.get(&(a, DenseKind::Attrs)) {
             let Some(i) = set.entries.iter().position(|e| e.name == name.as_bytes()) else {
                 return Err(Error::not_found(alloc::format!(
                     "{path}: no attribute {name:?}"
                 )));
             };
-            set.entries.remove(i);
-            set.dirty = true;
+            let shared = match set.entries.get(i) {
+                Some(e) if e.flags & flags::SHARED != 0 => Some(shared_attr_id(&e.msg, self.ctx)?),
+                _ => None,
+            };
+            if let Some(id) = &shared {
+                self.sohm_check_drop(id)?;
+            }
+            if let Some(set) = self.dense_sets.get_mut(&(a, DenseKind::Attrs)) {
+                set.entries.remove(i);
+                set.dirty = true;
+            }
+            if let Some(id) = shared {
+                self.sohm_drop(id);
+            }
             let (_, min_dense) = self.header(a)?.attr_phase_change();
             self.maybe_to_compact(a, DenseKind::Attrs, min_dense)?;
             return Ok(());
         }
-        let Some((loc, _)) = existing.into_iter().find(|(_, nm)| nm == name) else {
+        let Some((loc, _, id)) = existing.into_iter().find(|(_, nm, _)| nm == name) else {
             return Err(Error::not_found(alloc::format!(
                 "{path}: no attribute {name:?}"
             )));
         };
+        if let Some(id) = &id {
+            self.sohm_check_drop(id)?;
+        }
         self.header(a)?.remove(loc);
+        if let Some(id) = id {
+            self.sohm_drop(id);
+        }
         Ok(())
     }
 
