@@ -14,7 +14,6 @@
 //! them; (d) h5py resizes them, writes across the old edge and reads back
 //! what a numpy model holds.
 
-use h5cli::check::{check_path, is_clean};
 use h5fmt::format::message::{ChunkIndex, ChunkedLayout, Layout};
 use h5fmt::write::edit::NewDataset;
 use h5fmt::write::Format;
@@ -23,7 +22,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::run_py;
+use common::{assert_clean, run_py};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("h5fmt_edit_create", name)
@@ -216,20 +215,6 @@ fn describe(path: &Path, name: &str) -> (String, String) {
         v(0x0B)
     );
     (key, versions)
-}
-
-fn assert_clean(path: &Path) {
-    let findings = check_path(path);
-    assert!(
-        is_clean(&findings, false),
-        "h5 check {}: {}",
-        path.display(),
-        findings
-            .iter()
-            .map(|f| f.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
 }
 
 /// The index libhdf5 chose for a spec under a layout-4 bound (what the

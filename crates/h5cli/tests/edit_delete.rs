@@ -15,7 +15,10 @@ use h5fmt::{Datatype, FileEditor, FileWriter, Format};
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::run_py;
+use common::{
+    all_free, assert_sections_disjoint, cut_runs, fs_info_of, fs_managers, ints, len, py_list,
+    run_py,
+};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("h5fmt_edit_del", name)
@@ -96,84 +99,12 @@ with h5py.File(p, 'r') as f:
     print(json.dumps({'keys': sorted(f.keys())}))
 "#;
 
-type Extents = Vec<(u64, u64)>;
-
-/// The file's persistent managers: (slot, sections) and their structures.
-fn managers(path: &Path) -> (Vec<(usize, Extents)>, Extents) {
-    use h5fmt::codec::Cursor;
-    use h5fmt::format::free_space::{decode_sections, FileSpaceInfo, FreeSpaceHeader};
-    let b = std::fs::read(path).expect("read");
-    let f = h5fmt::File::from_bytes(b.clone()).expect("open");
-    let ctx = f.ctx();
-    let h =
-        h5fmt::read::object_header::read_object_header(f.storage(), f.superblock().extension, ctx)
-            .expect("extension");
-    let m = h
-        .find(h5fmt::format::message::kind::FSINFO)
-        .expect("file space info");
-    let info = FileSpaceInfo::decode(&mut Cursor::new(&m.data, 0), ctx).expect("fsinfo");
-    assert!(info.persist);
-    let mut out = Vec::new();
-    let mut structs = Vec::new();
-    for (slot, a) in info.managers.iter().enumerate() {
-        let Some(a) = a.defined() else { continue };
-        let at = a.0 as usize;
-        let hdr = FreeSpaceHeader::decode(&mut Cursor::new(&b[at..], a.0), ctx).expect("FSHD");
-        let s = hdr.sections_addr.0 as usize;
-        let secs =
-            decode_sections(&mut Cursor::new(&b[s..], s as u64), &hdr, a, ctx).expect("FSSE");
-        structs.push((a.0, FreeSpaceHeader::encoded_len(ctx) as u64));
-        structs.push((hdr.sections_addr.0, hdr.sections_alloc));
-        out.push((slot, secs.iter().map(|x| (x.offset, x.size)).collect()));
-    }
-    (out, structs)
-}
-
-fn all_free(path: &Path) -> u64 {
-    managers(path)
-        .0
-        .iter()
-        .flat_map(|m| m.1.iter().map(|s| s.1))
-        .sum()
-}
-
-/// No listed section overlaps another or the managers' structures.
-fn assert_sections_disjoint(path: &Path) {
-    let (ms, structs) = managers(path);
-    let mut ext: Vec<(u64, u64)> = ms.iter().flat_map(|m| m.1.clone()).collect();
-    ext.extend(structs);
-    ext.sort();
-    for w in ext.windows(2) {
-        assert!(
-            w[0].0 + w[0].1 <= w[1].0,
-            "{}: {w:?} overlap",
-            path.display()
-        );
-    }
-}
-
+/// `h5 check` is clean (see [`common::assert_checks`]) and no listed
+/// free-space section overlaps another or the managers' structures.
 fn assert_checks(path: &Path, strict: bool) {
     common::assert_checks(path, strict);
-    assert_sections_disjoint(path);
-}
-
-fn len(p: &Path) -> u64 {
-    std::fs::metadata(p).expect("metadata").len()
-}
-
-fn dump(paths: &[&Path]) -> Vec<serde_json::Value> {
-    let args: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let s = run_py(DUMP, &args).expect("python");
-    serde_json::from_str::<serde_json::Value>(&s)
-        .expect("json")
-        .as_array()
-        .expect("array")
-        .clone()
-}
-
-fn ints(n: usize, f: impl Fn(usize) -> f64) -> serde_json::Value {
-    serde_json::json!((0..n).map(f).collect::<Vec<f64>>())
+    let (ms, structs) = fs_managers(path, false);
+    assert_sections_disjoint(&ms, structs, &path.display().to_string());
 }
 
 fn libhdf5_edits(path: &Path) {
@@ -221,11 +152,11 @@ fn deleting_objects_frees_their_storage() {
         let Some(_) = run_py(GEN, &[path.to_str().expect("utf-8"), libver]) else {
             return;
         };
-        let (free0, size0) = (all_free(&path), len(&path));
+        let (free0, size0) = (all_free(&path, false), len(&path));
         let mut ed = FileEditor::open(&path).expect("open");
         ed.delete_link("/", "contig").expect("delete contig");
         ed.close().expect("close");
-        let (free1, size1) = (all_free(&path), len(&path));
+        let (free1, size1) = (all_free(&path, false), len(&path));
         assert!(
             free1 + (size0 - size1.min(size0)) >= free0 + 16000,
             "{libver}: contig: free {free0} → {free1}, size {size0} → {size1}"
@@ -236,14 +167,14 @@ fn deleting_objects_frees_their_storage() {
         ed.delete_link("/", "g").expect("delete g");
         ed.delete_link("/", "big").expect("delete big");
         ed.close().expect("close");
-        let (free2, size2) = (all_free(&path), len(&path));
+        let (free2, size2) = (all_free(&path, false), len(&path));
         eprintln!("{libver}: free {free0} → {free1} → {free2}, size {size0} → {size1} → {size2}");
         assert!(
             free2 + size0.saturating_sub(size2) >= free0 + RAW_DELETED,
             "{libver}: free {free0} → {free2}, size {size0} → {size2}"
         );
         assert_checks(&path, true);
-        let v = &dump(&[&path])[0];
+        let v = &py_list(DUMP, &[&path])[0];
         expect_present(v, &["keep", "hard", "g2/alias", "tail"]);
         for gone in ["contig", "chunked", "g/x", "g/y", "g/sub/z", "big/d00"] {
             assert!(v.get(gone).is_none(), "{libver}: {gone} is still there");
@@ -268,7 +199,7 @@ fn deleting_objects_frees_their_storage() {
             len(&path)
         );
         assert_checks(&path, true);
-        let v = &dump(&[&path])[0];
+        let v = &py_list(DUMP, &[&path])[0];
         expect_present(v, &["keep", "hard", "g2/alias", "tail"]);
         assert_eq!(v["new"], ints(2000, |i| 3.0 * i as f64 - 1.0), "{libver}");
         assert_eq!(v["new_ch"], ints(4000, |i| 7.0 - i as f64), "{libver}");
@@ -286,31 +217,31 @@ fn deleting_one_of_two_hard_links_frees_nothing() {
         let Some(_) = run_py(GEN, &[path.to_str().expect("utf-8"), libver]) else {
             return;
         };
-        assert_eq!(dump(&[&path])[0]["alias_rc"], 2, "{libver}");
-        let (free0, size0) = (all_free(&path), len(&path));
+        assert_eq!(py_list(DUMP, &[&path])[0]["alias_rc"], 2, "{libver}");
+        let (free0, size0) = (all_free(&path, false), len(&path));
         let mut ed = FileEditor::open(&path).expect("open");
         ed.delete_link("/", "hard").expect("delete hard");
         ed.close().expect("close");
         assert_eq!(
-            (all_free(&path), len(&path)),
+            (all_free(&path, false), len(&path)),
             (free0, size0),
             "{libver}: space changed"
         );
         assert_checks(&path, true);
-        let v = &dump(&[&path])[0];
+        let v = &py_list(DUMP, &[&path])[0];
         assert!(v.get("hard").is_none());
         expect_present(v, &["keep", "contig", "chunked", "g2/alias", "tail"]);
         assert_eq!(v["alias_rc"], 1, "{libver}");
         let mut ed = FileEditor::open(&path).expect("open");
         ed.delete_link("/", "g2").expect("delete g2");
         ed.close().expect("close");
-        let (free1, size1) = (all_free(&path), len(&path));
+        let (free1, size1) = (all_free(&path, false), len(&path));
         assert!(
             free1 + size0.saturating_sub(size1) >= free0 + 2400,
             "{libver}: free {free0} → {free1}, size {size0} → {size1}"
         );
         assert_checks(&path, true);
-        let v = &dump(&[&path])[0];
+        let v = &py_list(DUMP, &[&path])[0];
         assert!(v.get("g2/alias").is_none());
         expect_present(v, &["keep", "contig", "chunked", "tail"]);
         libhdf5_edits(&path);
@@ -353,11 +284,11 @@ with h5py.File(sys.argv[1], 'r') as f:
         assert_eq!(v["t"], 1, "{libver}: {v}");
         assert_eq!(v["d"], false);
         assert_checks(&path, true);
-        let (free0, size0) = (all_free(&path), len(&path));
+        let (free0, size0) = (all_free(&path, false), len(&path));
         let mut ed = FileEditor::open(&path).expect("open");
         ed.delete_link("/", "t").expect("delete t");
         ed.close().expect("close");
-        let (free1, size1) = (all_free(&path), len(&path));
+        let (free1, size1) = (all_free(&path, false), len(&path));
         // The datatype's header (at least its 8-byte integer message).
         assert!(
             free1 + size0.saturating_sub(size1) >= free0 + 16,
@@ -373,18 +304,7 @@ with h5py.File(sys.argv[1], 'r') as f:
 
 /// Fields of a File Space Info message, and its message flags.
 fn fs_info(path: &Path) -> (h5fmt::format::free_space::FileSpaceInfo, u8) {
-    use h5fmt::codec::Cursor;
-    use h5fmt::format::free_space::FileSpaceInfo;
-    let f = h5fmt::File::open(path).expect("open");
-    let ctx = f.ctx();
-    let h =
-        h5fmt::read::object_header::read_object_header(f.storage(), f.superblock().extension, ctx)
-            .expect("extension");
-    let m = h
-        .find(h5fmt::format::message::kind::FSINFO)
-        .expect("file space info");
-    let info = FileSpaceInfo::decode(&mut Cursor::new(&m.data, 0), ctx).expect("fsinfo");
-    (info, m.flags)
+    fs_info_of(&h5fmt::File::open(path).expect("open"))
 }
 
 /// `FileWriter::persist_free_space` writes the File Space Info message
@@ -476,8 +396,8 @@ with h5py.File(sys.argv[1], 'w', libver=(sys.argv[2], 'latest'), fs_strategy='fs
         ed.delete_link("/", "contig").expect("delete");
         ed.close().expect("close");
         // (The new managers may take their own space from it.)
-        let structs: u64 = managers(&path).1.iter().map(|s| s.1).sum();
-        let free = all_free(&path);
+        let structs: u64 = fs_managers(&path, false).1.iter().map(|s| s.1).sum();
+        let free = all_free(&path, false);
         assert!(free + structs >= 16000, "{libver}: {free} + {structs}");
         assert_checks(&path, true);
         let mut ed = FileEditor::open(&path).expect("open");
@@ -495,7 +415,7 @@ with h5py.File(sys.argv[1], 'w', libver=(sys.argv[2], 'latest'), fs_strategy='fs
             "{libver}: grew {size} → {}",
             len(&path)
         );
-        let v = &dump(&[&path])[0];
+        let v = &py_list(DUMP, &[&path])[0];
         assert_eq!(v["new"], ints(1900, |i| i as f64));
         assert_eq!(v["chunked"], ints(2000, |i| i as f64));
         assert_eq!(v["tail"], ints(10, |i| i as f64));
@@ -520,27 +440,18 @@ fn delete_commits_are_crash_ordered() {
             ed.delete_link("/", "chunked")?;
             ed.delete_link("/", "hard")
         };
-        let mut cuts = Vec::new();
-        let mut n = 0usize;
-        let done = loop {
-            let p = scratch(&format!("cut_{libver}_{n}.h5"));
-            std::fs::copy(&template, &p).expect("copy");
-            let mut ed = FileEditor::open(&p).expect("open");
-            ed.sync = false;
-            ed.fail_writes_after(Some(n));
-            let r = op(&mut ed);
-            drop(ed);
-            if r.is_ok() {
-                break p;
-            }
-            cuts.push(p);
-            n += 1;
-            assert!(n < 500, "never completes");
-        };
+        let (cuts, done) = cut_runs(
+            &template,
+            |n| scratch(&format!("cut_{libver}_{n}.h5")),
+            500,
+            "never completes",
+            op,
+        );
+        let n = cuts.len();
         assert!(n >= 3, "too few writes: {n}");
         let mut all: Vec<&Path> = cuts.iter().map(PathBuf::as_path).collect();
         all.push(&done);
-        let views = dump(&all);
+        let views = py_list(DUMP, &all);
         let mut states = std::collections::BTreeSet::new();
         for (i, v) in views.iter().enumerate() {
             expect_present(v, &["keep", "contig", "tail", "g2/alias"]);

@@ -10,29 +10,14 @@
 //! nothing. The writer's own dense storage is checked with 5000 links and
 //! 2000 attributes.
 
-use h5cli::check::{check_path, is_clean};
 use h5fmt::{FileEditor, FileWriter};
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::run_py;
+use common::{assert_clean, cut_runs, run_py};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("h5fmt_edit_dense", name)
-}
-
-fn assert_clean(path: &Path) {
-    let findings = check_path(path);
-    assert!(
-        is_clean(&findings, false),
-        "h5 check {}: {}",
-        path.display(),
-        findings
-            .iter()
-            .map(|f| f.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
 }
 
 /// libhdf5's view: {group path: {"links": [names in iteration order
@@ -526,23 +511,14 @@ fn dense_edits_are_crash_ordered() {
     ];
     for (obj, op) in ops {
         let before = run_py(VIEW_MANY, &[obj, template.to_str().expect("utf-8")]).expect("view");
-        let mut cut_files = Vec::new();
-        let mut n = 0usize;
-        let done = loop {
-            let p = scratch(&format!("crash_{}_{n}.h5", &obj[1..]));
-            std::fs::copy(&template, &p).expect("copy");
-            let mut ed = FileEditor::open(&p).expect("open");
-            ed.sync = false;
-            ed.fail_writes_after(Some(n));
-            let r = op(&mut ed);
-            drop(ed);
-            if r.is_ok() {
-                break p;
-            }
-            cut_files.push(p);
-            n += 1;
-            assert!(n < 1000, "{obj}: the operation never completes");
-        };
+        let (cut_files, done) = cut_runs(
+            &template,
+            |n| scratch(&format!("crash_{}_{n}.h5", &obj[1..])),
+            1000,
+            &format!("{obj}: the operation never completes"),
+            op,
+        );
+        let n = cut_files.len();
         assert!(n >= 1, "{obj}: no write");
         let after = run_py(VIEW_MANY, &[obj, done.to_str().expect("utf-8")]).expect("view");
         let before: serde_json::Value = serde_json::from_str(&before).expect("json");
@@ -594,29 +570,21 @@ fn multi_level_symbol_tables() {
     };
     // Crash cuts of one insert and one delete in the multi-level group.
     for (what, op) in [("insert", 0usize), ("delete", 1usize)] {
-        let mut n = 0usize;
-        let mut cuts = Vec::new();
-        loop {
-            let p = scratch(&format!("stab_cut_{what}_{n}.h5"));
-            std::fs::copy(&path, &p).expect("copy");
-            let mut ed = FileEditor::open(&p).expect("open");
-            ed.sync = false;
-            ed.fail_writes_after(Some(n));
-            let r = if op == 0 {
-                ed.create_group("/g", "m0500x")
-            } else {
-                ed.delete_link("/g", "n0500")
-            };
-            drop(ed);
-            if r.is_ok() {
-                break;
-            }
-            cuts.push(p.display().to_string());
-            n += 1;
-            assert!(n < 2000, "never completes");
-        }
+        let (cuts, _) = cut_runs(
+            &path,
+            |n| scratch(&format!("stab_cut_{what}_{n}.h5")),
+            2000,
+            "never completes",
+            |ed| {
+                if op == 0 {
+                    ed.create_group("/g", "m0500x")
+                } else {
+                    ed.delete_link("/g", "n0500")
+                }
+            },
+        );
         let mut args = vec!["/g".to_string()];
-        args.extend(cuts);
+        args.extend(cuts.iter().map(|p| p.display().to_string()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let v: serde_json::Value =
             serde_json::from_str(&run_py(VIEW_MANY, &args).expect("views")).expect("json");

@@ -13,7 +13,10 @@ use h5fmt::{Datatype, FileEditor};
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{assert_checks, run_py};
+use common::{
+    all_free, assert_checks, assert_sections_disjoint, cut_runs, fs_managers, ints, len, py_list,
+    run_py,
+};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("h5fmt_edit_fs", name)
@@ -72,87 +75,13 @@ with h5py.File(p, 'r') as f:
     print(json.dumps({'n': int(f['ch'].shape[0]), 'keys': sorted(f.keys())}))
 "#;
 
-/// The file's persistent managers: (slot, sections (offset, size)) and the
-/// extents of their structures, as decoded by our reader.
-type Extents = Vec<(u64, u64)>;
-
-fn managers(path: &Path) -> (Vec<(usize, Extents)>, Extents) {
-    use h5fmt::codec::Cursor;
-    use h5fmt::format::free_space::{decode_sections, FileSpaceInfo, FreeSpaceHeader};
-    let b = std::fs::read(path).expect("read");
-    let f = h5fmt::File::from_bytes(b.clone()).expect("open");
-    let ctx = f.ctx();
-    let h =
-        h5fmt::read::object_header::read_object_header(f.storage(), f.superblock().extension, ctx)
-            .expect("extension");
-    let m = h
-        .find(h5fmt::format::message::kind::FSINFO)
-        .expect("file space info");
-    let info = FileSpaceInfo::decode(&mut Cursor::new(&m.data, 0), ctx).expect("fsinfo");
-    assert!(info.persist);
-    let mut out = Vec::new();
-    let mut structs = Vec::new();
-    for (slot, a) in info.managers.iter().enumerate() {
-        let Some(a) = a.defined() else { continue };
-        let at = a.0 as usize;
-        let hdr = FreeSpaceHeader::decode(&mut Cursor::new(&b[at..], a.0), ctx).expect("FSHD");
-        let s = hdr.sections_addr.0 as usize;
-        let secs =
-            decode_sections(&mut Cursor::new(&b[s..], s as u64), &hdr, a, ctx).expect("FSSE");
-        assert_eq!(secs.iter().map(|x| x.size).sum::<u64>(), hdr.total_space);
-        // libhdf5 writes these equal, and cannot rewrite a list whose two
-        // sizes differ (see `libhdf5_rewrites_the_editors_managers`).
-        assert_eq!(
-            hdr.sections_used,
-            hdr.sections_alloc,
-            "{}: manager {slot}: section list used and allocated sizes differ",
-            path.display()
-        );
-        structs.push((a.0, FreeSpaceHeader::encoded_len(ctx) as u64));
-        structs.push((hdr.sections_addr.0, hdr.sections_alloc));
-        out.push((slot, secs.iter().map(|x| (x.offset, x.size)).collect()));
-    }
-    (out, structs)
-}
-
-fn all_free(path: &Path) -> u64 {
-    managers(path)
-        .0
-        .iter()
-        .flat_map(|m| m.1.iter().map(|s| s.1))
-        .sum()
-}
-
 fn raw_free(path: &Path) -> u64 {
-    managers(path)
+    fs_managers(path, true)
         .0
         .iter()
         .filter(|m| m.0 == 2)
         .flat_map(|m| m.1.iter().map(|s| s.1))
         .sum()
-}
-
-fn assert_clean(path: &Path) {
-    assert_checks(path, true);
-}
-
-fn len(p: &Path) -> u64 {
-    std::fs::metadata(p).expect("metadata").len()
-}
-
-fn dump(paths: &[&Path]) -> Vec<serde_json::Value> {
-    let args: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let s = run_py(DUMP, &args).expect("python");
-    serde_json::from_str::<serde_json::Value>(&s)
-        .expect("json")
-        .as_array()
-        .expect("array")
-        .clone()
-}
-
-fn ints(n: usize, f: impl Fn(usize) -> f64) -> serde_json::Value {
-    serde_json::json!((0..n).map(f).collect::<Vec<f64>>())
 }
 
 fn expect_base(v: &serde_json::Value, ch_len: usize) {
@@ -167,7 +96,7 @@ fn libhdf5_edits(path: &Path) {
     let out = run_py(LIBHDF5_EDIT, &[path.to_str().expect("utf-8")]).expect("python");
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert!(v["keys"].as_array().expect("keys").iter().all(|k| k != "a"));
-    assert_clean(path);
+    assert_checks(path, true);
 }
 
 fn new_i8(ed: &mut FileEditor, name: &str, vals: &[i64]) {
@@ -205,10 +134,10 @@ fn editor_reuses_libhdf5_free_space() {
             raw_free(&path) < 16000,
             "{libver}: the raw space is still listed"
         );
-        let v = &dump(&[&path])[0];
+        let v = &py_list(DUMP, &[&path])[0];
         expect_base(v, 4000);
         assert_eq!(v["new"], ints(2000, |i| i as f64 * 5.0 - 3.0));
-        assert_clean(&path);
+        assert_checks(&path, true);
         libhdf5_edits(&path);
     }
 }
@@ -223,7 +152,7 @@ fn freed_space_survives_reopen() {
         let Some(_) = run_py(GEN, &[path.to_str().expect("utf-8"), libver]) else {
             return;
         };
-        let (free0, size0) = (all_free(&path), len(&path));
+        let (free0, size0) = (all_free(&path, true), len(&path));
         let mut ed = FileEditor::open(&path).expect("open");
         ed.resize("/ch", &[1000]).expect("shrink");
         ed.close().expect("close");
@@ -231,18 +160,18 @@ fn freed_space_survives_reopen() {
         // Six chunks of 4000 bytes freed: listed, or given back at the end
         // of the file (less the new chunk index's node, 2 KiB with K = 32,
         // and the managers' own structures).
-        let free1 = all_free(&path);
+        let free1 = all_free(&path, true);
         eprintln!("{libver}: free {free0} → {free1}, size {size0} → {size1}");
         assert!(
             free1 + (size0 - size1) + 3000 >= free0 + 24000,
             "{libver}: free {free0} → {free1}, size {size0} → {size1}"
         );
-        let v = &dump(&[&path])[0];
+        let v = &py_list(DUMP, &[&path])[0];
         expect_base(v, 1000);
-        assert_clean(&path);
+        assert_checks(&path, true);
         // A second session reuses the freed space: a dataset as large as
         // the largest free raw data section.
-        let largest = managers(&path)
+        let largest = fs_managers(&path, true)
             .0
             .iter()
             .filter(|m| m.0 == 2)
@@ -260,10 +189,10 @@ fn freed_space_survives_reopen() {
             "{libver}: the file grew from {size1} to {}",
             len(&path)
         );
-        let v = &dump(&[&path])[0];
+        let v = &py_list(DUMP, &[&path])[0];
         expect_base(v, 1000);
         assert_eq!(v["new"], ints(n, |i| 7.0 - i as f64));
-        assert_clean(&path);
+        assert_checks(&path, true);
         libhdf5_edits(&path);
     }
 }
@@ -302,9 +231,9 @@ with h5py.File(sys.argv[1], 'w', libver='earliest') as f:
     );
     let sb = h5fmt::File::open(&path).expect("open");
     assert_eq!(sb.superblock().eof.get(), shrunk, "end of file address");
-    let v = &dump(&[&path])[0];
+    let v = &py_list(DUMP, &[&path])[0];
     assert_eq!(v["ch"], ints(100, |i| if i == 0 { -1.0 } else { i as f64 }));
-    assert_clean(&path);
+    assert_checks(&path, true);
 }
 
 /// Crash ordering of commits that take space from the managers (a new
@@ -327,27 +256,18 @@ fn free_space_commits_are_crash_ordered() {
         ed.resize("/ch", &[2000])?;
         ed.flush()
     };
-    let mut cuts = Vec::new();
-    let mut n = 0usize;
-    let done = loop {
-        let p = scratch(&format!("cut_{n}.h5"));
-        std::fs::copy(&template, &p).expect("copy");
-        let mut ed = FileEditor::open(&p).expect("open");
-        ed.sync = false;
-        ed.fail_writes_after(Some(n));
-        let r = op(&mut ed);
-        drop(ed);
-        if r.is_ok() {
-            break p;
-        }
-        cuts.push(p);
-        n += 1;
-        assert!(n < 500, "never completes");
-    };
+    let (cuts, done) = cut_runs(
+        &template,
+        |n| scratch(&format!("cut_{n}.h5")),
+        500,
+        "never completes",
+        op,
+    );
+    let n = cuts.len();
     assert!(n >= 3, "too few writes: {n}");
     let mut all: Vec<&Path> = cuts.iter().map(PathBuf::as_path).collect();
     all.push(&done);
-    let views = dump(&all);
+    let views = py_list(DUMP, &all);
     let (mut old, mut new) = (0, 0);
     for (i, v) in views.iter().enumerate() {
         // Each object is in its old or new state (the commit switches them
@@ -373,13 +293,8 @@ fn free_space_commits_are_crash_ordered() {
         assert_checks(p, p == done.as_path());
         // No listed free space overlaps the managers' own structures or
         // another section (h5 check covers allocated structures).
-        let (ms, structs) = managers(p);
-        let mut ext: Vec<(u64, u64)> = ms.iter().flat_map(|m| m.1.clone()).collect();
-        ext.extend(structs);
-        ext.sort();
-        for w in ext.windows(2) {
-            assert!(w[0].0 + w[0].1 <= w[1].0, "cut {i}: {w:?} overlap");
-        }
+        let (ms, structs) = fs_managers(p, true);
+        assert_sections_disjoint(&ms, structs, &format!("cut {i}"));
     }
     assert!(old > 0 && new > 0, "{old} old, {new} new");
     // libhdf5 edits a few cuts (before, around and after the switches).
@@ -422,7 +337,7 @@ print(' '.join(out))
 /// whose used size was below their allocated size, which libhdf5 never
 /// writes and cannot rewrite (a read-write session that changes such a list
 /// fails at close, "size of entry changed", then aborts; reproduced by
-/// `edit.rs`'s `child_edits_then_libhdf5_edits`). Here [`managers`] checks
+/// `edit.rs`'s `child_edits_then_libhdf5_edits`). Here [`fs_managers`] checks
 /// the two sizes agree after each of several appending commits, and
 /// libhdf5 edits each commit's file and reads it back.
 #[test]
@@ -448,8 +363,8 @@ fn libhdf5_rewrites_the_editors_managers() {
             ed.flush().expect("flush");
             let c = scratch(&format!("rewrite_{libver}_{round}.h5"));
             std::fs::copy(&path, &c).expect("copy");
-            listed += usize::from(!managers(&c).0.is_empty());
-            assert_clean(&c);
+            listed += usize::from(!fs_managers(&c, true).0.is_empty());
+            assert_checks(&c, true);
             copies.push(c);
             lens.push(n.to_string());
         }
@@ -462,14 +377,14 @@ fn libhdf5_rewrites_the_editors_managers() {
         let out = run_py(LIBHDF5_ADD, &args).expect("python");
         assert_eq!(out.trim(), lens.join(" "), "{libver}");
         for c in &copies {
-            assert_clean(c);
+            assert_checks(c, true);
             // And the editor goes on from libhdf5's managers.
             let mut ed = FileEditor::open(c).expect("reopen");
             ed.append("/x", &[1.0f64]).expect("append");
             ed.flush().expect("flush");
             drop(ed);
-            managers(c);
-            assert_clean(c);
+            fs_managers(c, true);
+            assert_checks(c, true);
         }
     }
 }

@@ -15,31 +15,16 @@
 //! An extensible array large enough for paged data blocks (2048 elements,
 //! two pages) is edited sparsely, read back and edited again by h5py.
 
-use h5cli::check::{check_path, is_clean};
 use h5fmt::format::message::{ChunkIndex, ChunkedLayout, Dataspace, Layout};
 use h5fmt::FileEditor;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::run_py;
+use common::{assert_clean, cut_runs_after, run_py};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("h5fmt_edit_index", name)
-}
-
-fn assert_clean(path: &Path) {
-    let findings = check_path(path);
-    assert!(
-        is_clean(&findings, false),
-        "h5 check {}: {}",
-        path.display(),
-        findings
-            .iter()
-            .map(|f| f.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
 }
 
 /// One dataset: name, the index libhdf5 picks, shape, maximum shape (`None`
@@ -577,26 +562,19 @@ fn cut_test(tag: &str, keep: impl Fn(&Spec) -> bool) {
     for s in &specs {
         let (ops, _) = plan(s);
         let name = format!("/{}", s.name);
-        let mut cuts = Vec::new();
-        let mut n = 0usize;
-        let done = loop {
-            let p = scratch(&format!("{tag}_{}_{n}.h5", s.name));
-            std::fs::copy(&template, &p).expect("copy");
-            let mut ed = FileEditor::open(&p).expect("open");
-            ed.sync = false;
-            for op in &ops[0] {
-                apply(&mut ed, &name, op);
-            }
-            ed.fail_writes_after(Some(n));
-            let r = ed.flush();
-            drop(ed);
-            if r.is_ok() {
-                break p;
-            }
-            cuts.push(p);
-            n += 1;
-            assert!(n < 5000, "{name}: the commit never completes");
-        };
+        let (cuts, done) = cut_runs_after(
+            &template,
+            |n| scratch(&format!("{tag}_{}_{n}.h5", s.name)),
+            5000,
+            &format!("{name}: the commit never completes"),
+            |ed| {
+                for op in &ops[0] {
+                    apply(ed, &name, op);
+                }
+            },
+            |ed| ed.flush(),
+        );
+        let n = cuts.len();
         let view = |paths: &[&PathBuf]| -> Vec<Value> {
             let mut args = vec![name.clone()];
             args.extend(paths.iter().map(|p| p.display().to_string()));

@@ -14,7 +14,7 @@ use h5fmt::{Datatype, FileEditor};
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{assert_checks, run_py};
+use common::{assert_checks, cut_runs, ints, len, run_py};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("h5fmt_edit_paged", name)
@@ -103,14 +103,6 @@ for kw in ({'page_buf_size': 4 * 65536}, {}):
         assert (f.attrs['lib_attr'] == np.arange(7)).all()
         print(f['ch'].shape[0])
 "#;
-
-fn len(p: &Path) -> u64 {
-    std::fs::metadata(p).expect("metadata").len()
-}
-
-fn ints(n: usize, f: impl Fn(usize) -> f64) -> serde_json::Value {
-    serde_json::json!((0..n).map(f).collect::<Vec<f64>>())
-}
 
 /// libhdf5's view of the file (values, storage extents, page size).
 fn read(path: &Path) -> serde_json::Value {
@@ -305,23 +297,14 @@ fn paged_commits_are_crash_ordered() {
     if gen(&template, true, 512, "earliest").is_none() {
         return;
     }
-    let mut cuts = Vec::new();
-    let mut n = 0usize;
-    let done = loop {
-        let p = scratch(&format!("cut_{n}.h5"));
-        std::fs::copy(&template, &p).expect("copy");
-        let mut ed = FileEditor::open(&p).expect("open");
-        ed.sync = false;
-        ed.fail_writes_after(Some(n));
-        let r = edit(&mut ed);
-        drop(ed);
-        if r.is_ok() {
-            break p;
-        }
-        cuts.push(p);
-        n += 1;
-        assert!(n < 2000, "never completes");
-    };
+    let (cuts, done) = cut_runs(
+        &template,
+        |n| scratch(&format!("cut_{n}.h5")),
+        2000,
+        "never completes",
+        edit,
+    );
+    let n = cuts.len();
     assert!(n >= 3, "too few writes: {n}");
     let mut all: Vec<&Path> = cuts.iter().map(PathBuf::as_path).collect();
     all.push(&done);

@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{assert_checks, run_py};
+use common::{assert_checks, cut_runs, run_py};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("h5fmt_edit_sohm", name)
@@ -361,23 +361,14 @@ fn shared_deletes_are_crash_ordered() {
         };
         let before = py(VIEW, &[s(&template)]).expect("view");
         for (what, op) in ops {
-            let mut n = 0usize;
-            let mut cuts = Vec::new();
-            let done = loop {
-                let p = scratch(&format!("crash_{mode}_{what}_{n}.h5"));
-                std::fs::copy(&template, &p).expect("copy");
-                let mut ed = FileEditor::open(&p).expect("open");
-                ed.sync = false;
-                ed.fail_writes_after(Some(n));
-                let r = op(&mut ed);
-                drop(ed);
-                if r.is_ok() {
-                    break p;
-                }
-                cuts.push(p);
-                n += 1;
-                assert!(n < 1000, "never completes");
-            };
+            let (cuts, done) = cut_runs(
+                &template,
+                |n| scratch(&format!("crash_{mode}_{what}_{n}.h5")),
+                1000,
+                "never completes",
+                op,
+            );
+            let n = cuts.len();
             let after = py(VIEW, &[s(&done)]).expect("view");
             assert_ne!(before, after);
             let (mut saw_before, mut saw_after) = (0, 0);

@@ -9,30 +9,11 @@ use h5fmt::format::datatype::{
     ByteOrder, CharSet, CompoundMember, Datatype, FloatLayout, StringPad,
 };
 use h5fmt::{ErrorKind, FileWriter};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn python() -> Option<PathBuf> {
-    let venv = std::env::var("H5FMT_VENV").unwrap_or_else(|_| "/work/main/.venv".into());
-    let p = Path::new(&venv).join("bin/python");
-    p.exists().then_some(p)
-}
-
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        let span = (hi - lo) as u64 + 1;
-        lo + (self.next() % span) as i64
-    }
-}
+mod common;
+use common::{python, Rng};
 
 fn int(size: u32, signed: bool, order: ByteOrder, precision: u16, offset: u16) -> Datatype {
     Datatype::Integer {

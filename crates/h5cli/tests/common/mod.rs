@@ -280,3 +280,178 @@ pub fn assert_checks(path: &Path, strict: bool) {
             .join("\n")
     );
 }
+
+/// `h5 check` finds no error in the file at `path` (warnings allowed).
+pub fn assert_clean(path: &Path) {
+    assert_checks(path, false);
+}
+
+/// The file's length in bytes.
+pub fn len(p: &Path) -> u64 {
+    std::fs::metadata(p).expect("metadata").len()
+}
+
+/// `[f(0), f(1), ..., f(n - 1)]` as a JSON list.
+pub fn ints(n: usize, f: impl Fn(usize) -> f64) -> Value {
+    serde_json::json!((0..n).map(f).collect::<Vec<f64>>())
+}
+
+/// Run `script` with `paths` as arguments under the venv's Python and
+/// return the JSON list it prints (one element a path). Panics without a
+/// venv.
+pub fn py_list(script: &str, paths: &[&Path]) -> Vec<Value> {
+    let args: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let s = run_py(script, &args).expect("python");
+    serde_json::from_str::<Value>(&s)
+        .expect("json")
+        .as_array()
+        .expect("array")
+        .clone()
+}
+
+/// A small deterministic generator (xorshift).
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next value.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        let span = (hi - lo) as u64 + 1;
+        lo + (self.next() % span) as i64
+    }
+
+    /// In `0..n` (`0` for `n == 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Extents `(offset, size)` in a file.
+pub type Extents = Vec<(u64, u64)>;
+
+/// The File Space Info message of the file `f` (in its superblock
+/// extension), decoded by our reader, and its message flags.
+pub fn fs_info_of(f: &h5fmt::File) -> (h5fmt::format::free_space::FileSpaceInfo, u8) {
+    use h5fmt::codec::Cursor;
+    use h5fmt::format::free_space::FileSpaceInfo;
+    let ctx = f.ctx();
+    let h =
+        h5fmt::read::object_header::read_object_header(f.storage(), f.superblock().extension, ctx)
+            .expect("extension");
+    let m = h
+        .find(h5fmt::format::message::kind::FSINFO)
+        .expect("file space info");
+    let info = FileSpaceInfo::decode(&mut Cursor::new(&m.data, 0), ctx).expect("fsinfo");
+    (info, m.flags)
+}
+
+/// The file's persistent free-space managers, as decoded by our reader:
+/// (slot, sections (offset, size)) and the extents of their structures.
+/// `exact_lists`: also assert each section list's sizes add up to its
+/// header's total, and its used and allocated sizes are equal (libhdf5
+/// writes them equal, and cannot rewrite a list whose two sizes differ).
+pub fn fs_managers(path: &Path, exact_lists: bool) -> (Vec<(usize, Extents)>, Extents) {
+    use h5fmt::codec::Cursor;
+    use h5fmt::format::free_space::{decode_sections, FreeSpaceHeader};
+    let b = std::fs::read(path).expect("read");
+    let f = h5fmt::File::from_bytes(b.clone()).expect("open");
+    let ctx = f.ctx();
+    let (info, _) = fs_info_of(&f);
+    assert!(info.persist);
+    let mut out = Vec::new();
+    let mut structs = Vec::new();
+    for (slot, a) in info.managers.iter().enumerate() {
+        let Some(a) = a.defined() else { continue };
+        let at = a.0 as usize;
+        let hdr = FreeSpaceHeader::decode(&mut Cursor::new(&b[at..], a.0), ctx).expect("FSHD");
+        let s = hdr.sections_addr.0 as usize;
+        let secs =
+            decode_sections(&mut Cursor::new(&b[s..], s as u64), &hdr, a, ctx).expect("FSSE");
+        if exact_lists {
+            assert_eq!(secs.iter().map(|x| x.size).sum::<u64>(), hdr.total_space);
+            assert_eq!(
+                hdr.sections_used,
+                hdr.sections_alloc,
+                "{}: manager {slot}: section list used and allocated sizes differ",
+                path.display()
+            );
+        }
+        structs.push((a.0, FreeSpaceHeader::encoded_len(ctx) as u64));
+        structs.push((hdr.sections_addr.0, hdr.sections_alloc));
+        out.push((slot, secs.iter().map(|x| (x.offset, x.size)).collect()));
+    }
+    (out, structs)
+}
+
+/// The bytes the managers list as free ([`fs_managers`] with `exact_lists`).
+pub fn all_free(path: &Path, exact_lists: bool) -> u64 {
+    fs_managers(path, exact_lists)
+        .0
+        .iter()
+        .flat_map(|m| m.1.iter().map(|s| s.1))
+        .sum()
+}
+
+/// No section of `managers` overlaps another or the managers' `structs`
+/// (panics naming `what`).
+pub fn assert_sections_disjoint(managers: &[(usize, Extents)], structs: Extents, what: &str) {
+    let mut ext: Vec<(u64, u64)> = managers.iter().flat_map(|m| m.1.clone()).collect();
+    ext.extend(structs);
+    ext.sort();
+    for w in ext.windows(2) {
+        assert!(w[0].0 + w[0].1 <= w[1].0, "{what}: {w:?} overlap");
+    }
+}
+
+/// The cut test's runs: for n = 0, 1, ..., copy `template` to `path(n)`,
+/// open it (no syncs), run `setup`, let writes fail after the `n`-th and
+/// run `op`, until `op` succeeds. Returns the cut files (where `op`
+/// failed) and the file where it succeeded. Panics with `never` when `n`
+/// reaches `limit`.
+pub fn cut_runs_after(
+    template: &Path,
+    path: impl Fn(usize) -> PathBuf,
+    limit: usize,
+    never: &str,
+    mut setup: impl FnMut(&mut h5fmt::FileEditor),
+    mut op: impl FnMut(&mut h5fmt::FileEditor) -> h5fmt::Result<()>,
+) -> (Vec<PathBuf>, PathBuf) {
+    let mut cuts = Vec::new();
+    let mut n = 0usize;
+    let done = loop {
+        let p = path(n);
+        std::fs::copy(template, &p).expect("copy");
+        let mut ed = h5fmt::FileEditor::open(&p).expect("open");
+        ed.sync = false;
+        setup(&mut ed);
+        ed.fail_writes_after(Some(n));
+        let r = op(&mut ed);
+        drop(ed);
+        if r.is_ok() {
+            break p;
+        }
+        cuts.push(p);
+        n += 1;
+        assert!(n < limit, "{never}");
+    };
+    (cuts, done)
+}
+
+/// [`cut_runs_after`] without a setup.
+pub fn cut_runs(
+    template: &Path,
+    path: impl Fn(usize) -> PathBuf,
+    limit: usize,
+    never: &str,
+    op: impl FnMut(&mut h5fmt::FileEditor) -> h5fmt::Result<()>,
+) -> (Vec<PathBuf>, PathBuf) {
+    cut_runs_after(template, path, limit, never, |_| {}, op)
+}
