@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{python, run_py};
+use common::{python, run_py, Rng};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("h5fmt_edit", name)
@@ -520,19 +520,6 @@ const KILL_VARIANTS: [KillVariant; 6] = [
         page: 512,
     },
 ];
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 /// Element `j` of the child's dataset `d<id>`.
 fn kill_value(id: u64, j: u64) -> f64 {
