@@ -1634,3 +1634,38 @@ fn chunk_outside_dataspace_is_refused() {
         "a refused edit changed the file"
     );
 }
+
+/// A truncated file (shorter than its end-of-file address) is not edited:
+/// libhdf5 refuses to open it at all, and new data placed past the end
+/// would land where the missing part's structures were (a read_write fuzz
+/// finding). The file stays byte-for-byte the same.
+#[test]
+fn truncated_files_are_not_edited() {
+    for libver in ["earliest", "latest"] {
+        let path = scratch(&format!("truncated_{libver}.h5"));
+        if run_py(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
+            return;
+        }
+        let full = std::fs::metadata(&path).expect("stat").len();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        f.set_len(full - 1).expect("truncate");
+        drop(f);
+        // The oracle: libhdf5 refuses the file.
+        let refused = run_py(
+            "import h5py, sys\ntry:\n    h5py.File(sys.argv[1], 'r')\n    print('opened')\nexcept OSError as e:\n    print('refused', 'truncated' in str(e))",
+            &[path.to_str().expect("utf-8")],
+        )
+        .expect("python");
+        assert_eq!(refused.trim(), "refused True", "{libver}");
+        let before = sha(&path);
+        let err = FileEditor::open(&path).expect_err("a truncated file must not open for editing");
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{libver}: {err}");
+        assert!(err.to_string().contains("truncated"), "{libver}: {err}");
+        assert_eq!(sha(&path), before, "{libver}: the file changed");
+        // Reading it still works as far as the bytes go.
+        assert!(h5fmt::File::open(&path).is_ok(), "{libver}");
+    }
+}

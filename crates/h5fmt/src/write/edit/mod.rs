@@ -110,6 +110,15 @@
 //!
 //! # Free space
 //!
+//! What a file says it occupies is trusted only so far: an extent to free
+//! that is empty, starts inside the superblock, ends past the end of file
+//! or overlaps space already free is leaked instead, and a file shorter
+//! than its end-of-file address is not opened for editing (libhdf5 refuses
+//! it too). The editor does not map the whole file, though: in a corrupt
+//! file where two structures claim the same bytes (`h5 check` reports such
+//! overlaps), deleting or replacing one frees bytes the other still uses,
+//! as with libhdf5. Check files of unknown origin first.
+//!
 //! Space released by a commit (replaced and dropped chunks, B-tree nodes
 //! this editor wrote, object header chunks, old heaps and dense indexes)
 //! becomes free once the commit no longer refers to it, and later
@@ -470,6 +479,21 @@ impl FileEditor {
             return Err(Error::corrupt("indexed storage K of 0", sb.sig_offset));
         }
         let eof = sb.eof.get();
+        // A file shorter than its end-of-file address is truncated: libhdf5
+        // refuses to open it at all, and editing it would place new data
+        // over whatever the missing part held.
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io(alloc::format!("{}: {e}", path.display())))?
+            .len();
+        if sb.base_address.checked_add(eof).is_none_or(|end| end > len) {
+            return Err(Error::corrupt(
+                alloc::format!(
+                    "truncated file: end-of-file address {eof} is past the file's {len} bytes"
+                ),
+                sb.sig_offset,
+            ));
+        }
         let loaded = space::load(reader.storage(), ctx, sb.extension.defined(), eof)?;
         Ok(FileEditor {
             file,
