@@ -1193,13 +1193,7 @@ fn decode_prefix(
     if !filters_applied(req, rec) || rec.filter_mask != 0 {
         return Ok(None);
     }
-    let limit = ctx
-        .limits
-        .max_chunk_bytes
-        .max(clen)
-        .saturating_mul(2)
-        .saturating_add(4096);
-    if rec.size > limit {
+    if rec.size > max_stored(ctx, clen) {
         return Ok(None); // the whole-chunk path reports it
     }
     match st.slice(rec.addr, rec.size) {
@@ -1230,14 +1224,7 @@ fn decode_one_into(
         usize::try_from(clen).map_err(|_| Error::limit("chunk larger than the address space"))?;
     let apply_filters = filters_applied(req, rec);
     let stored_len = if apply_filters { rec.size } else { clen };
-    if stored_len
-        > ctx
-            .limits
-            .max_chunk_bytes
-            .max(clen)
-            .saturating_mul(2)
-            .saturating_add(4096)
-    {
+    if stored_len > max_stored(ctx, clen) {
         return Err(Error::limit(format!(
             "stored chunk of {stored_len} bytes exceeds the chunk limit"
         )));
@@ -1331,6 +1318,16 @@ fn for_each_decoded(
         return coalesced(st, ctx, req, recs, need, &mut sink);
     }
     each_decoded(st, ctx, req, recs, need, sink)
+}
+
+/// The most stored bytes a chunk of `clen` decoded bytes may take (a
+/// filter can expand incompressible data a little).
+fn max_stored(ctx: Ctx, clen: u64) -> u64 {
+    ctx.limits
+        .max_chunk_bytes
+        .max(clen)
+        .saturating_mul(2)
+        .saturating_add(4096)
 }
 
 /// Whether `rec`'s stored bytes went through the filter pipeline: a

@@ -296,27 +296,15 @@ impl FileEditor {
         Ok((meta, raw))
     }
 
-    /// Stage the space of a deletion as pending free, leaving out (leaking)
-    /// every extent that is empty, passes the committed end of file, or
-    /// overlaps space already free or pending or the managers' structures,
-    /// and raw extents that overlap the deletion's metadata.
+    /// Stage the space of a deletion as pending free. What may not be
+    /// freed (empty, inside the superblock, past the end of file, over
+    /// space already free or pending, over the managers' structures, raw
+    /// extents over the deletion's metadata) is left out when the commit's
+    /// frees are settled (`settle_free`).
     fn free_deleted(&mut self, mut del: Deletion) {
         super::space::coalesce(&mut del.meta);
         super::space::coalesce(&mut del.raw);
-        let meta = del.meta.clone();
-        let overlaps = |list: &[(u64, u64)], a: u64, l: u64| {
-            list.iter()
-                .any(|&(b, m)| a < b.saturating_add(m) && b < a.saturating_add(l))
-        };
-        for (a, l) in del.meta {
-            if self.may_free(a, l) {
-                self.pending_free.push((a, l));
-            }
-        }
-        for (a, l) in del.raw {
-            if !overlaps(&meta, a, l) && self.may_free(a, l) {
-                self.pending_free_raw.push((a, l));
-            }
-        }
+        self.pending_free.extend(del.meta);
+        self.pending_free_raw.extend(del.raw);
     }
 }

@@ -197,13 +197,19 @@ impl FileEditor {
         if self.page_size > 0 {
             return self.alloc_paged(n, false);
         }
-        if let Some(a) = take_first(&mut self.free, n, 0) {
-            return a;
-        }
-        if let Some(a) = take_first(&mut self.free_raw, n, 0) {
-            return a;
-        }
-        self.bump(n)
+        self.take_free(false, n, 0).unwrap_or_else(|| self.bump(n))
+    }
+
+    /// First fit for `n` bytes (leaving sections of at least `more` bytes
+    /// or none) in the free space of one kind, then of the other (raw data
+    /// first when `raw`).
+    fn take_free(&mut self, raw: bool, n: u64, more: u64) -> Option<u64> {
+        let (first, second) = if raw {
+            (&mut self.free_raw, &mut self.free)
+        } else {
+            (&mut self.free, &mut self.free_raw)
+        };
+        take_first(first, n, more).or_else(|| take_first(second, n, more))
     }
 
     /// Allocate `n` bytes of raw data (chunks, contiguous storage).
@@ -211,13 +217,7 @@ impl FileEditor {
         if self.page_size > 0 {
             return self.alloc_paged(n, true);
         }
-        if let Some(a) = take_first(&mut self.free_raw, n, 0) {
-            return a;
-        }
-        if let Some(a) = take_first(&mut self.free, n, 0) {
-            return a;
-        }
-        self.bump(n)
+        self.take_free(true, n, 0).unwrap_or_else(|| self.bump(n))
     }
 
     /// Allocate `n` bytes for a global heap collection: raw data space in
@@ -295,14 +295,8 @@ impl FileEditor {
     /// threshold large (so no section disappears and no manager becomes
     /// empty), else at the end of file.
     fn alloc_fsm(&mut self, n: u64, threshold: u64) -> u64 {
-        let more = threshold.max(1);
-        if let Some(a) = take_first(&mut self.free, n, more) {
-            return a;
-        }
-        if let Some(a) = take_first(&mut self.free_raw, n, more) {
-            return a;
-        }
-        self.bump(n)
+        self.take_free(false, n, threshold.max(1))
+            .unwrap_or_else(|| self.bump(n))
     }
 
     /// Whether the live managers list space that is no longer free (the
@@ -318,26 +312,6 @@ impl FileEditor {
                 .chain(&self.free_raw)
                 .any(|&(b, m)| b <= a && a.saturating_add(l) <= b.saturating_add(m))
         })
-    }
-
-    /// Whether `(a, l)` may be freed: inside the committed file past the
-    /// superblock, not overlapping free or pending space or the persistent
-    /// managers' structures.
-    pub(super) fn may_free(&self, a: u64, l: u64) -> bool {
-        let end = match a.checked_add(l) {
-            Some(e) if l > 0 => e,
-            _ => return false,
-        };
-        if a < self.sb_image.len() as u64 || end > self.committed_eof {
-            return false;
-        }
-        let hit = |&(b, m): &(u64, u64)| a < b.saturating_add(m) && b < end;
-        let structs: &[(u64, u64)] = self.persist.as_ref().map_or(&[], |p| &p.structs);
-        !(self.free.iter().any(hit)
-            || self.free_raw.iter().any(hit)
-            || self.pending_free.iter().any(hit)
-            || self.pending_free_raw.iter().any(hit)
-            || structs.iter().any(hit))
     }
 
     /// Merge the pending frees of a completed commit into the free lists,
