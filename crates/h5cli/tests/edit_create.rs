@@ -14,7 +14,7 @@
 //! them; (d) h5py resizes them, writes across the old edge and reads back
 //! what a numpy model holds.
 
-use h5fmt::format::message::{ChunkIndex, ChunkedLayout, Layout};
+use h5fmt::format::message::Layout;
 use h5fmt::write::edit::NewDataset;
 use h5fmt::write::Format;
 use h5fmt::FileEditor;
@@ -159,45 +159,16 @@ except Exception as e:
 print(json.dumps(out))
 "#;
 
-/// The index type and everything in the layout message but addresses.
-fn layout_key(l: &ChunkedLayout) -> String {
-    let index = match &l.index {
-        ChunkIndex::BTreeV1 { .. } => "btree1".to_string(),
-        ChunkIndex::SingleChunk { filtered, .. } => {
-            format!("single filtered={}", filtered.is_some())
-        }
-        ChunkIndex::Implicit { .. } => "implicit".to_string(),
-        ChunkIndex::FixedArray { page_bits, .. } => format!("farray page_bits={page_bits}"),
-        ChunkIndex::ExtensibleArray {
-            max_bits,
-            index_elements,
-            min_pointers,
-            min_elements,
-            page_bits,
-            ..
-        } => {
-            format!("earray {max_bits} {index_elements} {min_pointers} {min_elements} {page_bits}")
-        }
-        ChunkIndex::BTreeV2 {
-            node_size,
-            split_percent,
-            merge_percent,
-            ..
-        } => format!("btree2 {node_size} {split_percent} {merge_percent}"),
-    };
-    format!(
-        "{index} layout_v{} flags={} chunk={:?}",
-        l.layout_version, l.flags, l.dims
-    )
-}
-
 /// The layout key of dataset `name`, and the object header version and the
 /// version bytes of its dataspace, fill value and filter pipeline messages.
 fn describe(path: &Path, name: &str) -> (String, String) {
     let f = h5fmt::File::open(path).expect("our reader");
     let d = f.dataset(name).expect("dataset");
     let key = match d.layout() {
-        Layout::Chunked(c) => layout_key(c),
+        Layout::Chunked(c) => {
+            let (kind, index, version, flags, dims) = common::layout_key(c);
+            format!("{kind} {index:?} layout_v{version} flags={flags} chunk={dims:?}")
+        }
         l => panic!("{name}: not chunked: {l:?}"),
     };
     let h = d.header();

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{assert_clean, cut_runs_after, run_py};
+use common::{assert_clean, cut_runs_after, layout_key, run_py};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("h5fmt_edit_index", name)
@@ -232,77 +232,6 @@ with h5py.File(theirs, 'r') as f:
         out['h5py'][name] = same(apply(models[name], o['h5py']), read(f, name))
 print(json.dumps(out))
 "#;
-
-/// The index type and everything in the layout message but addresses.
-fn layout_key(l: &ChunkedLayout) -> (String, ChunkIndex, u8, u8, Vec<u64>) {
-    let (kind, index) = match &l.index {
-        ChunkIndex::BTreeV1 { .. } => (
-            "btree1",
-            ChunkIndex::BTreeV1 {
-                addr: h5fmt::Addr::UNDEF,
-            },
-        ),
-        ChunkIndex::SingleChunk { filtered, .. } => (
-            "single",
-            ChunkIndex::SingleChunk {
-                addr: h5fmt::Addr::UNDEF,
-                filtered: filtered.map(|_| (0, 0)),
-            },
-        ),
-        ChunkIndex::Implicit { .. } => (
-            "implicit",
-            ChunkIndex::Implicit {
-                addr: h5fmt::Addr::UNDEF,
-            },
-        ),
-        ChunkIndex::FixedArray { page_bits, .. } => (
-            "farray",
-            ChunkIndex::FixedArray {
-                addr: h5fmt::Addr::UNDEF,
-                page_bits: *page_bits,
-            },
-        ),
-        ChunkIndex::ExtensibleArray {
-            max_bits,
-            index_elements,
-            min_pointers,
-            min_elements,
-            page_bits,
-            ..
-        } => (
-            "earray",
-            ChunkIndex::ExtensibleArray {
-                addr: h5fmt::Addr::UNDEF,
-                max_bits: *max_bits,
-                index_elements: *index_elements,
-                min_pointers: *min_pointers,
-                min_elements: *min_elements,
-                page_bits: *page_bits,
-            },
-        ),
-        ChunkIndex::BTreeV2 {
-            node_size,
-            split_percent,
-            merge_percent,
-            ..
-        } => (
-            "btree2",
-            ChunkIndex::BTreeV2 {
-                addr: h5fmt::Addr::UNDEF,
-                node_size: *node_size,
-                split_percent: *split_percent,
-                merge_percent: *merge_percent,
-            },
-        ),
-    };
-    (
-        kind.to_string(),
-        index,
-        l.layout_version,
-        l.flags,
-        l.dims.clone(),
-    )
-}
 
 fn layout_of(path: &Path, name: &str) -> ChunkedLayout {
     let f = h5fmt::File::open(path).expect("our reader");

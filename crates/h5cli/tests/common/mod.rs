@@ -455,3 +455,76 @@ pub fn cut_runs(
 ) -> (Vec<PathBuf>, PathBuf) {
     cut_runs_after(template, path, limit, never, |_| {}, op)
 }
+
+/// The index type and everything in the layout message but addresses.
+pub fn layout_key(
+    l: &h5fmt::format::message::ChunkedLayout,
+) -> (String, h5fmt::format::message::ChunkIndex, u8, u8, Vec<u64>) {
+    let (kind, index) = match &l.index {
+        h5fmt::format::message::ChunkIndex::BTreeV1 { .. } => (
+            "btree1",
+            h5fmt::format::message::ChunkIndex::BTreeV1 {
+                addr: h5fmt::Addr::UNDEF,
+            },
+        ),
+        h5fmt::format::message::ChunkIndex::SingleChunk { filtered, .. } => (
+            "single",
+            h5fmt::format::message::ChunkIndex::SingleChunk {
+                addr: h5fmt::Addr::UNDEF,
+                filtered: filtered.map(|_| (0, 0)),
+            },
+        ),
+        h5fmt::format::message::ChunkIndex::Implicit { .. } => (
+            "implicit",
+            h5fmt::format::message::ChunkIndex::Implicit {
+                addr: h5fmt::Addr::UNDEF,
+            },
+        ),
+        h5fmt::format::message::ChunkIndex::FixedArray { page_bits, .. } => (
+            "farray",
+            h5fmt::format::message::ChunkIndex::FixedArray {
+                addr: h5fmt::Addr::UNDEF,
+                page_bits: *page_bits,
+            },
+        ),
+        h5fmt::format::message::ChunkIndex::ExtensibleArray {
+            max_bits,
+            index_elements,
+            min_pointers,
+            min_elements,
+            page_bits,
+            ..
+        } => (
+            "earray",
+            h5fmt::format::message::ChunkIndex::ExtensibleArray {
+                addr: h5fmt::Addr::UNDEF,
+                max_bits: *max_bits,
+                index_elements: *index_elements,
+                min_pointers: *min_pointers,
+                min_elements: *min_elements,
+                page_bits: *page_bits,
+            },
+        ),
+        h5fmt::format::message::ChunkIndex::BTreeV2 {
+            node_size,
+            split_percent,
+            merge_percent,
+            ..
+        } => (
+            "btree2",
+            h5fmt::format::message::ChunkIndex::BTreeV2 {
+                addr: h5fmt::Addr::UNDEF,
+                node_size: *node_size,
+                split_percent: *split_percent,
+                merge_percent: *merge_percent,
+            },
+        ),
+    };
+    (
+        kind.to_string(),
+        index,
+        l.layout_version,
+        l.flags,
+        l.dims.clone(),
+    )
+}
