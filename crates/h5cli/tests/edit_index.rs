@@ -15,7 +15,7 @@
 //! An extensible array large enough for paged data blocks (2048 elements,
 //! two pages) is edited sparsely, read back and edited again by h5py.
 
-use h5fmt::format::message::{ChunkIndex, ChunkedLayout, Dataspace, Layout};
+use h5fmt::format::message::{ChunkedLayout, Dataspace, Layout};
 use h5fmt::FileEditor;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
