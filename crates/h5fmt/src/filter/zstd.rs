@@ -21,8 +21,22 @@ pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
 /// Decode zstd frames from `data` into `out`, returning the decoded length.
 #[cfg(feature = "std")]
 pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
+    std::thread_local! {
+        // One decompression context per thread, reused across chunks
+        // (`ZSTD_decompress` would allocate and initialise one per call).
+        static DCTX: core::cell::RefCell<Option<zstd_safe::DCtx<'static>>> =
+            const { core::cell::RefCell::new(None) };
+    }
     // One-shot decompression of all frames, never writing past `out`.
-    match zstd_safe::decompress(out, data) {
+    let result = DCTX
+        .try_with(|cell| match cell.try_borrow_mut() {
+            Ok(mut slot) => slot
+                .get_or_insert_with(zstd_safe::DCtx::create)
+                .decompress(out, data),
+            Err(_) => zstd_safe::decompress(&mut *out, data),
+        })
+        .unwrap_or_else(|_| zstd_safe::decompress(&mut *out, data));
+    match result {
         Ok(n) => Ok(n),
         Err(code) => {
             let name = zstd_safe::get_error_name(code);
