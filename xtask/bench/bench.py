@@ -3,9 +3,10 @@
   python bench.py gen DIR [write]  write DIR/*.h5 (skips files already present), DIR/windows.txt and
                                    DIR/series.f64 (with `write`: only what the write benchmarks need)
   python bench.py time FILE DATASET MODE REPS [WINDOWS]
-                                   warm-up read, then REPS timed reads: one `seconds bytes cpu_seconds` line each
+                                   warm-up read, then REPS timed reads (REPS `-`: one per line of stdin,
+                                   after a `ready` line): one `seconds bytes cpu_seconds` line each
   python bench.py write MODE OUT REPS [INPUT]
-                                   warm-up write, then REPS timed writes of OUT (MODE contiguous, gzip,
+                                   warm-up write, then REPS timed writes of OUT (REPS as above; MODE contiguous, gzip,
                                    zstd: the f64 values of the raw file INPUT; meta: 10,000 groups x 10
                                    attributes; append: 1000 batches of 1000 compound rows appended to an
                                    empty unlimited dataset): one `seconds bytes cpu_seconds` line each
@@ -91,6 +92,22 @@ def gen(out, only_write=False):
                 fh.write(f"{r0} {c0} 1000 1000\n")
 
 
+def timed_runs(reps, once):
+    """Warm-up, then `reps` timed runs (a number), or with `reps` == "-" one
+    per line of stdin after printing `ready` (`cargo xtask bench` alternates
+    ours and h5py's runs this way); one `seconds bytes cpu_seconds` line each."""
+    once()
+    if reps == "-":
+        print("ready", flush=True)
+        lines = iter(sys.stdin.readline, "")
+    else:
+        lines = range(int(reps))
+    for _ in lines:
+        t, c = time.perf_counter(), time.process_time()
+        n = once()
+        print(f"{time.perf_counter() - t:.6f} {n} {time.process_time() - c:.6f}", flush=True)
+
+
 def time_reads(path, dset, mode, reps, windows=None):
     wins = []
     if windows:
@@ -108,11 +125,7 @@ def time_reads(path, dset, mode, reps, windows=None):
                 return d.asstr()[...].size
             raise SystemExit(f"mode {mode}")
 
-    once()
-    for _ in range(reps):
-        t, c = time.perf_counter(), time.process_time()
-        n = once()
-        print(f"{time.perf_counter() - t:.6f} {n} {time.process_time() - c:.3f}", flush=True)
+    timed_runs(reps, once)
 
 
 WRITE_KW = {
@@ -155,11 +168,7 @@ def time_writes(mode, out, reps, inp=None):
                 f.create_dataset("data", data=data, **WRITE_KW[mode])
         return os.path.getsize(out)
 
-    once()
-    for _ in range(reps):
-        t, c = time.perf_counter(), time.process_time()
-        n = once()
-        print(f"{time.perf_counter() - t:.6f} {n} {time.process_time() - c:.6f}", flush=True)
+    timed_runs(reps, once)
 
 
 def check(out, mode, inp=None):
@@ -189,8 +198,8 @@ if __name__ == "__main__":
     if sys.argv[1] == "gen":
         gen(sys.argv[2], only_write=sys.argv[3:4] == ["write"])
     elif sys.argv[1] == "write":
-        time_writes(sys.argv[2], sys.argv[3], int(sys.argv[4]), *sys.argv[5:6])
+        time_writes(sys.argv[2], sys.argv[3], sys.argv[4], *sys.argv[5:6])
     elif sys.argv[1] == "check":
         check(sys.argv[2], sys.argv[3], *sys.argv[4:5])
     else:
-        time_reads(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), *sys.argv[6:7])
+        time_reads(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], *sys.argv[6:7])

@@ -695,6 +695,73 @@ const BENCHES: &[(&str, &str, &str, &str)] = &[
     ("strings", "strings.h5", "strings", "strings"),
 ];
 
+/// Run two timing harnesses (started with REPS `-`: a warm-up, `ready`, then
+/// one timed run per line of stdin) in alternation: each warms up in turn,
+/// then `reps` rounds each time one run of both, the side going first
+/// alternating. The machine's speed drifts over seconds (shared host), so
+/// timing all of one side's runs and then all of the other's skews the
+/// ratio; alternating exposes both to the same drift. Returns each side's
+/// output lines.
+fn alternate(ours: &mut Command, theirs: &mut Command, reps: usize) -> R<(String, String)> {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Child, ChildStdout, Stdio};
+    struct Side {
+        child: Child,
+        lines: BufReader<ChildStdout>,
+        what: String,
+        out: String,
+    }
+    fn next_line(s: &mut Side) -> R<String> {
+        let mut l = String::new();
+        match s.lines.read_line(&mut l) {
+            Ok(n) if n > 0 => Ok(l),
+            Ok(_) => Err(format!("{}: ended early", s.what)),
+            Err(e) => Err(format!("{}: {e}", s.what)),
+        }
+    }
+    fn start(cmd: &mut Command) -> R<Side> {
+        let what = show(cmd);
+        eprintln!("+ {what}");
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("{what}: {e}"))?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let mut s = Side {
+            child,
+            lines: BufReader::new(stdout),
+            what,
+            out: String::new(),
+        };
+        // Warm-up done when it says so; the other side starts after.
+        while next_line(&mut s)?.trim() != "ready" {}
+        Ok(s)
+    }
+    let mut sides = [start(ours)?, start(theirs)?];
+    for round in 0..reps {
+        for k in [round % 2, 1 - round % 2] {
+            let s = &mut sides[k];
+            let stdin = s.child.stdin.as_mut().ok_or("no stdin")?;
+            stdin
+                .write_all(b"go\n")
+                .and_then(|()| stdin.flush())
+                .map_err(|e| format!("{}: {e}", s.what))?;
+            let l = next_line(s)?;
+            s.out.push_str(&l);
+        }
+    }
+    for s in &mut sides {
+        drop(s.child.stdin.take());
+        let st = s.child.wait().map_err(|e| format!("{}: {e}", s.what))?;
+        if !st.success() {
+            return Err(format!("{}: {st}", s.what));
+        }
+    }
+    let [a, b] = sides;
+    Ok((a.out, b.out))
+}
+
 /// Times of the `seconds bytes` lines a timing run prints; the byte count of the last.
 fn parse_times(out: &str) -> R<(Vec<f64>, u64)> {
     let mut times = Vec::new();
@@ -812,21 +879,17 @@ fn task_bench_write(names: &[String]) -> R {
         let out_ours = out_dir.join(format!("written-ours-{mode}.h5"));
         let out_py = out_dir.join(format!("written-h5py-{mode}.h5"));
         let mut ours = Command::new(&ours_bin);
-        ours.arg(mode)
-            .arg(&out_ours)
-            .arg(reps.to_string())
-            .args(&extra);
-        eprintln!("+ {}", show(&ours));
-        let t_ours = parse_write_times(&output(&mut ours)?)?;
+        ours.arg(mode).arg(&out_ours).arg("-").args(&extra);
         let mut py = Command::new(&v.python);
         py.arg(&script)
             .arg("write")
             .arg(mode)
             .arg(&out_py)
-            .arg(reps.to_string())
+            .arg("-")
             .args(&extra);
-        eprintln!("+ {}", show(&py));
-        let t_py = parse_write_times(&output(&mut py)?)?;
+        let (out_ours, out_py) = alternate(&mut ours, &mut py, reps)?;
+        let t_ours = parse_write_times(&out_ours)?;
+        let t_py = parse_write_times(&out_py)?;
         // Our file must hold what was written (read back by h5py).
         run(Command::new(&v.python)
             .arg(&script)
@@ -859,7 +922,7 @@ fn task_bench_write(names: &[String]) -> R {
         ));
     }
     println!(
-        "\nwrite benchmarks: {cpus} CPUs; median of {reps} writes after a warm-up (create, write, close; no fsync on either side)\n"
+        "\nwrite benchmarks: {cpus} CPUs; median of {reps} writes after a warm-up, alternating ours and h5py (create, write, close; no fsync on either side)\n"
     );
     println!(
         "| benchmark  | data MB  | ours MB  | h5py MB  | ours (s)  | h5py (s)  | speedup  | ours CPU | h5py CPU | CPU ratio |"
@@ -936,23 +999,18 @@ fn task_bench_read(names: &[String]) -> R {
             vec![]
         };
         let mut ours = Command::new(&ours_bin);
-        ours.arg(&path)
-            .arg(dset)
-            .arg(mode)
-            .arg(reps.to_string())
-            .args(&extra);
-        eprintln!("+ {}", show(&ours));
-        let (t_ours, b_ours) = parse_times(&output(&mut ours)?)?;
+        ours.arg(&path).arg(dset).arg(mode).arg("-").args(&extra);
         let mut py = Command::new(&v.python);
         py.arg(&script)
             .arg("time")
             .arg(&path)
             .arg(dset)
             .arg(mode)
-            .arg(reps.to_string())
+            .arg("-")
             .args(&extra);
-        eprintln!("+ {}", show(&py));
-        let (t_py, b_py) = parse_times(&output(&mut py)?)?;
+        let (out_ours, out_py) = alternate(&mut ours, &mut py, reps)?;
+        let (t_ours, b_ours) = parse_times(&out_ours)?;
+        let (t_py, b_py) = parse_times(&out_py)?;
         if mode != "strings" && b_ours != b_py {
             return Err(format!("{name}: we read {b_ours} bytes, h5py {b_py}"));
         }
@@ -976,7 +1034,7 @@ fn task_bench_read(names: &[String]) -> R {
         ));
     }
     println!(
-        "\n{cpus} CPUs; {}; {}; median of {reps} reads after a warm-up (open + read)\n",
+        "\n{cpus} CPUs; {}; {}; median of {reps} reads after a warm-up, alternating ours and h5py (open + read)\n",
         rustc.trim(),
         versions.trim()
     );

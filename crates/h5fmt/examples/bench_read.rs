@@ -1,15 +1,17 @@
 //! Read-timing harness for `cargo xtask bench` (not a test).
 //!
 //! `bench_read FILE DATASET MODE REPS [WINDOWS]` reads the dataset once as a
-//! warm-up and then `REPS` times, printing one line per timed read:
-//! `seconds bytes cpu_seconds` (the process's user+system CPU time of that read,
-//! all threads, where `/proc/self/stat` is readable; else `-`). MODE is `full` (`read_raw`), `windows` (each window of the
+//! warm-up and then `REPS` times (`-`: once per line of stdin, see
+//! `common::timed_runs`), printing one line per timed read: `seconds bytes
+//! cpu_seconds` (the process's user + system CPU time of that read, all
+//! threads). MODE is `full` (`read_raw`), `windows` (each window of the
 //! text file WINDOWS, one `r0 c0 h w` per line, with `read_slice`), or
 //! `strings` (`read_values` of variable-length strings).
 
 use h5fmt::data::hyperslab::{Selection, SliceDim};
 use h5fmt::File;
-use std::time::Instant;
+
+mod common;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -17,7 +19,7 @@ fn main() {
         eprintln!("usage: bench_read FILE DATASET full|windows|strings REPS [WINDOWS]");
         std::process::exit(2);
     }
-    let reps: usize = args[3].parse().expect("REPS");
+    let reps = args[3].as_str();
     let windows: Vec<Selection> = match args.get(4) {
         Some(p) => std::fs::read_to_string(p)
             .expect("windows file")
@@ -60,24 +62,5 @@ fn main() {
             m => panic!("mode {m}"),
         }
     };
-    once();
-    for _ in 0..reps {
-        let (t, c) = (Instant::now(), cpu_seconds());
-        let n = once();
-        let wall = t.elapsed().as_secs_f64();
-        match (c, cpu_seconds()) {
-            (Some(a), Some(b)) => println!("{wall:.6} {n} {:.3}", b - a),
-            _ => println!("{wall:.6} {n} -"),
-        }
-    }
-}
-
-/// User + system CPU time of this process (all threads) in seconds, from
-/// `/proc/self/stat` (Linux; clock ticks of 1/100 s).
-fn cpu_seconds() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let f: Vec<&str> = s.rsplit(')').next()?.split_whitespace().collect();
-    let user: f64 = f.get(11)?.parse().ok()?;
-    let sys: f64 = f.get(12)?.parse().ok()?;
-    Some((user + sys) / 100.0)
+    common::timed_runs(reps, || once() as u64);
 }

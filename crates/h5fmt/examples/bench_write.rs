@@ -1,7 +1,8 @@
 //! Write-timing harness for `cargo xtask bench write` (not a test).
 //!
 //! `bench_write MODE OUT REPS [INPUT]` writes OUT once as a warm-up and then
-//! `REPS` times, printing one line per timed write: `seconds bytes
+//! `REPS` times (`-`: once per line of stdin, see `common::timed_runs`),
+//! printing one line per timed write: `seconds bytes
 //! cpu_seconds` (wall time, bytes of the file, user + system CPU time of the
 //! process, all threads). MODE is `contiguous`, `gzip` (chunks of 131072,
 //! gzip 4 + shuffle), `zstd` (chunks of 131072, zstd 3 + shuffle) — each
@@ -23,7 +24,8 @@ use h5fmt::format::datatype::{CompoundMember, Datatype};
 use h5fmt::write::{Format, Sink};
 use h5fmt::{FileEditor, FileWriter};
 use std::os::unix::fs::FileExt;
-use std::time::Instant;
+
+mod common;
 
 /// A file sink without the `fsync` of `FileWriter::create`'s sink.
 struct NoSyncFile(std::fs::File);
@@ -34,16 +36,6 @@ impl Sink for NoSyncFile {
             .write_all_at(data, offset)
             .map_err(|e| h5fmt::Error::io(format!("write: {e}")))
     }
-}
-
-/// User + system CPU seconds of this process (all threads).
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointer to a rusage.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// An empty vector with room for `n` values, held the way numpy holds the
@@ -105,7 +97,7 @@ fn main() {
         std::process::exit(2);
     }
     let (mode, out) = (args[0].as_str(), args[1].as_str());
-    let reps: usize = args[2].parse().expect("REPS");
+    let reps = args[2].as_str();
     let values: Vec<f64> = match args.get(3) {
         Some(p) => {
             let bytes = std::fs::read(p).expect("input");
@@ -174,14 +166,5 @@ fn main() {
         fw.close().expect("close");
         std::fs::metadata(out).map(|m| m.len()).unwrap_or(0)
     };
-    once();
-    for _ in 0..reps {
-        let (t, c) = (Instant::now(), cpu_seconds());
-        let n = once();
-        println!(
-            "{:.6} {n} {:.6}",
-            t.elapsed().as_secs_f64(),
-            cpu_seconds() - c
-        );
-    }
+    common::timed_runs(reps, once);
 }
