@@ -887,9 +887,9 @@ fn task_bench_write(names: &[String]) -> R {
             .arg(&out_py)
             .arg("-")
             .args(&extra);
-        let (out_ours, out_py) = alternate(&mut ours, &mut py, reps)?;
-        let t_ours = parse_write_times(&out_ours)?;
-        let t_py = parse_write_times(&out_py)?;
+        let (log_ours, log_py) = alternate(&mut ours, &mut py, reps)?;
+        let t_ours = parse_write_times(&log_ours)?;
+        let t_py = parse_write_times(&log_py)?;
         // Our file must hold what was written (read back by h5py).
         run(Command::new(&v.python)
             .arg(&script)
@@ -1008,9 +1008,9 @@ fn task_bench_read(names: &[String]) -> R {
             .arg(mode)
             .arg("-")
             .args(&extra);
-        let (out_ours, out_py) = alternate(&mut ours, &mut py, reps)?;
-        let (t_ours, b_ours) = parse_times(&out_ours)?;
-        let (t_py, b_py) = parse_times(&out_py)?;
+        let (log_ours, log_py) = alternate(&mut ours, &mut py, reps)?;
+        let (t_ours, b_ours) = parse_times(&log_ours)?;
+        let (t_py, b_py) = parse_times(&log_py)?;
         if mode != "strings" && b_ours != b_py {
             return Err(format!("{name}: we read {b_ours} bytes, h5py {b_py}"));
         }

@@ -701,3 +701,131 @@ fn raw_chunks_with_filter_masks() {
     assert_eq!(lines[1], format!("[{}]", want.join(", ")));
     assert_eq!(lines[2], "False", "a refused dataset left no link");
 }
+
+/// Chunks whose leading byte planes hold no LZ77 matches (shuffled noisy
+/// floats, random integers) take our deflate encoder's literal-block path,
+/// and a constant chunk does not. libhdf5 reads every value back, and our
+/// compressed storage is no larger than what libhdf5 (zlib, level 4)
+/// writes for the same data and filters.
+#[test]
+fn literal_deflate_chunks_read_by_libhdf5() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let n = 300_000usize;
+    let noisy64: Vec<f64> = (0..n)
+        .map(|i| {
+            let noise = (rnd() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            (((i as f64 / 5000.0).sin() * 1000.0 + noise * 4.0) * 1000.0).round() / 1000.0
+        })
+        .collect();
+    let random64: Vec<u64> = (0..n).map(|_| rnd()).collect();
+    let noisy32: Vec<f32> = (0..n)
+        .map(|i| (i as f32 * 0.01).cos() * 50.0 + (rnd() % 1000) as f32 * 1e-4)
+        .collect();
+    let constant = vec![2.5f64; n];
+    let path = tmp("literal_deflate.h5");
+    let mut fw = FileWriter::create_with(&path, Format::default()).unwrap();
+    {
+        let mut root = fw.root();
+        fn gz(b: h5fmt::write::DatasetBuilder<'_>) -> h5fmt::write::DatasetBuilder<'_> {
+            b.chunks(&[131_072]).shuffle().deflate(4)
+        }
+        gz(root.create_dataset("noisy64")).write(&noisy64).unwrap();
+        gz(root.create_dataset("random64"))
+            .write(&random64)
+            .unwrap();
+        gz(root.create_dataset("noisy32")).write(&noisy32).unwrap();
+        gz(root.create_dataset("constant"))
+            .write(&constant)
+            .unwrap();
+    }
+    fw.close().unwrap();
+    let f = h5fmt::File::open(&path).unwrap();
+    assert_eq!(
+        f.dataset("/noisy64").unwrap().read::<f64>().unwrap(),
+        noisy64
+    );
+    assert_eq!(
+        f.dataset("/random64").unwrap().read::<u64>().unwrap(),
+        random64
+    );
+    assert_eq!(
+        f.dataset("/noisy32").unwrap().read::<f32>().unwrap(),
+        noisy32
+    );
+    let Some(py) = python() else {
+        eprintln!("skipping the h5py check: no python venv");
+        return;
+    };
+    // The same values as raw little-endian files, for h5py to compare.
+    let raw = |name: &str, bytes: Vec<u8>| {
+        let p = tmp(&format!("literal_{name}.bin"));
+        std::fs::write(&p, bytes).unwrap();
+        p
+    };
+    let bins = [
+        raw(
+            "noisy64",
+            noisy64.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ),
+        raw(
+            "random64",
+            random64.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ),
+        raw(
+            "noisy32",
+            noisy32.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ),
+        raw(
+            "constant",
+            constant.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ),
+    ];
+    let script = r#"
+import sys, h5py, numpy as np
+ours, theirs = sys.argv[1], sys.argv[2]
+names = [("noisy64", "<f8"), ("random64", "<u8"), ("noisy32", "<f4"), ("constant", "<f8")]
+with h5py.File(ours, "r") as f, h5py.File(theirs, "w") as g:
+    for (name, dt), bin_path in zip(names, sys.argv[3:]):
+        want = np.fromfile(bin_path, dtype=dt)
+        got = f[name][...]
+        assert got.dtype == np.dtype(dt) and np.array_equal(got, want), name
+        h = g.create_dataset(name, data=want, chunks=(131072,), compression="gzip",
+                             compression_opts=4, shuffle=True)
+        print(name, f[name].id.get_storage_size(), h.id.get_storage_size())
+"#;
+    let theirs = tmp("literal_deflate_h5py.h5");
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .arg(&path)
+        .arg(&theirs)
+        .args(&bins)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "h5py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 4, "{text}");
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (ours, theirs): (f64, f64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
+        eprintln!("{line}");
+        assert!(
+            ours <= theirs * 1.01 + 512.0,
+            "{}: ours {ours} bytes, libhdf5 {theirs}",
+            f[0]
+        );
+    }
+    for p in bins.iter().chain([&path, &theirs]) {
+        std::fs::remove_file(p).ok();
+    }
+}

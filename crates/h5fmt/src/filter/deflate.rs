@@ -192,22 +192,14 @@ pub(super) fn decode_prefix(data: &[u8], n: usize) -> Result<Vec<u8>> {
 
 /// Deflate `data` into a zlib stream at `level` (0–9): libdeflate with
 /// `std` (about twice zlib's speed at the same level, same or smaller
-/// output; level 0 stores), `miniz_oxide` without.
+/// output; level 0 stores), `miniz_oxide` without; in both, a start without
+/// LZ77 matches (the noisy byte planes of shuffled floats) is coded as
+/// literals without a match search (`deflate_literals`).
 pub(super) fn encode(data: &[u8], level: u8) -> Vec<u8> {
-    encode_imp(data, level.min(9))
-}
-
-#[cfg(feature = "std")]
-fn encode_imp(data: &[u8], level: u8) -> Vec<u8> {
     let mut out = Vec::new();
     let n = encode_into(data, level, &mut out);
     out.truncate(n);
     out
-}
-
-#[cfg(not(feature = "std"))]
-fn encode_imp(data: &[u8], level: u8) -> Vec<u8> {
-    miniz_oxide::deflate::compress_to_vec_zlib(data, level)
 }
 
 /// Deflate `data` into a zlib stream at `level` (0–9) written to the start
@@ -223,6 +215,23 @@ pub(super) fn encode_into(data: &[u8], level: u8, out: &mut Vec<u8>) -> usize {
     }
     let level = level.min(9);
     let run = |c: &mut Compressor, out: &mut Vec<u8>| -> Option<usize> {
+        {
+            // Literal blocks for a match-free start, libdeflate for the rest.
+            let mut raw = |rest: &[u8], out: &mut Vec<u8>| -> bool {
+                let at = out.len();
+                out.resize(at + c.deflate_compress_bound(rest.len()), 0);
+                match c.deflate_compress(rest, &mut out[at..]) {
+                    Ok(n) => {
+                        out.truncate(at + n);
+                        true
+                    }
+                    Err(_) => false,
+                }
+            };
+            if let Some(n) = super::deflate_literals::encode(data, level, out, &mut raw) {
+                return Some(n);
+            }
+        }
         let bound = c.zlib_compress_bound(data.len());
         if out.len() < bound {
             out.resize(bound, 0);
@@ -253,7 +262,15 @@ pub(super) fn encode_into(data: &[u8], level: u8, out: &mut Vec<u8>) -> usize {
 /// As the `std` version, with `miniz_oxide`.
 #[cfg(not(feature = "std"))]
 pub(super) fn encode_into(data: &[u8], level: u8, out: &mut Vec<u8>) -> usize {
-    *out = miniz_oxide::deflate::compress_to_vec_zlib(data, level.min(9));
+    let level = level.min(9);
+    let mut raw = |rest: &[u8], out: &mut Vec<u8>| -> bool {
+        out.extend_from_slice(&miniz_oxide::deflate::compress_to_vec(rest, level));
+        true
+    };
+    if let Some(n) = super::deflate_literals::encode(data, level, out, &mut raw) {
+        return n;
+    }
+    *out = miniz_oxide::deflate::compress_to_vec_zlib(data, level);
     out.len()
 }
 

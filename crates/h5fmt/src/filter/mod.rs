@@ -13,6 +13,7 @@ mod blosc;
 mod blosc2;
 mod bzip2;
 mod deflate;
+mod deflate_literals;
 mod fletcher32;
 mod lz4;
 mod lzf;
