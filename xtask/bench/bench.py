@@ -95,7 +95,8 @@ def gen(out, only_write=False):
 def timed_runs(reps, once):
     """Warm-up, then `reps` timed runs (a number), or with `reps` == "-" one
     per line of stdin after printing `ready` (`cargo xtask bench` alternates
-    ours and h5py's runs this way); one `seconds bytes cpu_seconds` line each."""
+    ours and h5py's runs this way), each right after an untimed run as in
+    examples/common/mod.rs; one `seconds bytes cpu_seconds` line each."""
     once()
     if reps == "-":
         print("ready", flush=True)
@@ -103,6 +104,8 @@ def timed_runs(reps, once):
     else:
         lines = range(int(reps))
     for _ in lines:
+        if reps == "-":
+            once()
         t, c = time.perf_counter(), time.process_time()
         n = once()
         print(f"{time.perf_counter() - t:.6f} {n} {time.process_time() - c:.6f}", flush=True)

@@ -696,12 +696,14 @@ const BENCHES: &[(&str, &str, &str, &str)] = &[
 ];
 
 /// Run two timing harnesses (started with REPS `-`: a warm-up, `ready`, then
-/// one timed run per line of stdin) in alternation: each warms up in turn,
-/// then `reps` rounds each time one run of both, the side going first
-/// alternating. The machine's speed drifts over seconds (shared host), so
-/// timing all of one side's runs and then all of the other's skews the
-/// ratio; alternating exposes both to the same drift. Returns each side's
-/// output lines.
+/// per line of stdin an untimed and a timed run) in alternation: each warms
+/// up in turn, then `reps` rounds each time one run of both, the side going
+/// first alternating. The machine's speed drifts over seconds (shared
+/// host), so timing all of one side's runs and then all of the other's
+/// skews the ratio; alternating exposes both to the same drift. The untimed
+/// run before each timed one keeps the pause of the other side's run out
+/// of the time (see `timed_runs` in h5fmt's examples/common). Returns each
+/// side's output lines.
 fn alternate(ours: &mut Command, theirs: &mut Command, reps: usize) -> R<(String, String)> {
     use std::io::{BufRead, BufReader, Write};
     use std::process::{Child, ChildStdout, Stdio};

@@ -18,6 +18,12 @@ pub fn cpu_seconds() -> f64 {
 /// `reps` = `-` once per line read from stdin, after printing `ready`, so
 /// that `cargo xtask bench` can alternate our runs with h5py's on a machine
 /// whose speed drifts. Each timed run prints `seconds bytes cpu_seconds`.
+///
+/// With `-`, every timed run follows an untimed one at once: on this VM,
+/// memory freed more than a second or two earlier has been handed back to
+/// the host (free page reporting) and costs host page faults when touched
+/// again, so a run that follows the other side's long run would pay for the
+/// pause; back-to-back runs, as with a number of runs, do not.
 pub fn timed_runs(reps: &str, mut once: impl FnMut() -> u64) {
     let timed = |once: &mut dyn FnMut() -> u64| {
         let (t, c) = (Instant::now(), cpu_seconds());
@@ -32,6 +38,7 @@ pub fn timed_runs(reps: &str, mut once: impl FnMut() -> u64) {
             if line.is_err() {
                 break;
             }
+            once();
             timed(&mut once);
         }
     } else {
