@@ -100,13 +100,23 @@ fn main() {
     let reps = args[2].as_str();
     let values: Vec<f64> = match args.get(3) {
         Some(p) => {
-            let bytes = std::fs::read(p).expect("input");
-            let mut v = numpy_like_buffer(bytes.len() / 8);
-            v.extend(
-                bytes
-                    .chunks_exact(8)
-                    .map(|b| f64::from_le_bytes(b.try_into().unwrap())),
-            );
+            // Read straight into the advised buffer, as numpy's `fromfile`
+            // does (an intermediate copy left most of it without huge pages).
+            use std::io::Read;
+            let mut f = std::fs::File::open(p).expect("input");
+            let n = f.metadata().expect("input").len() as usize / 8;
+            let mut v = numpy_like_buffer(n);
+            v.resize(n, 0.0);
+            // SAFETY: f64 has no invalid bit patterns; the byte view covers
+            // exactly the vector's initialised elements.
+            let bytes =
+                unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), n * 8) };
+            f.read_exact(bytes).expect("input");
+            if cfg!(target_endian = "big") {
+                for x in &mut v {
+                    *x = f64::from_le_bytes(x.to_ne_bytes());
+                }
+            }
             v
         }
         None => Vec::new(),
