@@ -37,8 +37,11 @@ pub(super) fn literal_prefix(data: &[u8]) -> usize {
     let mut seg_start = 0usize;
     while seg_start < data.len() {
         let seg_end = (seg_start + SEG).min(data.len());
+        let limit = (seg_end - seg_start) >> COVERED_SHIFT;
         let mut covered = 0usize;
-        while i < seg_end {
+        // Stop as soon as the matches found decide it (data with matches
+        // everywhere costs a few hundred bytes of probing, not a segment).
+        while i < seg_end && covered <= limit {
             let Some(w) = word(i) else {
                 i = seg_end;
                 break;
@@ -57,7 +60,7 @@ pub(super) fn literal_prefix(data: &[u8]) -> usize {
                 i += 1;
             }
         }
-        if covered > (seg_end - seg_start) >> COVERED_SHIFT {
+        if covered > limit {
             return seg_start;
         }
         seg_start = seg_end;
