@@ -16,6 +16,23 @@ fn python() -> Option<PathBuf> {
     p.exists().then_some(p)
 }
 
+/// Run a Python script (`-c`) with `args`; its stdout. Fails the test, with
+/// the script's stderr, when it fails.
+fn run_py<A: AsRef<std::ffi::OsStr>>(py: &Path, script: &str, args: &[A]) -> String {
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "h5py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// For every dataset: libhdf5's chunk index type (0 v1 B-tree, 1 single,
 /// 2 implicit, 3 fixed array, 4 extensible array, 5 v2 B-tree), the
 /// filters, and the values flattened in row-major order.
@@ -141,19 +158,8 @@ fn check_file(path: &Path, cases: &[Case]) {
         eprintln!("skipping h5py check: no python venv (set H5FMT_VENV)");
         return;
     };
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(READ)
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "h5py failed on {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: BTreeMap<String, serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let out = run_py(&py, READ, &[path]);
+    let got: BTreeMap<String, serde_json::Value> = serde_json::from_str(&out).unwrap();
     assert_eq!(got.len(), cases.len());
     for c in cases {
         let g = &got[&c.name];
@@ -348,17 +354,13 @@ fn v200_layout_versions_as_libhdf5() {
         })
         .collect();
     let theirs = tmp("v200-libhdf5.h5");
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(WRITE_V200)
-        .arg(&theirs)
-        .arg(serde_json::Value::Array(spec).to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "h5py: {}",
-        String::from_utf8_lossy(&out.stderr)
+    run_py(
+        &py,
+        WRITE_V200,
+        &[
+            theirs.as_os_str(),
+            serde_json::Value::Array(spec).to_string().as_ref(),
+        ],
     );
     let (a, b) = (
         h5fmt::File::open(&ours).unwrap(),
@@ -679,22 +681,13 @@ fn raw_chunks_with_filter_masks() {
         eprintln!("skipping the h5py check: no python venv");
         return;
     };
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(
-            "import sys, h5py; f = h5py.File(sys.argv[1], 'r'); d = f['masked']; \
-             print(list(d.id.get_chunk_info(i).filter_mask for i in range(3))); \
-             print(list(int(x) for x in d[...])); print('bad' in f)",
-        )
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = run_py(
+        &py,
+        "import sys, h5py; f = h5py.File(sys.argv[1], 'r'); d = f['masked']; \
+         print(list(d.id.get_chunk_info(i).filter_mask for i in range(3))); \
+         print(list(int(x) for x in d[...])); print('bad' in f)",
+        &[&path],
     );
-    let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "[0, 2, 3]");
     let want: Vec<String> = values.iter().map(|v| v.to_string()).collect();
@@ -800,20 +793,11 @@ with h5py.File(ours, "r") as f, h5py.File(theirs, "w") as g:
         print(name, f[name].id.get_storage_size(), h.id.get_storage_size())
 "#;
     let theirs = tmp("literal_deflate_h5py.h5");
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(script)
-        .arg(&path)
-        .arg(&theirs)
-        .args(&bins)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "h5py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let args: Vec<&Path> = [path.as_path(), theirs.as_path()]
+        .into_iter()
+        .chain(bins.iter().map(PathBuf::as_path))
+        .collect();
+    let text = run_py(&py, script, &args);
     assert_eq!(text.lines().count(), 4, "{text}");
     for line in text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
