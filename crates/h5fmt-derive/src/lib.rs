@@ -71,7 +71,10 @@ impl ParseError {
     fn into_compile_error(self) -> TokenStream {
         let mut lit = Literal::string(&format!("H5Compound: {}", self.msg));
         lit.set_span(self.span);
-        let mut out = respan("::core::compile_error!".parse().unwrap_or_default(), self.span);
+        let mut out = respan(
+            "::core::compile_error!".parse().unwrap_or_default(),
+            self.span,
+        );
         let mut g = Group::new(Delimiter::Parenthesis, TokenTree::Literal(lit).into());
         g.set_span(self.span);
         out.extend([TokenTree::Group(g)]);
@@ -144,7 +147,12 @@ fn attributes(toks: &[TokenTree], i: &mut usize) -> Result<Vec<AttrArg>, ParseEr
     while is_punct(toks.get(*i), '#') {
         let g = match toks.get(*i + 1) {
             Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket => g,
-            other => return Err(ParseError::new("expected `[...]` after `#`", span_of(other))),
+            other => {
+                return Err(ParseError::new(
+                    "expected `[...]` after `#`",
+                    span_of(other),
+                ))
+            }
         };
         *i += 2;
         let inner: Vec<TokenTree> = g.stream().into_iter().collect();
@@ -291,7 +299,12 @@ fn parse(input: TokenStream) -> Result<Input, ParseError> {
     }
     let name = match toks.get(i + 1) {
         Some(TokenTree::Ident(n)) => n.clone(),
-        other => return Err(ParseError::new("expected the struct's name", span_of(other))),
+        other => {
+            return Err(ParseError::new(
+                "expected the struct's name",
+                span_of(other),
+            ))
+        }
     };
     let body = match toks.get(i + 2) {
         Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => g,

@@ -75,7 +75,11 @@ pub fn compound_members<'a>(dtype: &'a Datatype, what: &str) -> Result<&'a [Comp
 fn describe(dtype: &Datatype) -> String {
     match dtype {
         Datatype::Integer { size, signed, .. } => {
-            format!("a {}-byte {} integer", size, if *signed { "signed" } else { "unsigned" })
+            format!(
+                "a {}-byte {} integer",
+                size,
+                if *signed { "signed" } else { "unsigned" }
+            )
         }
         Datatype::Float { size, .. } => format!("a {size}-byte float"),
         Datatype::Time { .. } => String::from("a time type"),
@@ -185,9 +189,8 @@ impl NumPlan {
             Datatype::Enum { base, .. } => base.as_ref(),
             other => other,
         };
-        let bad = || {
-            Error::unrepresentable(format!("cannot convert {} to {}", describe(dtype), T::NAME))
-        };
+        let bad =
+            || Error::unrepresentable(format!("cannot convert {} to {}", describe(dtype), T::NAME));
         let num = match storage {
             Datatype::Integer {
                 order,
@@ -316,7 +319,9 @@ impl H5Record for String {
         match decode_element(&plan.0, bytes, cx.ctx, cx.heap)? {
             Value::Str(s) => Ok(s),
             Value::RawStr(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
-            _ => Err(Error::unrepresentable("string element decoded as a non-string")),
+            _ => Err(Error::unrepresentable(
+                "string element decoded as a non-string",
+            )),
         }
     }
 }
@@ -341,7 +346,8 @@ pub struct ArrayPlan<P> {
 }
 
 /// `[T; N]` from an array datatype of `N` elements in all (any rank,
-/// row-major).
+/// row-major), or from one whose first dimension is `N` when `T` takes the
+/// rest (`[[T; M]; N]` from dims `[N, M]`).
 impl<T: H5Record, const N: usize> H5Record for [T; N] {
     type Plan = ArrayPlan<T::Plan>;
     fn plan(dtype: &Datatype) -> Result<Self::Plan> {
@@ -352,16 +358,30 @@ impl<T: H5Record, const N: usize> H5Record for [T; N] {
             )));
         };
         let n = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-        if n != Some(N as u64) {
+        let (elem_dtype, elem_size) = if n == Some(N as u64) {
+            (base.as_ref().clone(), base.size())
+        } else if let (Some(&first), Some(rest)) = (dims.first(), dims.get(1..)) {
+            if first != N as u64 || rest.is_empty() {
+                return Err(Error::unrepresentable(format!(
+                    "cannot convert an array of dims {dims:?} to an array of {N}"
+                )));
+            }
+            let inner = Datatype::Array {
+                dims: rest.to_vec(),
+                base: base.clone(),
+            };
+            let size = inner.size();
+            (inner, size)
+        } else {
             return Err(Error::unrepresentable(format!(
                 "cannot convert an array of dims {dims:?} to an array of {N}"
             )));
-        }
-        let elem = usize::try_from(base.size())
+        };
+        let elem = usize::try_from(elem_size)
             .map_err(|_| Error::unrepresentable("array element size above usize"))?;
         Ok(ArrayPlan {
             elem,
-            plan: T::plan(base)?,
+            plan: T::plan(&elem_dtype)?,
         })
     }
     fn read(plan: &Self::Plan, bytes: &[u8], cx: &RecordCx<'_>) -> Result<Self> {
@@ -370,7 +390,9 @@ impl<T: H5Record, const N: usize> H5Record for [T; N] {
             let part = k
                 .checked_mul(plan.elem)
                 .and_then(|start| bytes.get(start..start.checked_add(plan.elem)?))
-                .ok_or_else(|| Error::new(ErrorKind::Corrupt, "array element outside its member"))?;
+                .ok_or_else(|| {
+                    Error::new(ErrorKind::Corrupt, "array element outside its member")
+                })?;
             v.push(T::read(&plan.plan, part, cx).map_err(|e| e.context(&format!("[{k}]")))?);
         }
         v.try_into()
@@ -417,7 +439,12 @@ pub fn read_records<T: H5Record>(
         )));
     }
     let mut out = Vec::with_capacity(n);
-    for (i, e) in raw.get(..need).unwrap_or(&[]).chunks_exact(size).enumerate() {
+    for (i, e) in raw
+        .get(..need)
+        .unwrap_or(&[])
+        .chunks_exact(size)
+        .enumerate()
+    {
         out.push(T::read(&plan, e, cx).map_err(|e| e.context(&format!("element {i}")))?);
     }
     Ok(out)

@@ -116,11 +116,19 @@ impl<T: H5Type> H5Member for T {
     }
 }
 
+/// `[T; N]` is an array of dims `[N]`; `[[T; M]; N]` one of dims `[N, M]`
+/// (as numpy's subarray of shape `(N, M)`), and so on.
 impl<T: H5Member, const N: usize> H5Member for [T; N] {
     fn member_dtype() -> Datatype {
-        Datatype::Array {
-            dims: alloc::vec![N as u64],
-            base: alloc::boxed::Box::new(T::member_dtype()),
+        match T::member_dtype() {
+            Datatype::Array { mut dims, base } => {
+                dims.insert(0, N as u64);
+                Datatype::Array { dims, base }
+            }
+            inner => Datatype::Array {
+                dims: alloc::vec![N as u64],
+                base: alloc::boxed::Box::new(inner),
+            },
         }
     }
     fn put_member(&self, out: &mut Vec<u8>) {
