@@ -329,7 +329,7 @@ fn out(i: u32) -> Out {
         id: i * 3,
         x: f64::from(i) * 1.25 - 7.0,
         pos: [i as f32, -(i as f32), 0.5],
-        flag: i % 3 == 0,
+        flag: i.is_multiple_of(3),
         inner: Inner {
             p: f64::from(i) / 8.0,
             q: -i64::from(i) * 1_000_000_007,
