@@ -42,6 +42,58 @@ pub use write::edit::FileEditor;
 pub use write::{AttrValue, FileWriter, Format, GroupWriter, H5Type, ObjectId};
 
 pub use data::record::H5Record;
+/// `#[derive(H5Compound)]` (feature `derive`): a struct with named fields as
+/// an HDF5 compound type, written with [`H5Type`] and read with
+/// [`Dataset::read_records`] ([`H5Record`]).
+///
+/// ```
+/// use h5fmt::{H5Compound, H5Type};
+/// #[derive(Clone, Copy, H5Compound)]
+/// pub struct P {
+///     pub x: f64,
+///     #[h5(name = "y value")]
+///     pub(crate) y: [i16; 2],
+/// }
+/// let h5fmt::Datatype::Compound { size, members } = P::dtype() else { panic!() };
+/// assert_eq!((size, members[1].name.as_str(), members[1].offset), (12, "y value", 8));
+/// ```
+///
+/// What it refuses, each with a compile error:
+/// ```compile_fail
+/// #[derive(h5fmt::H5Compound)]
+/// enum E { A, B }
+/// ```
+/// ```compile_fail
+/// #[derive(Clone, Copy, h5fmt::H5Compound)]
+/// struct T(f64, f64);
+/// ```
+/// ```compile_fail
+/// #[derive(Clone, Copy, h5fmt::H5Compound)]
+/// struct G<T: Copy> { x: T }
+/// ```
+/// ```compile_fail
+/// #[derive(Clone, Copy, h5fmt::H5Compound)]
+/// struct Unit;
+/// ```
+/// ```compile_fail
+/// #[derive(Clone, Copy, h5fmt::H5Compound)]
+/// struct Dup { a: f64, #[h5(name = "a")] b: f64 }
+/// ```
+/// ```compile_fail
+/// #[derive(Clone, Copy, h5fmt::H5Compound)]
+/// struct Unknown { #[h5(rename = "z")] a: f64 }
+/// ```
+/// A `String` field needs `#[h5(read_only)]` (it is not `Copy`, and `put`
+/// cannot write the global heap):
+/// ```compile_fail
+/// #[derive(h5fmt::H5Compound)]
+/// struct S { s: String }
+/// ```
+/// ```
+/// #[derive(h5fmt::H5Compound)]
+/// #[h5(read_only)]
+/// struct S { s: String, n: u8 }
+/// ```
 #[cfg(feature = "derive")]
 pub use h5fmt_derive::H5Compound;
 

@@ -437,3 +437,44 @@ fn derived_dtype_is_packed_in_field_order() {
     assert_eq!(bytes.len(), 55);
     assert_eq!(&bytes[..4], &3u32.to_le_bytes());
 }
+
+/// Member names from escaped and raw string literals; field types holding
+/// commas and `->` (split correctly: each is one field).
+#[test]
+fn macro_parses_names_and_types() {
+    type Pair<A, B> = <(A, B) as Second>::T;
+    trait Second {
+        type T;
+    }
+    impl<A, B> Second for (A, B) {
+        type T = B;
+    }
+    #[derive(Clone, Copy, H5Compound)]
+    struct Names {
+        #[h5(name = "tab\there \u{2713} \"q\" \\ \x41\
+                     continued")]
+        a: u8,
+        #[h5(name = r#"raw "x" \n"#)]
+        b: Pair<u8, i16>,
+        /// A doc comment and another attribute before the h5 one.
+        #[allow(dead_code)]
+        #[h5(name = "c")]
+        pub(in crate) r#struct: [[f32; 2]; 1],
+    }
+    let h5fmt::Datatype::Compound { size, members } = Names::dtype() else {
+        panic!("not compound");
+    };
+    let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["tab\there ✓ \"q\" \\ Acontinued", "raw \"x\" \\n", "c"]
+    );
+    assert_eq!(size, 1 + 2 + 8);
+    assert_eq!(
+        members[2].dtype,
+        h5fmt::Datatype::Array {
+            dims: vec![1, 2],
+            base: Box::new(h5fmt::Datatype::float_le(4))
+        }
+    );
+}
