@@ -459,7 +459,7 @@ fn macro_parses_names_and_types() {
         /// A doc comment and another attribute before the h5 one.
         #[allow(dead_code)]
         #[h5(name = "c")]
-        pub(in crate) r#struct: [[f32; 2]; 1],
+        pub(crate) r#struct: [[f32; 2]; 1],
     }
     let h5fmt::Datatype::Compound { size, members } = Names::dtype() else {
         panic!("not compound");

@@ -449,3 +449,167 @@ pub fn read_records<T: H5Record>(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::NoHeap;
+    use crate::format::datatype::{CharSet, StringPad};
+    use alloc::boxed::Box;
+    use alloc::vec;
+
+    fn cx() -> RecordCx<'static> {
+        RecordCx {
+            ctx: Ctx {
+                sizes: crate::Sizes {
+                    offsets: 8,
+                    lengths: 8,
+                },
+                limits: crate::Limits::default(),
+            },
+            heap: &NoHeap,
+        }
+    }
+
+    /// A hand-written `H5Record` as the derive writes it: fields `x: u8`,
+    /// `s: String`.
+    #[derive(Debug, PartialEq)]
+    struct Rec {
+        x: u8,
+        s: String,
+    }
+
+    impl H5Record for Rec {
+        type Plan = (MemberPlan<NumPlan>, MemberPlan<StrPlan>);
+        fn plan(dtype: &Datatype) -> Result<Self::Plan> {
+            let m = compound_members(dtype, "Rec")?;
+            Ok((
+                MemberPlan::new::<u8>(m, "x")?,
+                MemberPlan::new::<String>(m, "s")?,
+            ))
+        }
+        fn read(plan: &Self::Plan, bytes: &[u8], cx: &RecordCx<'_>) -> Result<Self> {
+            Ok(Rec {
+                x: plan.0.read::<u8>(bytes, cx)?,
+                s: plan.1.read::<String>(bytes, cx)?,
+            })
+        }
+    }
+
+    /// File layout: `s` (3-byte NUL-padded string) at 0, `y` (extra) at 3,
+    /// `x` (big-endian i16) at 4; 6 bytes per element.
+    fn dtype() -> Datatype {
+        Datatype::Compound {
+            size: 6,
+            members: vec![
+                CompoundMember {
+                    name: "s".into(),
+                    offset: 0,
+                    dtype: Datatype::String {
+                        size: 3,
+                        pad: StringPad::NullPad,
+                        cset: CharSet::Ascii,
+                    },
+                },
+                CompoundMember {
+                    name: "y".into(),
+                    offset: 3,
+                    dtype: Datatype::int_le(1, false),
+                },
+                CompoundMember {
+                    name: "x".into(),
+                    offset: 4,
+                    dtype: Datatype::Integer {
+                        size: 2,
+                        order: ByteOrder::Big,
+                        signed: true,
+                        bit_offset: 0,
+                        precision: 16,
+                    },
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn members_by_name_any_order_and_byte_order() {
+        let raw = [
+            b'a', b'b', 0, 9, 0x00, 0xff, b'x', b'y', b'z', 9, 0x00, 0x07,
+        ];
+        let got: Vec<Rec> = read_records(&dtype(), &raw, 2, &cx()).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                Rec {
+                    x: 255,
+                    s: "ab".into()
+                },
+                Rec {
+                    x: 7,
+                    s: "xyz".into()
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_not_panics() {
+        // 0x0100 = 256 does not fit u8.
+        let raw = [b'a', 0, 0, 0, 0x01, 0x00];
+        let e = read_records::<Rec>(&dtype(), &raw, 1, &cx()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unrepresentable);
+        assert!(e.message().contains("element 0") && e.message().contains("\"x\""));
+        // -1 does not fit u8 either.
+        let raw = [b'a', 0, 0, 0, 0xff, 0xff];
+        assert!(read_records::<Rec>(&dtype(), &raw, 1, &cx()).is_err());
+        // Fewer bytes than elements.
+        let e = read_records::<Rec>(&dtype(), &raw, 2, &cx()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Truncated);
+        // A member lying outside its element (corrupt offsets).
+        let Datatype::Compound { members, .. } = dtype() else {
+            unreachable!()
+        };
+        let bad = Datatype::Compound {
+            size: 6,
+            members: members
+                .into_iter()
+                .map(|mut m| {
+                    m.offset = m.offset.saturating_add(u32::MAX - 2);
+                    m
+                })
+                .collect(),
+        };
+        assert!(read_records::<Rec>(&bad, &[0; 6], 1, &cx()).is_err());
+        // A missing member.
+        let e = Rec::plan(&Datatype::Compound {
+            size: 1,
+            members: vec![CompoundMember {
+                name: "x".into(),
+                offset: 0,
+                dtype: Datatype::int_le(1, false),
+            }],
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Usage);
+        assert!(e.message().contains("\"s\""));
+        // Floats do not go to integers; integers and floats go to floats.
+        assert!(<i32 as H5Record>::plan(&Datatype::float_le(8)).is_err());
+        let half = read_records::<f64>(&Datatype::float_le(2), &[0x00, 0x3c], 1, &cx()).unwrap();
+        assert_eq!(half, vec![1.0]);
+        // Arrays of the wrong length or rank.
+        let arr = Datatype::Array {
+            dims: vec![2, 3],
+            base: Box::new(Datatype::int_le(1, false)),
+        };
+        assert!(<[u8; 5] as H5Record>::plan(&arr).is_err());
+        assert!(<[[u8; 2]; 3] as H5Record>::plan(&arr).is_err());
+        let got = read_records::<[[u8; 3]; 2]>(&arr, &[1, 2, 3, 4, 5, 6], 1, &cx()).unwrap();
+        assert_eq!(got, vec![[[1, 2, 3], [4, 5, 6]]]);
+        // Zero-size elements.
+        let empty = Datatype::Compound {
+            size: 0,
+            members: vec![],
+        };
+        assert!(read_records::<Value>(&empty, &[], 3, &cx()).is_err());
+    }
+}
