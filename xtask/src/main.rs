@@ -315,6 +315,15 @@ fn task_nostd() -> R {
         "h5fmt",
         "--no-default-features",
     ]))?;
+    // The derive macro's generated code names only `::h5fmt` and `core` paths.
+    run(Command::new(cargo()).current_dir(&root).args([
+        "build",
+        "-p",
+        "h5fmt",
+        "--no-default-features",
+        "--features",
+        "derive",
+    ]))?;
     let tree = output(Command::new(cargo()).current_dir(&root).args([
         "tree",
         "-p",
@@ -340,7 +349,7 @@ fn task_nostd() -> R {
             uniq.join("\n  ")
         ));
     }
-    println!("nostd: h5fmt builds without default features; no `std` feature in its tree");
+    println!("nostd: h5fmt builds without default features (also with `derive`); no `std` feature in its tree");
     Ok(())
 }
 
@@ -616,7 +625,7 @@ fn task_test() -> R {
             "--workspace",
             "--all-targets",
             "--features",
-            "h5fmt/ndarray",
+            "h5fmt/ndarray,h5fmt/derive",
             "--",
             "-D",
             "warnings",
@@ -638,7 +647,7 @@ fn task_test() -> R {
             "--workspace",
             "--no-fail-fast",
             "--features",
-            "h5fmt/ndarray",
+            "h5fmt/ndarray,h5fmt/derive",
         ]);
         v.apply(&mut c);
         let r = run(&mut c);

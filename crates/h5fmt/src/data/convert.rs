@@ -50,7 +50,7 @@ impl H5Native for f64 {
     }
 }
 
-fn load_u128(b: &[u8], order: ByteOrder) -> u128 {
+pub(crate) fn load_u128(b: &[u8], order: ByteOrder) -> u128 {
     let mut v = 0u128;
     match order {
         ByteOrder::Big => {

@@ -4,6 +4,7 @@
 pub mod convert;
 pub mod decode;
 pub mod hyperslab;
+pub mod record;
 pub mod value;
 
 pub use value::{Reference, Region, Value};

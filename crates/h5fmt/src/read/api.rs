@@ -1346,6 +1346,21 @@ impl Attribute {
         crate::data::convert::convert_slice(&self.dtype, raw)
             .map_err(|e| e.with_path(&self.where_()))
     }
+    /// The attribute read into `T`s (row-major, flat), as
+    /// [`Dataset::read_records`].
+    ///
+    /// # Errors
+    /// As [`Dataset::read_records`], named with the owner path and
+    /// attribute name.
+    pub fn read_records<T: crate::data::record::H5Record>(&self) -> Result<Vec<T>> {
+        let heap = self.file.heap();
+        let cx = crate::data::record::RecordCx {
+            ctx: self.file.inner.ctx,
+            heap: &heap,
+        };
+        crate::data::record::read_records(&self.dtype, &self.data, self.len(), &cx)
+            .map_err(|e| e.with_path(&self.where_()))
+    }
     /// A string attribute as a Rust `String` (fixed or variable length, scalar or first element).
     ///
     /// # Errors

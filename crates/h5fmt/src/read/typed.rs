@@ -4,6 +4,7 @@
 
 use crate::data::convert::{convert_slice, H5Native};
 use crate::data::decode::decode_elements;
+use crate::data::record::{read_records, H5Record, RecordCx};
 use crate::data::Value;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
@@ -92,6 +93,49 @@ impl Dataset {
         let heap = self.file().heap();
         decode_elements(mdt, &bytes, self.len(), self.file().ctx(), &heap)
             .map_err(|e| e.with_path(self.path()))
+    }
+
+    /// The whole dataset read into `T`s (row-major, flat): structs with
+    /// `#[derive(H5Compound)]` (feature `derive`), numbers, strings, arrays;
+    /// see [`H5Record`]. Compound members are matched by name: the file's
+    /// member order, offsets, byte orders and extra members do not matter.
+    ///
+    /// # Errors
+    /// `Usage` for a member `T` needs and the file's type lacks;
+    /// `Unrepresentable` for a type or value that does not convert; as
+    /// [`Dataset::read_raw`]. All carry the dataset's path.
+    pub fn read_records<T: H5Record>(&self) -> Result<Vec<T>> {
+        // Plan first: a missing member fails before any data is read.
+        T::plan(self.dtype()).map_err(|e| e.with_path(self.path()))?;
+        let raw = self.read_raw()?;
+        let heap = self.file().heap();
+        let cx = RecordCx {
+            ctx: self.file().ctx(),
+            heap: &heap,
+        };
+        read_records(self.dtype(), &raw, self.len(), &cx).map_err(|e| e.with_path(self.path()))
+    }
+
+    /// A selection read into `T`s (row-major in the selection's
+    /// `Selection::out_shape`), as [`Dataset::read_records`].
+    ///
+    /// # Errors
+    /// As [`Dataset::read_records`] and [`Dataset::read_slice`].
+    pub fn read_records_slice<T: H5Record>(
+        &self,
+        sel: &crate::data::hyperslab::Selection,
+    ) -> Result<Vec<T>> {
+        T::plan(self.dtype()).map_err(|e| e.with_path(self.path()))?;
+        let raw = self.read_slice(sel)?;
+        let count = sel
+            .num_elements()
+            .ok_or_else(|| Error::limit("selection size overflows").with_path(self.path()))?;
+        let heap = self.file().heap();
+        let cx = RecordCx {
+            ctx: self.file().ctx(),
+            heap: &heap,
+        };
+        read_records(self.dtype(), &raw, count, &cx).map_err(|e| e.with_path(self.path()))
     }
 
     /// The whole dataset as an `ndarray` of the dataset's shape (a scalar

@@ -44,7 +44,7 @@ pub mod value;
 #[cfg(feature = "std")]
 pub use sink::FileSink;
 pub use sink::Sink;
-pub use value::{AttrValue, ElementData, H5Type};
+pub use value::{compound_dtype, AttrValue, ElementData, H5Member, H5Type};
 
 use crate::codec::Encoder;
 use crate::error::{Error, Result};

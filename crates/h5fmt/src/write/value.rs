@@ -94,6 +94,71 @@ impl H5Type for bool {
     }
 }
 
+/// A type that can be a member of a derived compound type
+/// (`#[derive(H5Compound)]`, feature `derive`): every [`H5Type`], and fixed
+/// arrays `[T; N]` of members (an HDF5 array datatype of `N` elements;
+/// nested arrays nest). Arrays are not [`H5Type`]s themselves, because a
+/// Rust array given as a value (`AttrValue::from([1, 2, 3])`) is a
+/// one-dimensional dataspace of elements, not one element.
+pub trait H5Member {
+    /// The member's file datatype.
+    fn member_dtype() -> Datatype;
+    /// Append the member's bytes.
+    fn put_member(&self, out: &mut Vec<u8>);
+}
+
+impl<T: H5Type> H5Member for T {
+    fn member_dtype() -> Datatype {
+        T::dtype()
+    }
+    fn put_member(&self, out: &mut Vec<u8>) {
+        self.put(out);
+    }
+}
+
+/// `[T; N]` is an array of dims `[N]`; `[[T; M]; N]` one of dims `[N, M]`
+/// (as numpy's subarray of shape `(N, M)`), and so on.
+impl<T: H5Member, const N: usize> H5Member for [T; N] {
+    fn member_dtype() -> Datatype {
+        match T::member_dtype() {
+            Datatype::Array { mut dims, base } => {
+                dims.insert(0, N as u64);
+                Datatype::Array { dims, base }
+            }
+            inner => Datatype::Array {
+                dims: alloc::vec![N as u64],
+                base: alloc::boxed::Box::new(inner),
+            },
+        }
+    }
+    fn put_member(&self, out: &mut Vec<u8>) {
+        for v in self {
+            v.put_member(out);
+        }
+    }
+}
+
+/// A packed compound datatype of `members` (name, datatype) in this order:
+/// each member's offset is the sum of the sizes before it, the size the sum
+/// of all (numpy's layout of a structured dtype built from a list, which
+/// h5py writes). The datatype of `#[derive(H5Compound)]`.
+pub fn compound_dtype(members: &[(&str, Datatype)]) -> Datatype {
+    let mut offset = 0u32;
+    let mut out = Vec::with_capacity(members.len());
+    for (name, dtype) in members {
+        out.push(crate::format::datatype::CompoundMember {
+            name: String::from(*name),
+            offset,
+            dtype: dtype.clone(),
+        });
+        offset = offset.saturating_add(u32::try_from(dtype.size()).unwrap_or(u32::MAX));
+    }
+    Datatype::Compound {
+        size: offset,
+        members: out,
+    }
+}
+
 /// Encode a slice of [`H5Type`] values.
 pub fn to_bytes<T: H5Type>(values: &[T]) -> Vec<u8> {
     let mut out = Vec::with_capacity(core::mem::size_of_val(values));
