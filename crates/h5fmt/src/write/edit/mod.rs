@@ -381,7 +381,14 @@ pub struct FileEditor {
     /// SOHM heap ids of shared attribute references the staged edits
     /// removed: one reference each is dropped from the index at the next
     /// commit (`sohm.rs`).
-    sohm_drops: Vec<[u8; 8]>,
+    sohm_drops: Vec<(u16, [u8; 8])>,
+    /// Deleted object headers: SOHM index records pointing into them
+    /// (messages shared "here") go at the next commit (`sohm.rs`).
+    sohm_gone: Vec<u64>,
+    /// Global heap objects of deleted objects (a virtual dataset's mapping
+    /// list): (collection address, object index), removed from their
+    /// collection after the next commit's header chunks (`delete.rs`).
+    gheap_removals: Vec<(u64, u16)>,
     /// Dataset paths already resolved to their header address (cleared
     /// when links are deleted and at each commit).
     paths: BTreeMap<String, u64>,
@@ -520,6 +527,8 @@ impl FileEditor {
             switch_first: Vec::new(),
             switch_last: Vec::new(),
             sohm_drops: Vec::new(),
+            sohm_gone: Vec::new(),
+            gheap_removals: Vec::new(),
             paths: BTreeMap::new(),
             dtypes: BTreeMap::new(),
             cache_limit: 64 << 20,
@@ -1599,6 +1608,9 @@ impl FileEditor {
         // The new SOHM index (fresh space); its master table is switched
         // after the header chunks that dropped the references.
         let sohm_table = self.commit_sohm()?;
+        // Collections losing objects: rewritten in place after the header
+        // chunks, or freed whole when emptied.
+        let gheap_writes = self.commit_gheap();
         let addrs: Vec<u64> = self.datasets.keys().copied().collect();
         // Dirty chunks in the order: (header addr, grow?) for in-place ordering.
         let mut order: Vec<(u64, bool, Option<usize>, Option<usize>)> = Vec::new();
@@ -1701,7 +1713,11 @@ impl FileEditor {
         if let Some((addr, bytes)) = sohm_table {
             self.write_at(addr, &bytes)?;
         }
+        for (addr, bytes) in &gheap_writes {
+            self.write_at(*addr, bytes)?;
+        }
         self.sohm_drops.clear();
+        self.sohm_gone.clear();
         self.dirty_order.clear();
         self.switch_first.clear();
         self.switch_last.clear();
