@@ -10,11 +10,15 @@
 //! * a dataset's raw storage (`H5O__layout_delete`): the contiguous block,
 //!   or every chunk and the chunk index's structures (v1 B-tree nodes,
 //!   fixed / extensible array blocks, v2 B-tree nodes, an implicit index's
-//!   whole storage); compact, external and virtual storage free nothing
-//!   (the external files and a virtual dataset's global heap object are
-//!   left, a leak);
+//!   whole storage); compact and external storage free nothing (the
+//!   external files are not this file's);
 //! * dense attribute storage (`H5A__dense_delete`): the fractal heap's
-//!   header and blocks and the name and creation-order B-trees;
+//!   header and blocks, its huge objects and their B-tree
+//!   (`H5HF__huge_delete`), and the name and creation-order B-trees;
+//! * a virtual dataset's mapping list in the global heap
+//!   (`H5D__virtual_delete` → `H5HG_remove`), removed after the commit;
+//! * the references its messages hold in the SOHM indexes
+//!   (`H5O__delete_mesg` → `H5SM_delete`, see `sohm.rs`);
 //! * a group's link storage and, through the links, its members
 //!   (`H5G__stab_delete`, `H5G__dense_delete`, `H5O__link_delete`): the
 //!   local heap, symbol-table B-tree nodes and `SNOD`s, or the dense heap
@@ -25,9 +29,9 @@
 //! Global heap objects an object refers to (variable-length data) are not
 //! freed, as libhdf5 does not free them either. Conservative where libhdf5
 //! is not: a structure that does not decode is left in place (a leak,
-//! never a double free); the fractal heaps' huge objects and free-space
-//! managers, the shared-message heap's reference counts and committed
-//! datatypes used by attributes are left untouched (they only leak); no
+//! never a double free); the fractal heaps' free-space managers and
+//! committed datatypes used by attributes are left untouched (they only
+//! leak); no
 //! extent is freed that passes the end of file or overlaps space that is
 //! already free or pending, or the persistent managers' own structures.
 //! Objects still named by object references are deleted all the same, as

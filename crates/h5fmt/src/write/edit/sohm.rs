@@ -26,12 +26,21 @@
 //! an index left without records is deleted with its heap (addresses
 //! undefined), as libhdf5 does.
 //!
+//! An attribute message whose record is removed drops the references of
+//! its own shared datatype and dataspace in turn (`H5O__attr_delete`).
+//! Deleting a whole object (`delete.rs`) drops the references of all its
+//! messages in every index of the table (`FileEditor::sohm_try_drop`,
+//! `sohm_here_id` for messages kept in full but flagged shareable, found
+//! by content as `H5SM__message_compare` finds them) and removes the
+//! records pointing into its header (`FileEditor::sohm_header_gone`); all
+//! changed indexes are rewritten at one commit and switched by one write
+//! of the master table.
+//!
 //! Not done, as leaks (counts never too low): a heap object whose record
 //! is removed while other records remain stays in the heap (libhdf5 would
-//! free it in the heap's free-space manager); the shared datatype or
-//! dataspace messages inside such an attribute keep their counts; deleting
-//! a whole object leaves the counts of its shared attributes
-//! (`delete.rs`).
+//! free it in the heap's free-space manager); deleting an unshared
+//! attribute (not a whole object) keeps the counts of its shared datatype
+//! and dataspace.
 //!
 //! New attributes are written unshared (libhdf5 reads unshared messages in
 //! any file, and `H5O__shared_delete` leaves the index alone when it later
