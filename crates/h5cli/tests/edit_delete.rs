@@ -685,3 +685,102 @@ with h5py.File(sys.argv[1], 'r') as f:
         libhdf5_edits(&path);
     }
 }
+
+/// The address `a` is free in the file at `path`: inside a section its
+/// managers list, or past its end.
+fn is_free(path: &Path, a: u64) -> bool {
+    a >= len(path)
+        || fs_managers(path, false)
+            .0
+            .iter()
+            .flat_map(|m| m.1.iter())
+            .any(|&(o, n)| o <= a && a < o + n)
+}
+
+/// The fractal heap of the dense attributes of `obj`: (huge object
+/// addresses, free-space manager header address if any).
+fn attr_heap(path: &Path, obj: &str) -> (Vec<u64>, Option<u64>) {
+    use h5fmt::codec::Cursor;
+    use h5fmt::format::btree_v2::{decode_record, Record};
+    use h5fmt::format::message::{kind, AttributeInfo};
+    let f = h5fmt::File::open(path).expect("open");
+    let ctx = f.ctx();
+    let o = f.object(obj).expect("object");
+    let m = o
+        .header()
+        .find(kind::ATTRIBUTE_INFO)
+        .expect("dense attributes");
+    let info = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx).expect("info");
+    let heap =
+        h5fmt::read::fractal_heap::FractalHeap::open(f.storage(), ctx, info.heap).expect("heap");
+    let h = heap.header();
+    let mut huge = Vec::new();
+    if let Some(bt) = h.huge_btree.defined() {
+        let t = h5fmt::read::btree_v2::BTreeV2::open(f.storage(), ctx, bt).expect("huge B-tree");
+        for raw in t.records().expect("records") {
+            if let Record::HugeIndirect { addr, .. } =
+                decode_record(t.record_type(), &raw, ctx, 0, 0).expect("record")
+            {
+                huge.push(addr.0);
+            }
+        }
+    }
+    (huge, h.free_space_manager.defined().map(|a| a.0))
+}
+
+/// Deleting objects whose dense attribute heaps hold huge objects and a
+/// free-space manager (left by libhdf5 deleting attributes) frees both:
+/// their addresses are free space afterwards, as in a twin where libhdf5
+/// deletes the same objects.
+#[test]
+fn deleting_objects_frees_huge_objects_and_heap_managers() {
+    const GEN: &str = r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'w', libver='latest', fs_strategy='fsm', fs_persist=True) as f:
+    f['head'] = np.arange(10, dtype='<i8')
+    d = f.create_dataset('d', data=np.arange(100, dtype='<i8'))
+    for i in range(3):
+        d.attrs[f'a{i}'] = np.arange(5) + i
+    d.attrs['big'] = np.arange(20000, dtype='<f8')
+    g = f.create_group('g')
+    for i in range(20):
+        g.attrs[f'x{i:02}'] = np.arange(50, dtype='<f8') + i
+    f['tail'] = np.arange(10, dtype='<i8')
+with h5py.File(sys.argv[1], 'r+') as f:
+    for i in range(2, 18, 3):
+        del f['g'].attrs[f'x{i:02}']
+"#;
+    const LIB_DEL: &str = r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'r+') as f:
+    del f['d']
+    del f['g']
+"#;
+    let path = scratch("heapfsm.h5");
+    let twin = scratch("heapfsm_lib.h5");
+    let Some(_) = run_py(GEN, &[path.to_str().expect("utf-8")]) else {
+        return;
+    };
+    std::fs::copy(&path, &twin).expect("copy");
+    let (huge, _) = attr_heap(&path, "/d");
+    assert_eq!(huge.len(), 1, "one huge object");
+    let (_, fsm) = attr_heap(&path, "/g");
+    let fsm = fsm.expect("libhdf5 left a heap free-space manager");
+    for a in huge.iter().chain([&fsm]) {
+        assert!(!is_free(&path, *a), "{a} free before");
+    }
+    let mut ed = FileEditor::open(&path).expect("open");
+    ed.delete_link("/", "d").expect("delete d");
+    ed.delete_link("/", "g").expect("delete g");
+    ed.close().expect("close");
+    run_py(LIB_DEL, &[twin.to_str().expect("utf-8")]).expect("libhdf5 deletes");
+    for (p, who) in [(&twin, "libhdf5"), (&path, "ours")] {
+        assert!(is_free(p, huge[0]), "{who}: the huge object is not free");
+        assert!(is_free(p, fsm), "{who}: the heap's manager is not free");
+    }
+    assert_checks(&path, true);
+    let v = &py_list(DUMP, &[&path])[0];
+    assert!(v.get("d").is_none());
+    assert_eq!(v["tail"], ints(10, |i| i as f64));
+    libhdf5_edits(&path);
+}

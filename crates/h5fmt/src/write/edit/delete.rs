@@ -14,7 +14,8 @@
 //!   external files are not this file's);
 //! * dense attribute storage (`H5A__dense_delete`): the fractal heap's
 //!   header and blocks, its huge objects and their B-tree
-//!   (`H5HF__huge_delete`), and the name and creation-order B-trees;
+//!   (`H5HF__huge_delete`), its free-space manager (`H5HF__space_delete`),
+//!   and the name and creation-order B-trees;
 //! * a virtual dataset's mapping list in the global heap
 //!   (`H5D__virtual_delete` → `H5HG_remove`), removed after the commit;
 //! * the references its messages hold in the SOHM indexes
@@ -29,9 +30,8 @@
 //! Global heap objects an object refers to (variable-length data) are not
 //! freed, as libhdf5 does not free them either. Conservative where libhdf5
 //! is not: a structure that does not decode is left in place (a leak,
-//! never a double free); the fractal heaps' free-space managers and
-//! committed datatypes used by attributes are left untouched (they only
-//! leak); no
+//! never a double free); committed datatypes used by attributes are left
+//! untouched (they only leak); no
 //! extent is freed that passes the end of file or overlaps space that is
 //! already free or pending, or the persistent managers' own structures.
 //! Objects still named by object references are deleted all the same, as

@@ -21,6 +21,7 @@ use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
 use crate::format::btree_v2::{decode_record, BTreeV2Header, Record};
 use crate::format::fractal_heap::FractalHeapHeader;
+use crate::format::free_space::FreeSpaceHeader;
 use crate::format::message::{kind, AttributeInfo, AttributeMessage, Link, LinkInfo};
 use crate::read::btree_v2::BTreeV2;
 use crate::read::fractal_heap::FractalHeap;
@@ -161,8 +162,8 @@ impl FileEditor {
     }
 
     /// Space of dense storage: the heap's header and blocks, its huge
-    /// objects and their v2 B-tree, the name and creation-order indexes
-    /// (the free-space manager of a libhdf5 heap is left in place). Huge
+    /// objects and their v2 B-tree, its free-space manager (header and
+    /// section list), the name and creation-order indexes. Huge
     /// objects are listed with the rest (see
     /// [`FileEditor::dense_extents_split`] to keep them apart).
     pub(super) fn dense_extents(
@@ -208,6 +209,18 @@ impl FileEditor {
             if let Some(bt) = hh.huge_btree.defined() {
                 old.extend(btree_extents(st, ctx, bt)?);
                 huge = huge_objects(st, ctx, bt)?;
+            }
+            if let Some(fs) = hh.free_space_manager.defined() {
+                // The heap's free-space manager (`H5HF__space_delete` →
+                // `H5FS_delete`): its header and section list.
+                let n = FreeSpaceHeader::encoded_len(ctx);
+                let raw = st.read(fs, n as u64)?;
+                let abs = st.base().saturating_add(fs.get());
+                let fh = FreeSpaceHeader::decode(&mut Cursor::new(&raw, abs), ctx)?;
+                old.push((fs.get(), n as u64));
+                if let Some(sa) = fh.sections_addr.defined() {
+                    old.push((sa.get(), fh.sections_alloc));
+                }
             }
         }
         old.extend(btree_extents(st, ctx, name_index)?);

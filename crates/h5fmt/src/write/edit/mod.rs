@@ -137,7 +137,8 @@
 //! attribute storage (fractal heap header and blocks, name and
 //! creation-order B-trees), a group's link storage (local heap, B-tree
 //! nodes and `SNOD`s, or dense heap and B-trees; the heaps' huge objects
-//! and huge-object B-trees included); every hard link the
+//! and huge-object B-trees and the heaps' free-space managers included);
+//! every hard link the
 //! deleted group held, and a dataset's committed datatype, drop one
 //! reference of their target in turn, deleting it when that was its last
 //! (members linked elsewhere only have their count decremented, their
@@ -152,8 +153,7 @@
 //! messages"). Not freed, as libhdf5 does not free them either: global
 //! heap objects (variable-length data) and external files; left in place
 //! (a leak, never a double free) where libhdf5 would free them:
-//! free-space managers of fractal heaps, committed datatypes used by
-//! attributes, any structure that does not decode, and any extent that
+//! committed datatypes used by attributes, any structure that does not decode, and any extent that
 //! passes the end of file or overlaps space already free or pending or
 //! the managers' own structures. The group losing the link and the root group are never
 //! deleted through a wrong reference count. Objects still named by object
