@@ -647,3 +647,67 @@ fn object_deletes_with_shared_messages_are_crash_ordered() {
         );
     }
 }
+
+/// Unshared attributes whose datatype and dataspace are shared (a file
+/// whose only SOHM index holds datatypes and dataspaces): deleting or
+/// overwriting one drops those references, as libhdf5's
+/// `H5O__attr_delete` does. Our deletions and overwrites (compact and
+/// dense) leave the index as libhdf5 leaves it after deleting the same
+/// attributes (our overwrites write the new value unshared, adding no
+/// reference); libhdf5 reads our values and deleting everything then
+/// leaves no SOHM heap.
+#[test]
+fn unshared_attributes_drop_their_shared_components() {
+    const GEN_COMP: &str = r#"
+path = sys.argv[1]
+fcpl = h5p.create(h5p.FILE_CREATE)
+assert lib.H5Pset_shared_mesg_nindexes(i64(fcpl.id), ctypes.c_uint(1)) >= 0
+assert lib.H5Pset_shared_mesg_index(i64(fcpl.id), ctypes.c_uint(0), ctypes.c_uint((1 << 3) | (1 << 1)), ctypes.c_uint(0)) >= 0
+with h5py.File(h5f.create(path.encode(), h5f.ACC_TRUNC, fcpl=fcpl)) as f:
+    a = f.create_group('a')
+    a.attrs['p'] = np.arange(4, dtype='i8')
+    a.attrs['q'] = np.arange(3, dtype='f8')
+    a.attrs['r'] = np.arange(4, dtype='i8') + 1
+    d = f.create_group('dense')
+    for i in range(12):
+        d.attrs[f'x{i:02}'] = np.arange(6, dtype='f8') + i
+    print(json.dumps(sohm_sizes(f)))
+"#;
+    const LIB_DEL_ATTRS: &str = r#"
+with h5py.File(sys.argv[1], 'r+') as f:
+    for o, k in [('a', 'p'), ('dense', 'x03'), ('a', 'q'), ('dense', 'x05')]:
+        del f[o].attrs[k]
+print(json.dumps(0))
+"#;
+    let path = scratch("comp.h5");
+    let twin = scratch("comp_lib.h5");
+    let Some(sizes) = py(GEN_COMP, &[s(&path)]) else {
+        return;
+    };
+    assert_ne!(sizes, json!([0, 0]), "libhdf5 shared nothing");
+    std::fs::copy(&path, &twin).expect("copy");
+    let before = sohm_state(&path);
+    let mut ed = FileEditor::open(&path).expect("open");
+    ed.delete_attr("/a", "p").expect("delete compact");
+    ed.delete_attr("/dense", "x03").expect("delete dense");
+    ed.set_attr("/a", "q", 7i32).expect("overwrite compact");
+    ed.set_attr("/dense", "x05", 8i32).expect("overwrite dense");
+    ed.close().expect("close");
+    py(LIB_DEL_ATTRS, &[s(&twin)]).expect("libhdf5 deletes");
+    let theirs = sohm_state(&twin);
+    assert_ne!(before, theirs, "libhdf5 changed no record");
+    assert_eq!(sohm_state(&path), theirs, "SOHM index differs");
+    let v = py(VIEW, &[s(&path)]).expect("view");
+    assert_eq!(v["/a"], json!({"q": 7, "r": arange(4, 1.0)}), "{v}");
+    assert_eq!(v["/dense"]["x05"], json!(8));
+    assert!(v["/dense"].get("x03").is_none());
+    assert_checks(&path, true);
+    for p in [&path, &twin] {
+        assert_eq!(
+            py(LIB_DEL_EVERYTHING, &[s(p)]).expect("delete everything")[1],
+            json!(0),
+            "SOHM heap left after everything is gone ({})",
+            p.display()
+        );
+    }
+}

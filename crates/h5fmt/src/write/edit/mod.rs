@@ -247,8 +247,9 @@
 //! ↔ dense conversions carry shared attributes as references (no count
 //! changes). New attributes are written unshared: legal in any file,
 //! libhdf5 reads them and deletes them without touching the index.
-//! An attribute whose record is removed drops the references of its own
-//! shared datatype and dataspace in turn (`H5O__attr_delete`).
+//! An attribute whose record is removed, and an unshared attribute that
+//! is deleted or overwritten, drop the references of their own shared
+//! datatype and dataspace in turn (`H5O__attr_delete`).
 //!
 //! Deleting a whole object drops every reference its header holds, in
 //! every index of the table (attributes, datatypes, dataspaces, fill

@@ -38,9 +38,9 @@
 //!
 //! Not done, as leaks (counts never too low): a heap object whose record
 //! is removed while other records remain stays in the heap (libhdf5 would
-//! free it in the heap's free-space manager); deleting an unshared
-//! attribute (not a whole object) keeps the counts of its shared datatype
-//! and dataspace.
+//! free it in the heap's free-space manager). Deleting or overwriting an
+//! unshared attribute drops the references of its shared datatype and
+//! dataspace (`objects.rs`, as `H5O__attr_delete`).
 //!
 //! New attributes are written unshared (libhdf5 reads unshared messages in
 //! any file, and `H5O__shared_delete` leaves the index alone when it later
