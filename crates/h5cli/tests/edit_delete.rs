@@ -615,15 +615,10 @@ fn vds_collection(path: &Path) -> u64 {
     }
 }
 
-/// Deleting a virtual dataset removes its mapping list from the global
-/// heap (`H5D__virtual_delete`): a collection holding nothing else is
-/// freed whole (the twin where libhdf5 deletes it frees it too), one shared
-/// with variable-length strings is compacted in place exactly as libhdf5
-/// compacts it (same objects, counts, data and free space); the strings
-/// still read, libhdf5 edits the file.
-#[test]
-fn deleting_a_virtual_dataset_removes_its_mapping() {
-    const GEN_VDS: &str = r#"
+/// h5py writes `src`, virtual dataset `v` mapping it, `head`, `tail` and,
+/// with argv[2] `shared`, variable-length strings `s`, `s2` whose global
+/// heap objects share the mapping's collection.
+const GEN_VDS: &str = r#"
 import sys, h5py, numpy as np
 with h5py.File(sys.argv[1], 'w', libver='latest', fs_strategy='fsm', fs_persist=True) as f:
     f['head'] = np.arange(10, dtype='<i8')
@@ -636,15 +631,26 @@ with h5py.File(sys.argv[1], 'w', libver='latest', fs_strategy='fsm', fs_persist=
         f['s2'] = np.array([b'x' * 40], dtype=object).astype(h5py.string_dtype())
     f['tail'] = np.arange(10, dtype='<i8')
 "#;
+
+/// The strings `s` and `s2`.
+const STRINGS: &str = r#"
+import sys, json, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    print(json.dumps([[x.decode() for x in f[k][()]] for k in ('s', 's2')]))
+"#;
+
+/// Deleting a virtual dataset removes its mapping list from the global
+/// heap (`H5D__virtual_delete`): a collection holding nothing else is
+/// freed whole (the twin where libhdf5 deletes it frees it too), one shared
+/// with variable-length strings is compacted in place exactly as libhdf5
+/// compacts it (same objects, counts, data and free space); the strings
+/// still read, libhdf5 edits the file.
+#[test]
+fn deleting_a_virtual_dataset_removes_its_mapping() {
     const LIB_DEL: &str = r#"
 import sys, h5py
 with h5py.File(sys.argv[1], 'r+') as f:
     del f['v']
-"#;
-    const STRINGS: &str = r#"
-import sys, json, h5py
-with h5py.File(sys.argv[1], 'r') as f:
-    print(json.dumps([[x.decode() for x in f[k][()]] for k in ('s', 's2')]))
 "#;
     for mode in ["alone", "shared"] {
         let path = scratch(&format!("vds_{mode}.h5"));
@@ -783,4 +789,69 @@ with h5py.File(sys.argv[1], 'r+') as f:
     assert!(v.get("d").is_none());
     assert_eq!(v["tail"], ints(10, |i| i as f64));
     libhdf5_edits(&path);
+}
+
+/// Every cut of a commit deleting a virtual dataset whose mapping shares
+/// its global heap collection with strings (the collection is rewritten
+/// in place last): libhdf5 reads the strings and `src`, and `v` either
+/// still maps `src` or is gone; `h5 check` is clean; libhdf5 edits a few
+/// cut files.
+#[test]
+fn virtual_dataset_deletes_are_crash_ordered() {
+    const VIEW: &str = r#"
+import sys, json, h5py
+out = []
+for p in sys.argv[1:]:
+    with h5py.File(p, 'r') as f:
+        out.append({'s': [[x.decode() for x in f[k][()]] for k in ('s', 's2')],
+                    'v': f['v'][()].tolist() if 'v' in f else None,
+                    'src': f['src'][()].tolist()})
+print(json.dumps(out))
+"#;
+    let template = scratch("vds_cut_template.h5");
+    let Some(_) = run_py(GEN_VDS, &[template.to_str().expect("utf-8"), "shared"]) else {
+        return;
+    };
+    let (cuts, done) = cut_runs(
+        &template,
+        |n| scratch(&format!("vds_cut_{n}.h5")),
+        200,
+        "never completes",
+        |ed| {
+            ed.delete_link("/", "v")?;
+            ed.flush()
+        },
+    );
+    assert!(cuts.len() >= 2, "{} writes", cuts.len());
+    let mut all: Vec<&Path> = cuts.iter().map(PathBuf::as_path).collect();
+    all.push(&done);
+    let args: Vec<&str> = all.iter().map(|p| p.to_str().expect("utf-8")).collect();
+    let out = run_py(VIEW, &args).expect("python");
+    let views: Vec<serde_json::Value> = serde_json::from_str(&out).expect("json");
+    let src: Vec<i64> = (0..100).collect();
+    let mut gone = 0;
+    for (i, v) in views.iter().enumerate() {
+        assert_eq!(
+            v["s"],
+            serde_json::json!([["abc", "defghijklmnop", "q"], ["x".repeat(40)]]),
+            "cut {i}"
+        );
+        assert_eq!(v["src"], serde_json::json!(src), "cut {i}");
+        if v["v"].is_null() {
+            gone += 1;
+        } else {
+            assert_eq!(v["v"], serde_json::json!(src), "cut {i}");
+        }
+        assert_checks(all[i], all[i] == done.as_path());
+    }
+    assert!(views.last().is_some_and(|v| v["v"].is_null()));
+    assert!(gone >= 2 && gone < views.len(), "{gone} of {}", views.len());
+    for p in [all[0], all[all.len() / 2], all[all.len() - 2]] {
+        let q = scratch(&format!(
+            "vds_cut_edit_{}.h5",
+            p.file_name().and_then(|n| n.to_str()).unwrap_or("x")
+        ));
+        std::fs::copy(p, &q).expect("copy");
+        libhdf5_edits(&q);
+    }
 }
