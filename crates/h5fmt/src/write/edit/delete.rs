@@ -412,7 +412,9 @@ impl FileEditor {
         let ctx = self.ctx;
         let mut i = 0;
         while let Some(&(addr, _)) = staged.get(i) {
-            let gone: Vec<u16> = staged[i..]
+            let gone: Vec<u16> = staged
+                .get(i..)
+                .unwrap_or(&[])
                 .iter()
                 .take_while(|(a, _)| *a == addr)
                 .map(|(_, x)| *x)
