@@ -16,7 +16,9 @@ const USAGE: &str = "usage:
   h5 repack SRC DST [--format earliest|v18|latest|v200] [--filter SPEC] [--chunk DIMS]
                                   rewrite SRC as DST with this library's writer;
                                   SPEC: none | gzip=N,shuffle | zstd=N | lz4 | fletcher32
-                                  (comma-separated); DIMS: chunk shape for datasets
+                                  | nbit | scaleoffset=N (comma-separated; N: integer
+                                  bits, 0 = lossless, or float decimal digits);
+                                  DIMS: chunk shape for datasets
                                   of that rank, e.g. 100,100";
 
 /// One line to stdout; an error (a closed pipe, say) is returned, not a

@@ -91,18 +91,23 @@ pub fn parse_format(s: &str) -> Result<Format, String> {
 }
 
 /// Parse a `--filter` value: `none`, or a comma-separated list of
-/// `shuffle`, `gzip[=LEVEL]`, `fletcher32`, `zstd[=LEVEL]`, `lz4`
-/// (applied in that order of the list, except that shuffle always comes
-/// first, as h5py does).
+/// `shuffle`, `gzip[=LEVEL]`, `fletcher32`, `zstd[=LEVEL]`, `lz4`, `nbit`,
+/// `scaleoffset=N` (alias `soff=N`; for integers the bits kept, 0 for the
+/// minimum per chunk, lossless; for floats the decimal digits kept, lossy),
+/// applied in that order of the list, except that n-bit or scale-offset
+/// comes first and shuffle next (they need whole elements, as h5py orders
+/// them). n-bit and scale-offset exclude each other.
 ///
 /// # Errors
-/// A message for an unknown filter or a bad level.
+/// A message for an unknown filter, a bad level, or n-bit with
+/// scale-offset.
 pub fn parse_filter(s: &str) -> Result<FilterChoice, String> {
     if s == "none" {
         return Ok(FilterChoice::None);
     }
     let mut filters = Vec::new();
     let mut shuffle = false;
+    let mut first: Option<Filter> = None;
     for item in s.split(',') {
         let (name, arg) = match item.split_once('=') {
             Some((n, a)) => (n, Some(a)),
@@ -127,9 +132,42 @@ pub fn parse_filter(s: &str) -> Result<FilterChoice, String> {
             "fletcher32" if arg.is_none() => (3, Vec::new(), 0),
             "zstd" => (32015, vec![level(3, 22)?], 1),
             "lz4" if arg.is_none() => (32004, vec![0], 1),
+            "nbit" | "scaleoffset" | "soff" => {
+                let f = if name == "nbit" {
+                    if arg.is_some() {
+                        return Err("nbit takes no argument".into());
+                    }
+                    Filter {
+                        id: h5fmt::filter::NBIT,
+                        name: None,
+                        flags: 1,
+                        client_data: Vec::new(),
+                    }
+                } else {
+                    let n = arg
+                        .and_then(|a| a.parse::<i32>().ok())
+                        .filter(|n| (0..=64).contains(n))
+                        .ok_or_else(|| {
+                            format!("{name} needs a factor 0..=64 ({name}=N), got {item:?}")
+                        })?;
+                    #[allow(clippy::cast_sign_loss)] // 0..=64
+                    Filter {
+                        id: h5fmt::filter::SCALEOFFSET,
+                        name: None,
+                        flags: 1,
+                        // The scale type is set per dataset (integer or float).
+                        client_data: vec![u32::MAX, n as u32],
+                    }
+                };
+                if first.is_some() {
+                    return Err("give one of nbit and scaleoffset, once".into());
+                }
+                first = Some(f);
+                continue;
+            }
             _ => {
                 return Err(format!(
-                    "unknown filter {item:?} (none, shuffle, gzip=N, fletcher32, zstd=N, lz4)"
+                    "unknown filter {item:?} (none, shuffle, gzip=N, fletcher32, zstd=N, lz4, nbit, scaleoffset=N)"
                 ))
             }
         };
@@ -150,6 +188,9 @@ pub fn parse_filter(s: &str) -> Result<FilterChoice, String> {
                 client_data: Vec::new(),
             },
         );
+    }
+    if let Some(f) = first {
+        filters.insert(0, f);
     }
     if filters.is_empty() {
         return Err("empty --filter".into());
@@ -631,6 +672,28 @@ impl<'a> Repacker<'a> {
                     if f.id == 2 {
                         f.client_data = vec![u32::try_from(ddt.size()).unwrap_or(1)];
                     }
+                    if f.id == h5fmt::filter::SCALEOFFSET {
+                        // As libhdf5 (which h5repack's `SOFF` meets at
+                        // dataset creation): integers and floats only.
+                        let scale_type = match &ddt {
+                            Datatype::Integer { .. } => h5fmt::filter::SO_INT,
+                            Datatype::Float { .. } => h5fmt::filter::SO_FLOAT_DSCALE,
+                            _ => {
+                                return Err(format!(
+                                    "{path}: scaleoffset applies to integer and float datasets only"
+                                ))
+                            }
+                        };
+                        if let Some(t) = f.client_data.first_mut() {
+                            *t = scale_type;
+                        }
+                    }
+                }
+                // n-bit on a type it does not apply to (strings, enums,
+                // references...): libhdf5 stores such elements unchanged,
+                // so the dataset keeps its other filters without it.
+                if h5fmt::filter::nbit_client_data(&ddt, 1).is_err() {
+                    p.filters.retain(|f| f.id != h5fmt::filter::NBIT);
                 }
                 p
             }

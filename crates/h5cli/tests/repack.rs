@@ -870,3 +870,136 @@ fn object_references_and_committed_types() {
         assert_eq!(first_diff(&doc, &ours), None, "{}", p.display());
     }
 }
+
+/// `--filter nbit`, `scaleoffset=N` and `lz4` (alone and combined with
+/// shuffle and gzip): h5py reads the output with the expected filter ids
+/// in the expected order; values come back equal (integers under lossless
+/// `scaleoffset=0` too); lossy scale-offset values (floats to N decimal
+/// digits, integers to N bits) equal what libhdf5 itself stores with
+/// h5py's `scaleoffset=N` on the same data; `nbit` leaves a string
+/// dataset without it, `scaleoffset` refuses one (as libhdf5 does at
+/// dataset creation); bad specs are refused.
+#[test]
+fn nbit_scaleoffset_and_lz4_filters() {
+    const GEN: &str = r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'w') as f:
+    f['i'] = (np.arange(3000, dtype='<i4') * 7) % 1000 - 300
+    f['u'] = np.arange(2000, dtype='<u2')
+    f['x'] = np.sin(np.arange(2500, dtype='<f8') / 7) * 100
+    f['y'] = (np.cos(np.arange(1200, dtype='<f4') / 3) * 10).astype('<f4')
+    if sys.argv[2] == 'str':
+        f['s'] = np.array([b'ab', b'cd'], dtype='S2')
+"#;
+    const READ: &str = r#"
+import sys, json, h5py, numpy as np
+import hdf5plugin  # the lz4 filter
+out = {}
+with h5py.File(sys.argv[1], 'r') as f:
+    for k in f:
+        d = f[k]
+        pl = d.id.get_create_plist()
+        ids = [pl.get_filter(i)[0] for i in range(pl.get_nfilters())]
+        out[k] = {'filters': ids, 'values': np.asarray(d[()]).astype('f8').tolist() if d.dtype.kind != 'S' else [x.decode() for x in d[()]]}
+print(json.dumps(out))
+"#;
+    /// libhdf5's own scale-offset of the same data (h5py `scaleoffset=N`
+    /// with the chunk shape repack gives: the whole dataset).
+    const LIB_SO: &str = r#"
+import sys, json, h5py, numpy as np
+n = int(sys.argv[2])
+out = {}
+with h5py.File(sys.argv[1], 'r') as src, h5py.File(sys.argv[3], 'w') as f:
+    for k in ('i', 'u', 'x', 'y'):
+        a = src[k][()]
+        f.create_dataset(k, data=a, chunks=a.shape, scaleoffset=n)
+        out[k] = np.asarray(f[k][()]).astype('f8').tolist()
+print(json.dumps(out))
+"#;
+    let Some(_) = common::python() else {
+        println!("skipped: no venv");
+        return;
+    };
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repack-nbit-so");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let src = tmp.join("src.h5");
+    let src_s = tmp.join("src_str.h5");
+    common::run_py(GEN, &[src.to_str().unwrap(), "num"]).expect("python");
+    common::run_py(GEN, &[src_s.to_str().unwrap(), "str"]).expect("python");
+    let read = |p: &Path| -> Value {
+        serde_json::from_str(&common::run_py(READ, &[p.to_str().unwrap()]).expect("python"))
+            .unwrap()
+    };
+    let orig = read(&src);
+    let repack = |src: &Path, spec: &str, name: &str| -> Result<PathBuf, String> {
+        let out = tmp.join(name);
+        let opts = Options {
+            format: Format::V18,
+            filter: parse_filter(spec)?,
+            chunk: None,
+        };
+        h5cli::repack::repack(src, &out, &opts).map(|_| out)
+    };
+    for (spec, ids) in [
+        ("nbit", vec![5]),
+        ("nbit,gzip=4,shuffle", vec![5, 2, 1]),
+        ("lz4", vec![32004]),
+        ("shuffle,lz4", vec![2, 32004]),
+        ("scaleoffset=0", vec![6]),
+        ("gzip=5,soff=0,shuffle", vec![6, 2, 1]),
+    ] {
+        let out = repack(&src, spec, "out.h5").unwrap_or_else(|e| panic!("{spec}: {e}"));
+        let v = read(&out);
+        for k in ["i", "u", "x", "y"] {
+            assert_eq!(v[k]["filters"], serde_json::json!(ids), "{spec}: {k}");
+            if spec.contains("scaleoffset") || spec.contains("soff") {
+                if k == "i" || k == "u" {
+                    assert!(v[k]["values"] == orig[k]["values"], "{spec}: {k}");
+                }
+            } else {
+                assert!(v[k]["values"] == orig[k]["values"], "{spec}: {k}");
+            }
+        }
+    }
+    // Lossy floats: as libhdf5 stores them (D-scale 3 and 1).
+    for n in [3, 1] {
+        let out = repack(&src, &format!("scaleoffset={n}"), "so.h5").expect("repack");
+        let v = read(&out);
+        let lib = tmp.join("lib_so.h5");
+        let theirs: Value = serde_json::from_str(
+            &common::run_py(
+                LIB_SO,
+                &[src.to_str().unwrap(), &n.to_string(), lib.to_str().unwrap()],
+            )
+            .expect("python"),
+        )
+        .unwrap();
+        // (Integers keep n bits: lossy too, as in libhdf5.)
+        for k in ["i", "u", "x", "y"] {
+            assert!(
+                v[k]["values"] != orig[k]["values"],
+                "scaleoffset={n}: {k} is lossy"
+            );
+            assert!(v[k]["values"] == theirs[k], "scaleoffset={n}: {k}");
+        }
+    }
+    // Strings: nbit leaves them without it; scaleoffset refuses them.
+    let out = repack(&src_s, "nbit,gzip=4", "nbit_s.h5").expect("nbit with strings");
+    let v = read(&out);
+    assert_eq!(v["s"]["filters"], serde_json::json!([1]));
+    assert_eq!(v["s"]["values"], serde_json::json!(["ab", "cd"]));
+    assert_eq!(v["i"]["filters"], serde_json::json!([5, 1]));
+    let e = repack(&src_s, "scaleoffset=2", "so_s.h5").expect_err("refused");
+    assert!(e.contains("/s") && e.contains("scaleoffset"), "{e}");
+    for bad in [
+        "nbit,scaleoffset=2",
+        "scaleoffset",
+        "soff=x",
+        "nbit=3",
+        "scaleoffset=-1",
+        "nbit,nbit",
+    ] {
+        assert!(parse_filter(bad).is_err(), "{bad}");
+    }
+}

@@ -10,11 +10,16 @@
 //! * a dataset's raw storage (`H5O__layout_delete`): the contiguous block,
 //!   or every chunk and the chunk index's structures (v1 B-tree nodes,
 //!   fixed / extensible array blocks, v2 B-tree nodes, an implicit index's
-//!   whole storage); compact, external and virtual storage free nothing
-//!   (the external files and a virtual dataset's global heap object are
-//!   left, a leak);
+//!   whole storage); compact and external storage free nothing (the
+//!   external files are not this file's);
 //! * dense attribute storage (`H5A__dense_delete`): the fractal heap's
-//!   header and blocks and the name and creation-order B-trees;
+//!   header and blocks, its huge objects and their B-tree
+//!   (`H5HF__huge_delete`), its free-space manager (`H5HF__space_delete`),
+//!   and the name and creation-order B-trees;
+//! * a virtual dataset's mapping list in the global heap
+//!   (`H5D__virtual_delete` → `H5HG_remove`), removed after the commit;
+//! * the references its messages hold in the SOHM indexes
+//!   (`H5O__delete_mesg` → `H5SM_delete`, see `sohm.rs`);
 //! * a group's link storage and, through the links, its members
 //!   (`H5G__stab_delete`, `H5G__dense_delete`, `H5O__link_delete`): the
 //!   local heap, symbol-table B-tree nodes and `SNOD`s, or the dense heap
@@ -25,9 +30,8 @@
 //! Global heap objects an object refers to (variable-length data) are not
 //! freed, as libhdf5 does not free them either. Conservative where libhdf5
 //! is not: a structure that does not decode is left in place (a leak,
-//! never a double free); the fractal heaps' huge objects and free-space
-//! managers, the shared-message heap's reference counts and committed
-//! datatypes used by attributes are left untouched (they only leak); no
+//! never a double free); committed datatypes used by attributes are left
+//! untouched (they only leak); no
 //! extent is freed that passes the end of file or overlaps space that is
 //! already free or pending, or the persistent managers' own structures.
 //! Objects still named by object references are deleted all the same, as
@@ -148,19 +152,26 @@ impl FileEditor {
             let len = c.prefix.len() + c.cap + if h.version == 2 { 4 } else { 0 };
             del.meta.push((c.addr, len as u64));
         }
+        self.stage_sohm_drops(a, &h);
         // Dense attributes.
         if let Some((_, m)) = h.find(kind::ATTRIBUTE_INFO) {
             if let Ok(info) = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx) {
-                if let Ok(ext) = self.dense_extents(info.heap, info.name_index, info.order_index) {
-                    del.meta.extend(ext);
+                if let Ok((meta, huge)) =
+                    self.dense_extents_split(info.heap, info.name_index, info.order_index)
+                {
+                    del.meta.extend(meta);
+                    del.raw.extend(huge);
                 }
             }
         }
         // Link storage.
         if let Some((_, m)) = h.find(kind::LINK_INFO) {
             if let Ok(info) = LinkInfo::decode(&mut Cursor::new(&m.data, 0), ctx) {
-                if let Ok(ext) = self.dense_extents(info.heap, info.name_index, info.order_index) {
-                    del.meta.extend(ext);
+                if let Ok((meta, huge)) =
+                    self.dense_extents_split(info.heap, info.name_index, info.order_index)
+                {
+                    del.meta.extend(meta);
+                    del.raw.extend(huge);
                 }
             }
         }
@@ -186,9 +197,11 @@ impl FileEditor {
         }
         match self.reader.object_at(Addr(a), "") {
             Ok(Object::Dataset(d)) => {
-                if let Ok((meta, raw)) = self.dataset_storage(&d) {
+                let mut gheap = Vec::new();
+                if let Ok((meta, raw)) = self.dataset_storage(&d, &mut gheap) {
                     del.meta.extend(meta);
                     del.raw.extend(raw);
+                    self.gheap_removals.extend(gheap);
                 }
             }
             Ok(Object::Group(g)) => {
@@ -210,6 +223,69 @@ impl FileEditor {
             // A member whose header does not decode is left (leaked).
             let _ = self.drop_link(t, del, depth + 1);
         }
+    }
+
+    /// The references the deleted header `h` (at `a`) holds to messages
+    /// shared in the SOHM heap (`H5O__delete_mesg` → `H5SM_delete`), staged
+    /// to be dropped at the commit: its shared messages of any type, the
+    /// shared datatypes and dataspaces of its unshared attributes
+    /// (`H5O__attr_delete`), its dense attributes likewise, and the index
+    /// records pointing into the header itself (messages shared "here").
+    /// References that do not validate are left (a leak).
+    fn stage_sohm_drops(&mut self, a: u64, h: &super::header::HeaderImage) {
+        if !matches!(self.sohm_table(), Ok(Some(_))) {
+            return;
+        }
+        let ctx = self.ctx;
+        let mut drops: Vec<(u16, [u8; 8])> = Vec::new();
+        for m in h.chunks.iter().flat_map(|c| c.msgs.iter()) {
+            if m.flags & flags::SHARED != 0 {
+                if let Ok(SharedMessage {
+                    target: SharedTarget::SohmHeap(id),
+                    ..
+                }) = SharedMessage::decode(&mut Cursor::new(&m.data, 0), ctx)
+                {
+                    drops.push((m.kind, id));
+                }
+            } else {
+                if m.flags & flags::SHAREABLE != 0 {
+                    // Shared "here" (`H5O_SHARE_TYPE_HERE`): libhdf5 looks
+                    // the message up in the index by its content.
+                    if let Some(id) = self.sohm_here_id(m.kind, &m.data) {
+                        drops.push((m.kind, id));
+                    }
+                }
+                if m.kind == kind::ATTRIBUTE {
+                    drops.extend(super::sohm::attr_components(&m.data, ctx));
+                }
+            }
+        }
+        if let Some((_, m)) = h.find(kind::ATTRIBUTE_INFO) {
+            if let Ok(info) = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx) {
+                if info.heap.defined().is_some() {
+                    if let Ok((entries, _)) = self.read_dense(
+                        DenseKind::Attrs,
+                        info.heap,
+                        info.name_index,
+                        info.order_index,
+                    ) {
+                        for e in entries {
+                            if e.flags & flags::SHARED != 0 {
+                                if let Ok(id) = super::sohm::shared_attr_id(&e.msg, ctx) {
+                                    drops.push((kind::ATTRIBUTE, id));
+                                }
+                            } else {
+                                drops.extend(super::sohm::attr_components(&e.msg, ctx));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (t, id) in drops {
+            self.sohm_try_drop(t, id);
+        }
+        self.sohm_header_gone(a);
     }
 
     /// Space of a symbol table: local heap header and data segment, B-tree
@@ -239,6 +315,7 @@ impl FileEditor {
     fn dataset_storage(
         &self,
         d: &crate::read::Dataset,
+        gheap: &mut Vec<(u64, u16)>,
     ) -> Result<(Vec<(u64, u64)>, Vec<(u64, u64)>)> {
         let ctx = self.ctx;
         let st = self.reader.storage();
@@ -249,6 +326,15 @@ impl FileEditor {
             return Ok((meta, raw));
         }
         match d.layout() {
+            Layout::Virtual { heap_addr, index } => {
+                // The mapping list's global heap object (`H5D__virtual_delete`
+                // → `H5HG_remove`): removed after the commit.
+                if let (Some(h), Ok(i)) = (heap_addr.defined(), u16::try_from(*index)) {
+                    if i != 0 {
+                        gheap.push((h.get(), i));
+                    }
+                }
+            }
             Layout::Contiguous { addr, size } => {
                 if let Some(a) = addr.defined() {
                     raw.push((a.get(), *size));
@@ -306,5 +392,103 @@ impl FileEditor {
         super::space::coalesce(&mut del.raw);
         self.pending_free.extend(del.meta);
         self.pending_free_raw.extend(del.raw);
+    }
+
+    /// Remove the staged global heap objects (a deleted virtual dataset's
+    /// mapping list) from their collections, as libhdf5's `H5HG_remove`
+    /// does: a collection left without objects is freed whole (raw data:
+    /// `H5FD_MEM_GHEAP` maps to the raw data list), any other is compacted
+    /// (the objects after a removed one move down, the free space object
+    /// grows at the end) and rewritten in place. Returns those in-place
+    /// writes, which the commit makes after the header chunks that dropped
+    /// the references (a cut before leaves the objects: a leak). A
+    /// collection that does not decode, or lacks the object, is left alone.
+    pub(super) fn commit_gheap(&mut self) -> Vec<(u64, Vec<u8>)> {
+        use crate::format::global_heap::{decode_collection_size, header_len, object_header_len};
+        let mut staged = core::mem::take(&mut self.gheap_removals);
+        staged.sort_unstable();
+        staged.dedup();
+        let mut writes = Vec::new();
+        let ctx = self.ctx;
+        let mut i = 0;
+        while let Some(&(addr, _)) = staged.get(i) {
+            let gone: Vec<u16> = staged
+                .get(i..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|(a, _)| *a == addr)
+                .map(|(_, x)| *x)
+                .collect();
+            i += gone.len();
+            let st = self.reader.storage();
+            let hl = header_len(ctx.sizes) as u64;
+            let Ok(head) = st.read(Addr(addr), hl) else {
+                continue;
+            };
+            let Ok(size) = decode_collection_size(&mut Cursor::new(&head, addr), ctx) else {
+                continue;
+            };
+            if addr
+                .checked_add(size)
+                .is_none_or(|e| e > self.committed_eof)
+                || size > self.ctx.limits.max_read_bytes
+            {
+                continue;
+            }
+            let Ok(bytes) = st.read(Addr(addr), size) else {
+                continue;
+            };
+            let Ok(list) = crate::format::global_heap::Collection::decode_list(
+                &mut Cursor::new(&bytes, addr),
+                ctx,
+            ) else {
+                continue;
+            };
+            if !gone.iter().all(|g| list.iter().any(|(idx, _)| idx == g)) {
+                continue;
+            }
+            let mut keep: Vec<_> = list
+                .iter()
+                .filter(|(idx, _)| !gone.contains(idx))
+                .map(|(_, span)| *span)
+                .collect();
+            if keep.is_empty() {
+                self.pending_free_raw.push((addr, size));
+                continue;
+            }
+            // The kept objects in their order in the collection, moved
+            // down over the removed ones.
+            keep.sort_by_key(|s| s.start);
+            let oh = object_header_len(ctx.sizes);
+            let mut out = Vec::with_capacity(bytes.len());
+            out.extend_from_slice(bytes.get(..hl as usize).unwrap_or(&[]));
+            let mut ok = out.len() == hl as usize;
+            for s in keep {
+                let from = s.start.checked_sub(oh);
+                let to = s
+                    .len
+                    .checked_add(7)
+                    .map(|l| l & !7)
+                    .and_then(|l| s.start.checked_add(l));
+                match from.zip(to).and_then(|(f, t)| bytes.get(f..t)) {
+                    Some(b) => out.extend_from_slice(b),
+                    None => ok = false,
+                }
+            }
+            let Some(free) = bytes.len().checked_sub(out.len()).filter(|_| ok) else {
+                continue;
+            };
+            if free >= oh {
+                let mut e = crate::codec::Encoder::new();
+                e.put_u16(0);
+                e.put_u16(0);
+                e.put_u32(0);
+                e.put_len(free as u64, ctx.sizes);
+                out.extend_from_slice(e.as_bytes());
+            }
+            out.resize(bytes.len(), 0);
+            writes.push((addr, out));
+        }
+        writes
     }
 }

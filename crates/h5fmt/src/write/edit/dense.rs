@@ -19,8 +19,9 @@
 use super::FileEditor;
 use crate::codec::{Cursor, Encoder};
 use crate::error::{Error, Result};
-use crate::format::btree_v2::BTreeV2Header;
+use crate::format::btree_v2::{decode_record, BTreeV2Header, Record};
 use crate::format::fractal_heap::FractalHeapHeader;
+use crate::format::free_space::FreeSpaceHeader;
 use crate::format::message::{kind, AttributeInfo, AttributeMessage, Link, LinkInfo};
 use crate::read::btree_v2::BTreeV2;
 use crate::read::fractal_heap::FractalHeap;
@@ -62,6 +63,34 @@ pub(super) fn btree_extents(
     let ns = u64::from(t.header().node_size);
     for n in t.node_addrs()? {
         out.push((n.get(), ns));
+    }
+    Ok(out)
+}
+
+/// The extents of a fractal heap's huge objects: the records of its
+/// huge-object v2 B-tree at `bt` (record types 1–4, each naming the
+/// object's address and stored length).
+fn huge_objects(st: &crate::io::Storage, ctx: crate::Ctx, bt: Addr) -> Result<Extents> {
+    let t = BTreeV2::open(st, ctx, bt)?;
+    let rt = t.record_type();
+    if !(1..=4).contains(&rt) {
+        return Err(Error::corrupt(
+            alloc::format!("huge object B-tree of record type {rt}"),
+            bt.get(),
+        ));
+    }
+    let mut out = Vec::new();
+    for raw in t.records()? {
+        let (addr, len) = match decode_record(rt, &raw, ctx, 0, 0)? {
+            Record::HugeIndirect { addr, len, .. }
+            | Record::HugeIndirectFiltered { addr, len, .. }
+            | Record::HugeDirect { addr, len }
+            | Record::HugeDirectFiltered { addr, len, .. } => (addr, len),
+            _ => continue,
+        };
+        if let Some(a) = addr.defined() {
+            out.push((a.get(), len));
+        }
     }
     Ok(out)
 }
@@ -132,18 +161,37 @@ impl FileEditor {
         Ok((entries, old))
     }
 
-    /// Space of dense storage: the heap's header and blocks, the name and
-    /// creation-order indexes (huge objects and a free-space manager of a
-    /// libhdf5 heap are left in place).
+    /// Space of dense storage: the heap's header and blocks, its huge
+    /// objects and their v2 B-tree, its free-space manager (header and
+    /// section list), the name and creation-order indexes. Huge
+    /// objects are listed with the rest (see
+    /// [`FileEditor::dense_extents_split`] to keep them apart).
     pub(super) fn dense_extents(
         &self,
         heap: Addr,
         name_index: Addr,
         order_index: Addr,
     ) -> Result<Extents> {
+        let (mut meta, raw) = self.dense_extents_split(heap, name_index, order_index)?;
+        meta.extend(raw);
+        Ok(meta)
+    }
+
+    /// [`FileEditor::dense_extents`] as (metadata, huge objects): libhdf5
+    /// allocates and frees a heap's huge objects as raw data
+    /// (`H5FD_MEM_FHEAP_HUGE_OBJ` is `H5FD_MEM_DRAW`), the rest as metadata.
+    /// The huge objects are the records of the heap's huge-object B-tree
+    /// (`H5HF__huge_delete`: every record's extent, then the tree).
+    pub(super) fn dense_extents_split(
+        &self,
+        heap: Addr,
+        name_index: Addr,
+        order_index: Addr,
+    ) -> Result<(Extents, Extents)> {
         let st = self.reader.storage();
         let ctx = self.ctx;
         let mut old = Vec::new();
+        let mut huge = Vec::new();
         if let Some(heap) = heap.defined() {
             let h = FractalHeap::open(st, ctx, heap)?;
             let hh = h.header();
@@ -158,10 +206,26 @@ impl FileEditor {
             for b in h.blocks()? {
                 old.push((b.addr.get(), b.len));
             }
+            if let Some(bt) = hh.huge_btree.defined() {
+                old.extend(btree_extents(st, ctx, bt)?);
+                huge = huge_objects(st, ctx, bt)?;
+            }
+            if let Some(fs) = hh.free_space_manager.defined() {
+                // The heap's free-space manager (`H5HF__space_delete` →
+                // `H5FS_delete`): its header and section list.
+                let n = FreeSpaceHeader::encoded_len(ctx);
+                let raw = st.read(fs, n as u64)?;
+                let abs = st.base().saturating_add(fs.get());
+                let fh = FreeSpaceHeader::decode(&mut Cursor::new(&raw, abs), ctx)?;
+                old.push((fs.get(), n as u64));
+                if let Some(sa) = fh.sections_addr.defined() {
+                    old.push((sa.get(), fh.sections_alloc));
+                }
+            }
         }
         old.extend(btree_extents(st, ctx, name_index)?);
         old.extend(btree_extents(st, ctx, order_index)?);
-        Ok(old)
+        Ok((old, huge))
     }
 
     /// Point the object's link or attribute info message at `heap` and the

@@ -136,20 +136,26 @@
 //! B-tree nodes included, an implicit index's whole storage), dense
 //! attribute storage (fractal heap header and blocks, name and
 //! creation-order B-trees), a group's link storage (local heap, B-tree
-//! nodes and `SNOD`s, or dense heap and B-trees); every hard link the
+//! nodes and `SNOD`s, or dense heap and B-trees; the heaps' huge objects
+//! and huge-object B-trees and the heaps' free-space managers included);
+//! every hard link the
 //! deleted group held, and a dataset's committed datatype, drop one
 //! reference of their target in turn, deleting it when that was its last
 //! (members linked elsewhere only have their count decremented, their
-//! header rewritten after the parent's). Raw data goes to the raw data
-//! list, the rest to the metadata list. Not freed, as libhdf5 does not
-//! free them either: global heap objects (variable-length data) and
-//! external files; left in place (a leak, never a double free) where
-//! libhdf5 would free them: huge objects and free-space managers of
-//! fractal heaps, a virtual dataset's mapping heap object, shared-message
-//! (SOHM) reference counts and committed datatypes used by attributes,
-//! any structure that does not decode, and any extent that passes the end
-//! of file or overlaps space already free or pending or the managers' own
-//! structures. The group losing the link and the root group are never
+//! header rewritten after the parent's). Raw data and huge heap objects
+//! go to the raw data list (libhdf5 allocates huge objects as raw data),
+//! the rest to the metadata list. A virtual dataset's mapping list leaves
+//! its global heap collection (`H5HG_remove`): a collection left empty is
+//! freed, any other is compacted and rewritten in place after the header
+//! chunks (one write; a cut before it leaves the object, a leak). The
+//! references the object's messages hold in the SOHM indexes are dropped
+//! as libhdf5's `H5SM_delete` drops them (see "Shared attribute
+//! messages"). Not freed, as libhdf5 does not free them either: global
+//! heap objects (variable-length data) and external files; left in place
+//! (a leak, never a double free) where libhdf5 would free them:
+//! committed datatypes used by attributes, any structure that does not decode, and any extent that
+//! passes the end of file or overlaps space already free or pending or
+//! the managers' own structures. The group losing the link and the root group are never
 //! deleted through a wrong reference count. Objects still named by object
 //! references are deleted all the same, as libhdf5 does.
 //!
@@ -241,7 +247,23 @@
 //! ↔ dense conversions carry shared attributes as references (no count
 //! changes). New attributes are written unshared: legal in any file,
 //! libhdf5 reads them and deletes them without touching the index.
-//! Deleting a whole object leaves its shared attributes' counts (above).
+//! An attribute whose record is removed, and an unshared attribute that
+//! is deleted or overwritten, drop the references of their own shared
+//! datatype and dataspace in turn (`H5O__attr_delete`).
+//!
+//! Deleting a whole object drops every reference its header holds, in
+//! every index of the table (attributes, datatypes, dataspaces, fill
+//! values, filter pipelines): messages flagged shared (by heap id),
+//! messages kept in full but flagged shareable (libhdf5 decodes them as
+//! shared "here" and finds their record by content: the hash of the
+//! encoding and the heap object's bytes; once a second object shares a
+//! message, its record moves to the heap and the first object's full copy
+//! counts as one reference), the shared datatype and dataspace of its
+//! unshared attributes, its dense attributes likewise, and the records
+//! that point into the deleted header itself (`H5SM_IN_OH`). References
+//! that do not validate when staged are left (a leak). Checked against
+//! twins where libhdf5 deletes the same objects: the indexes hold the same
+//! records with the same counts (`edit_sohm.rs`).
 //! The table, list or B-tree is validated in full before an edit is staged
 //! (checksums, record type and size, counts against the table, unique heap
 //! ids, a count above the references being dropped); otherwise the edit is
@@ -381,7 +403,14 @@ pub struct FileEditor {
     /// SOHM heap ids of shared attribute references the staged edits
     /// removed: one reference each is dropped from the index at the next
     /// commit (`sohm.rs`).
-    sohm_drops: Vec<[u8; 8]>,
+    sohm_drops: Vec<(u16, [u8; 8])>,
+    /// Deleted object headers: SOHM index records pointing into them
+    /// (messages shared "here") go at the next commit (`sohm.rs`).
+    sohm_gone: Vec<u64>,
+    /// Global heap objects of deleted objects (a virtual dataset's mapping
+    /// list): (collection address, object index), removed from their
+    /// collection after the next commit's header chunks (`delete.rs`).
+    gheap_removals: Vec<(u64, u16)>,
     /// Dataset paths already resolved to their header address (cleared
     /// when links are deleted and at each commit).
     paths: BTreeMap<String, u64>,
@@ -520,6 +549,8 @@ impl FileEditor {
             switch_first: Vec::new(),
             switch_last: Vec::new(),
             sohm_drops: Vec::new(),
+            sohm_gone: Vec::new(),
+            gheap_removals: Vec::new(),
             paths: BTreeMap::new(),
             dtypes: BTreeMap::new(),
             cache_limit: 64 << 20,
@@ -1599,6 +1630,9 @@ impl FileEditor {
         // The new SOHM index (fresh space); its master table is switched
         // after the header chunks that dropped the references.
         let sohm_table = self.commit_sohm()?;
+        // Collections losing objects: rewritten in place after the header
+        // chunks, or freed whole when emptied.
+        let gheap_writes = self.commit_gheap();
         let addrs: Vec<u64> = self.datasets.keys().copied().collect();
         // Dirty chunks in the order: (header addr, grow?) for in-place ordering.
         let mut order: Vec<(u64, bool, Option<usize>, Option<usize>)> = Vec::new();
@@ -1701,7 +1735,11 @@ impl FileEditor {
         if let Some((addr, bytes)) = sohm_table {
             self.write_at(addr, &bytes)?;
         }
+        for (addr, bytes) in &gheap_writes {
+            self.write_at(*addr, bytes)?;
+        }
         self.sohm_drops.clear();
+        self.sohm_gone.clear();
         self.dirty_order.clear();
         self.switch_first.clear();
         self.switch_last.clear();

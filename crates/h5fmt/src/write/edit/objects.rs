@@ -372,15 +372,22 @@ impl FileEditor {
                 self.sohm_check_drop(id)?;
             }
             if let Some(i) = hit {
+                let mut old_body = None;
                 if let Some(set) = self.dense_sets.get_mut(&(a, DenseKind::Attrs)) {
                     if let Some(e) = set.entries.get_mut(i) {
-                        e.msg = msg;
+                        let old = core::mem::replace(&mut e.msg, msg);
+                        if e.flags & flags::SHARED == 0 {
+                            old_body = Some(old);
+                        }
                         e.flags &= !flags::SHARED;
                         set.dirty = true;
                     }
                 }
                 if let Some(id) = shared {
                     self.sohm_drop(id);
+                }
+                if let Some(b) = old_body {
+                    self.drop_attr_components(&b);
                 }
                 return Ok(());
             }
@@ -405,6 +412,11 @@ impl FileEditor {
         match hit {
             Some((loc, _, id)) if !large => {
                 let loc = *loc;
+                let old_body = if id.is_none() {
+                    self.msg_body(a, loc)
+                } else {
+                    None
+                };
                 self.with_header(a, |h, bump| {
                     h.set_flags(loc, 0);
                     h.replace(loc, &msg, bump);
@@ -412,10 +424,18 @@ impl FileEditor {
                 if let Some(id) = id {
                     self.sohm_drop(*id);
                 }
+                if let Some(b) = old_body {
+                    self.drop_attr_components(&b);
+                }
             }
             Some((loc, _, id)) => {
                 // Too large to stay compact: the object turns dense.
                 let (ci, mi) = *loc;
+                let old_body = if id.is_none() {
+                    self.msg_body(a, *loc)
+                } else {
+                    None
+                };
                 let co = self
                     .header(a)?
                     .chunks
@@ -433,6 +453,9 @@ impl FileEditor {
                 self.attrs_to_dense(a, Some(entry))?;
                 if let Some(id) = id {
                     self.sohm_drop(*id);
+                }
+                if let Some(b) = old_body {
+                    self.drop_attr_components(&b);
                 }
             }
             None => {
@@ -477,12 +500,19 @@ impl FileEditor {
             if let Some(id) = &shared {
                 self.sohm_check_drop(id)?;
             }
+            let mut old_body = None;
             if let Some(set) = self.dense_sets.get_mut(&(a, DenseKind::Attrs)) {
-                set.entries.remove(i);
+                let e = set.entries.remove(i);
+                if e.flags & flags::SHARED == 0 {
+                    old_body = Some(e.msg);
+                }
                 set.dirty = true;
             }
             if let Some(id) = shared {
                 self.sohm_drop(id);
+            }
+            if let Some(b) = old_body {
+                self.drop_attr_components(&b);
             }
             let (_, min_dense) = self.header(a)?.attr_phase_change();
             self.maybe_to_compact(a, DenseKind::Attrs, min_dense)?;
@@ -496,11 +526,35 @@ impl FileEditor {
         if let Some(id) = &id {
             self.sohm_check_drop(id)?;
         }
+        let old_body = if id.is_none() {
+            self.msg_body(a, loc)
+        } else {
+            None
+        };
         self.header(a)?.remove(loc);
         if let Some(id) = id {
             self.sohm_drop(id);
         }
+        if let Some(b) = old_body {
+            self.drop_attr_components(&b);
+        }
         Ok(())
+    }
+
+    /// The body of the message at `loc` of the (staged) header at `a`.
+    fn msg_body(&mut self, a: u64, loc: header::Loc) -> Option<Vec<u8>> {
+        let h = self.header(a).ok()?;
+        Some(h.chunks.get(loc.0)?.msgs.get(loc.1)?.data.clone())
+    }
+
+    /// An unshared attribute message `body` is gone: drop the references
+    /// its shared datatype and dataspace hold in the SOHM indexes, as
+    /// libhdf5's `H5O__attr_delete` does (staged; references that do not
+    /// validate are left, a leak).
+    fn drop_attr_components(&mut self, body: &[u8]) {
+        for (t, id) in super::sohm::attr_components(body, self.ctx) {
+            self.sohm_try_drop(t, id);
+        }
     }
 
     /// Turn the dense set of `a` back into messages when fewer than
