@@ -71,8 +71,9 @@ impl ParseError {
     fn into_compile_error(self) -> TokenStream {
         let mut lit = Literal::string(&format!("H5Compound: {}", self.msg));
         lit.set_span(self.span);
-        let mut out = respan(
+        let mut out = substitute(
             "::core::compile_error!".parse().unwrap_or_default(),
+            &[],
             self.span,
         );
         let mut g = Group::new(Delimiter::Parenthesis, TokenTree::Literal(lit).into());
@@ -83,23 +84,6 @@ impl ParseError {
         out.extend([TokenTree::Punct(semi)]);
         out
     }
-}
-
-/// `ts` with every token's span set to `span`.
-fn respan(ts: TokenStream, span: Span) -> TokenStream {
-    ts.into_iter()
-        .map(|t| match t {
-            TokenTree::Group(g) => {
-                let mut n = Group::new(g.delimiter(), respan(g.stream(), span));
-                n.set_span(span);
-                TokenTree::Group(n)
-            }
-            mut other => {
-                other.set_span(span);
-                other
-            }
-        })
-        .collect()
 }
 
 /// One field of the struct.
@@ -525,7 +509,7 @@ fn generate(s: &Input) -> TokenStream {
 
 /// Replace each placeholder identifier by its field type (an invisible
 /// group, so the type stays one unit and keeps its spans); give the other
-/// tokens the struct name's span.
+/// tokens `span` (with no types: every token gets `span`).
 fn substitute(ts: TokenStream, types: &[&TokenStream], span: Span) -> TokenStream {
     ts.into_iter()
         .map(|t| match t {

@@ -4,7 +4,7 @@
 //! group storage form, every datatype class) without linking any C. The core is
 //! `#![no_std]` + `alloc`; the `std` feature (default) adds files and mmap.
 //!
-//! ```ignore
+//! ```no_run
 //! # #[cfg(feature = "std")] {
 //! let file = h5fmt::File::open("data.h5").unwrap();
 //! for name in file.root().unwrap().member_names().unwrap() {

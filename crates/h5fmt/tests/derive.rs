@@ -10,37 +10,14 @@
 //! and values against the same formula.
 #![cfg(feature = "derive")]
 
+mod common;
+use common::{python, run_py};
 use h5fmt::data::hyperslab::Selection;
 use h5fmt::{ErrorKind, File, FileEditor, FileWriter, H5Compound, H5Type};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn python() -> Option<PathBuf> {
-    let venv = std::env::var("H5FMT_VENV").unwrap_or_else(|_| "/work/main/.venv".into());
-    let p = Path::new(&venv).join("bin/python");
-    p.exists().then_some(p)
-}
+use std::path::PathBuf;
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("h5fmt-derive-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn run_py(py: &Path, script: &str, args: &[&Path]) -> String {
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "python failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    common::tmp("derive", name)
 }
 
 /// h5py writes the files the read tests read. Row `i` holds:

@@ -3,35 +3,14 @@
 //! libhdf5 through h5py (values and the chunk index type it reports through
 //! `H5Dget_chunk_index_type`) and by our reader.
 
+mod common;
+use common::{python, run_py};
 use h5fmt::format::message::{ChunkIndex, Layout};
 use h5fmt::write::Format;
 use h5fmt::FileWriter;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn python() -> Option<PathBuf> {
-    let venv = std::env::var("H5FMT_VENV").unwrap_or_else(|_| "/work/main/.venv".into());
-    let p = Path::new(&venv).join("bin/python");
-    p.exists().then_some(p)
-}
-
-/// Run a Python script (`-c`) with `args`; its stdout. Fails the test, with
-/// the script's stderr, when it fails.
-fn run_py<A: AsRef<std::ffi::OsStr>>(py: &Path, script: &str, args: &[A]) -> String {
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "h5py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// For every dataset: libhdf5's chunk index type (0 v1 B-tree, 1 single,
 /// 2 implicit, 3 fixed array, 4 extensible array, 5 v2 B-tree), the
@@ -197,9 +176,7 @@ fn check_file(path: &Path, cases: &[Case]) {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("h5fmt-wchunk-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    common::tmp("wchunk", name)
 }
 
 fn run(format: Format, cases: &[Case], file: &str) {
@@ -802,7 +779,6 @@ with h5py.File(ours, "r") as f, h5py.File(theirs, "w") as g:
     for line in text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         let (ours, theirs): (f64, f64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
-        eprintln!("{line}");
         assert!(
             ours <= theirs * 1.01 + 512.0,
             "{}: ours {ours} bytes, libhdf5 {theirs}",

@@ -280,7 +280,7 @@ fn literal_block(w: &mut BitWriter, seg: &[u8], last: bool) {
         w.put(u32::from(x), u32::from(xb));
     }
     // Literal codes, two per write (each at most 15 bits).
-    let sym: Vec<(u32, u32)> = (0..256).map(|b| (codes[b], u32::from(lens[b]))).collect();
+    let sym: [(u32, u32); 256] = core::array::from_fn(|b| (codes[b], u32::from(lens[b])));
     let mut pairs = seg.chunks_exact(2);
     for p in &mut pairs {
         let (c0, l0) = sym[usize::from(p[0])];
