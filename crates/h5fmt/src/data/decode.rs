@@ -68,13 +68,7 @@ pub fn decode_elements(
                 ),
             )
         })?;
-    let value_bytes = (n as u64).saturating_mul(core::mem::size_of::<Value>() as u64);
-    if value_bytes > ctx.limits.max_read_bytes {
-        return Err(Error::limit(alloc::format!(
-            "decoding {count} elements needs {value_bytes} bytes (limit {})",
-            ctx.limits.max_read_bytes
-        )));
-    }
+    check_value_budget(count, ctx)?;
     let data = bytes.get(..need).unwrap_or(&[]);
     if let Some(v) = decode_fast(dtype, data) {
         return Ok(v);
@@ -84,6 +78,19 @@ pub fn decode_elements(
         out.push(decode_one(dtype, chunk, ctx, heap)?);
     }
     Ok(out)
+}
+
+/// `Limit` when `count` decoded values would take more memory than
+/// `Limits::max_read_bytes` allows.
+pub(crate) fn check_value_budget(count: u64, ctx: Ctx) -> Result<()> {
+    let value_bytes = count.saturating_mul(core::mem::size_of::<Value>() as u64);
+    if value_bytes > ctx.limits.max_read_bytes {
+        return Err(Error::limit(alloc::format!(
+            "decoding {count} elements needs {value_bytes} bytes (limit {})",
+            ctx.limits.max_read_bytes
+        )));
+    }
+    Ok(())
 }
 
 /// The integer code of an integer, bitfield or enum element (an enum member

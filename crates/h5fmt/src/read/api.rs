@@ -272,6 +272,55 @@ impl File {
         }
     }
 
+    /// Decode `count` elements of `dtype` from `raw` into values, as
+    /// [`decode_elements`] with this file's heap, on several threads when
+    /// there are many (std): strings and other heap data cost an allocation
+    /// and a heap lookup each. Each thread has its own heap cache; the error
+    /// returned is that of the first element that fails, as sequentially.
+    pub(crate) fn decode_values(
+        &self,
+        dtype: &Datatype,
+        raw: &[u8],
+        count: u64,
+    ) -> Result<Vec<Value>> {
+        let ctx = self.inner.ctx;
+        #[cfg(feature = "std")]
+        {
+            /// Elements per thread at least: below, the threads cost more than they save.
+            const PART_MIN: u64 = 1 << 15;
+            let threads = crate::io::cores()
+                .min(usize::try_from(count / PART_MIN).unwrap_or(usize::MAX))
+                .min(8);
+            let size = usize::try_from(dtype.size()).unwrap_or(0);
+            let n = usize::try_from(count).unwrap_or(usize::MAX);
+            let whole = n.checked_mul(size).and_then(|b| raw.get(..b));
+            if let (true, true, Some(whole)) = (threads > 1, size > 0, whole) {
+                crate::data::decode::check_value_budget(count, ctx)?;
+                let per = n.div_ceil(threads).saturating_mul(size);
+                let decode = |part: &[u8]| {
+                    decode_elements(dtype, part, (part.len() / size) as u64, ctx, &self.heap())
+                };
+                let mut parts = whole.chunks(per);
+                let first = parts.next().unwrap_or(&[]);
+                let done: Vec<Result<Vec<Value>>> = std::thread::scope(|s| {
+                    let rest: Vec<_> = parts.map(|p| s.spawn(move || decode(p))).collect();
+                    let mut done = alloc::vec![decode(first)];
+                    done.extend(rest.into_iter().map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err(Error::limit("a decoding thread failed")))
+                    }));
+                    done
+                });
+                let mut out = Vec::with_capacity(n);
+                for part in done {
+                    out.append(&mut part?);
+                }
+                return Ok(out);
+            }
+        }
+        decode_elements(dtype, raw, count, ctx, &self.heap())
+    }
+
     /// The body of `msg`, fetching it from wherever it is shared.
     fn message_body(&self, msg: &Message, depth: usize) -> Result<Vec<u8>> {
         if !msg.is_shared() {
@@ -1223,15 +1272,10 @@ impl Dataset {
     /// As [`Dataset::read_raw`], plus element decode errors.
     pub fn read_values(&self) -> Result<Vec<Value>> {
         let raw = self.read_raw()?;
-        let heap = self.base.file.heap();
-        decode_elements(
-            &self.dtype,
-            &raw,
-            self.len(),
-            self.base.file.inner.ctx,
-            &heap,
-        )
-        .map_err(|e| e.with_path(&self.base.path))
+        self.base
+            .file
+            .decode_values(&self.dtype, &raw, self.len())
+            .map_err(|e| e.with_path(&self.base.path))
     }
 
     /// The whole dataset as native numbers of type `T`, converted from the

@@ -3,7 +3,6 @@
 //! the `ndarray` feature, results shaped as `ndarray::ArrayD`.
 
 use crate::data::convert::{convert_slice, H5Native};
-use crate::data::decode::decode_elements;
 use crate::data::record::{read_records, H5Record, RecordCx};
 use crate::data::Value;
 use crate::error::{Error, Result};
@@ -90,8 +89,8 @@ impl Dataset {
         let raw = self.read_raw()?;
         let (bytes, mdt) =
             member_bytes(self.dtype(), &raw, field).map_err(|e| e.with_path(self.path()))?;
-        let heap = self.file().heap();
-        decode_elements(mdt, &bytes, self.len(), self.file().ctx(), &heap)
+        self.file()
+            .decode_values(mdt, &bytes, self.len())
             .map_err(|e| e.with_path(self.path()))
     }
 

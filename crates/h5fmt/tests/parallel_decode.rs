@@ -1,0 +1,146 @@
+//! Values decoded on several threads (`Dataset::read_values` of many
+//! variable-length elements) against h5py (libhdf5) as the oracle: h5py
+//! writes the datasets and prints what it reads back; every value must
+//! match, in order. Corrupted heap ids in both halves of a dataset must give
+//! the error of the first bad element, as a sequential decode does.
+
+mod common;
+use common::{python, run_py};
+use h5fmt::{ErrorKind, File, Value};
+use std::path::PathBuf;
+
+fn tmp(name: &str) -> PathBuf {
+    common::tmp("parallel_decode", name)
+}
+
+/// Writes `s` (vlen UTF-8 strings, some empty), `v` (vlen int32 sequences)
+/// and `c` (compound of int64 and vlen string), large enough to be split
+/// across threads; prints what h5py reads back, one element per line, and
+/// finally the byte offset of `s` in the file.
+const WRITE_PY: &str = r#"
+import sys, h5py, numpy as np
+words = ["alpha", "γάμμα", "", "épsilon", "ζ", "theta-θ"]
+n = 150_000
+s = ["%d:%s" % (i, words[i % 6]) if i % 11 else "" for i in range(n)]
+v = [np.arange(i % 5, dtype=np.int32) * (i % 7 - 3) for i in range(100_000)]
+ct = np.dtype([("k", "<i8"), ("name", h5py.string_dtype())])
+c = np.array([(i * 3 - 7, words[i % 6] * (i % 3)) for i in range(80_000)], dtype=ct)
+with h5py.File(sys.argv[1], "w") as f:
+    f.create_dataset("s", data=s, dtype=h5py.string_dtype())
+    vt = f.create_dataset("v", (len(v),), dtype=h5py.vlen_dtype(np.int32))
+    for i, x in enumerate(v):
+        vt[i] = x
+    f.create_dataset("c", data=c)
+with h5py.File(sys.argv[1], "r") as f:
+    out = []
+    out += ["s " + x for x in f["s"].asstr()[...]]
+    out += ["v " + " ".join(str(y) for y in x) for x in f["v"][...]]
+    out += ["c %d %s" % (k, nm.decode()) for k, nm in f["c"][...]]
+    out.append("offset %d" % f["s"].id.get_offset())
+    print("\n".join(out))
+"#;
+
+fn str_of(v: &Value) -> String {
+    match v {
+        Value::Str(s) => s.clone(),
+        other => panic!("not a string: {other:?}"),
+    }
+}
+
+#[test]
+fn many_vlen_values_match_h5py_in_order() {
+    let Some(py) = python() else {
+        eprintln!("skipped: no Python venv with h5py");
+        return;
+    };
+    let path = tmp("vlen.h5");
+    let expect = run_py(&py, WRITE_PY, &[&path]);
+    let f = File::open(&path).unwrap();
+    let mut got = Vec::new();
+    for v in f.dataset("s").unwrap().read_values().unwrap() {
+        got.push(format!("s {}", str_of(&v)));
+    }
+    for v in f.dataset("v").unwrap().read_values().unwrap() {
+        let Value::Vlen(items) = v else {
+            panic!("not a sequence: {v:?}")
+        };
+        let ints: Vec<String> = items
+            .iter()
+            .map(|x| match x {
+                Value::Int(i) => i.to_string(),
+                other => panic!("not an int: {other:?}"),
+            })
+            .collect();
+        got.push(format!("v {}", ints.join(" ")));
+    }
+    for v in f.dataset("c").unwrap().read_values().unwrap() {
+        let Value::Compound(m) = v else {
+            panic!("not a compound: {v:?}")
+        };
+        let Value::Int(k) = m[0].1 else {
+            panic!("k: {:?}", m[0].1)
+        };
+        got.push(format!("c {k} {}", str_of(&m[1].1)));
+    }
+    let want: Vec<&str> = expect
+        .lines()
+        .filter(|l| !l.starts_with("offset"))
+        .collect();
+    // The member read goes through the same decoder.
+    let names = f.dataset("c").unwrap().read_field_values("name").unwrap();
+    let want_names: Vec<&str> = want
+        .iter()
+        .filter_map(|l| l.strip_prefix("c "))
+        .map(|l| l.split_once(' ').unwrap().1)
+        .collect();
+    assert_eq!(names.len(), want_names.len());
+    for (g, w) in names.iter().zip(&want_names) {
+        assert_eq!(&str_of(g), w);
+    }
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "line {i}");
+    }
+}
+
+#[test]
+fn first_bad_element_is_reported_across_threads() {
+    let Some(py) = python() else {
+        eprintln!("skipped: no Python venv with h5py");
+        return;
+    };
+    let path = tmp("bad.h5");
+    let out = run_py(&py, WRITE_PY, &[&path]);
+    let offset: usize = out
+        .lines()
+        .find_map(|l| l.strip_prefix("offset "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let clean = std::fs::read(&path).unwrap();
+    // Each element: length (u32), collection address (u64), object index (u32).
+    let with_bad = |elems: &[(usize, u32)]| {
+        let mut b = clean.clone();
+        for &(e, index) in elems {
+            let at = offset + e * 16 + 12;
+            b[at..at + 4].copy_from_slice(&index.to_le_bytes());
+        }
+        let p = tmp(&format!("bad-{}.h5", elems[0].0));
+        std::fs::write(&p, b).unwrap();
+        File::open(&p).unwrap().dataset("s").unwrap().read_values()
+    };
+    // Element 1 (element 0 is the empty string, stored without a heap object).
+    for elems in [
+        vec![(1, 60_000), (140_000, 60_001)],
+        vec![(140_000, 60_001)],
+    ] {
+        let err = with_bad(&elems).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&format!("no object {}", elems[0].1)),
+            "{elems:?}: {msg}"
+        );
+        assert!(msg.contains("/s"), "{msg}");
+    }
+}
