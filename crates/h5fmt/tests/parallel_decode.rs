@@ -1,7 +1,7 @@
 //! Values decoded on several threads (`Dataset::read_values` of many
 //! variable-length elements) against h5py (libhdf5) as the oracle: h5py
 //! writes the datasets and prints what it reads back; every value must
-//! match, in order. Corrupted heap ids in both halves of a dataset must give
+//! match, in order (as values and as `String` records). Corrupted heap ids in both halves of a dataset must give
 //! the error of the first bad element, as a sequential decode does.
 
 mod common;
@@ -86,6 +86,13 @@ fn many_vlen_values_match_h5py_in_order() {
         .lines()
         .filter(|l| !l.starts_with("offset"))
         .collect();
+    // Records go through the same split.
+    let strings: Vec<String> = f.dataset("s").unwrap().read_records().unwrap();
+    let want_s: Vec<&str> = want.iter().filter_map(|l| l.strip_prefix("s ")).collect();
+    assert_eq!(strings.len(), want_s.len());
+    for (i, (g, w)) in strings.iter().zip(&want_s).enumerate() {
+        assert_eq!(g, w, "record {i}");
+    }
     // The member read goes through the same decoder.
     let names = f.dataset("c").unwrap().read_field_values("name").unwrap();
     let want_names: Vec<&str> = want
@@ -127,20 +134,30 @@ fn first_bad_element_is_reported_across_threads() {
         }
         let p = tmp(&format!("bad-{}.h5", elems[0].0));
         std::fs::write(&p, b).unwrap();
-        File::open(&p).unwrap().dataset("s").unwrap().read_values()
+        let ds = File::open(&p).unwrap().dataset("s").unwrap();
+        (ds.read_values(), ds.read_records::<String>())
     };
     // Element 1 (element 0 is the empty string, stored without a heap object).
     for elems in [
         vec![(1, 60_000), (140_000, 60_001)],
         vec![(140_000, 60_001)],
     ] {
-        let err = with_bad(&elems).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
-        let msg = err.to_string();
+        let (values, records) = with_bad(&elems);
+        for err in [values.unwrap_err(), records.unwrap_err()] {
+            assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains(&format!("no object {}", elems[0].1)),
+                "{elems:?}: {msg}"
+            );
+            assert!(msg.contains("/s"), "{msg}");
+        }
+        // Records name the element, counted from the start of the dataset.
+        let (_, records) = with_bad(&elems);
+        let msg = records.unwrap_err().to_string();
         assert!(
-            msg.contains(&format!("no object {}", elems[0].1)),
+            msg.contains(&format!("element {}", elems[0].0)),
             "{elems:?}: {msg}"
         );
-        assert!(msg.contains("/s"), "{msg}");
     }
 }

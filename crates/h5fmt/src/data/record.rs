@@ -413,6 +413,30 @@ pub fn read_records<T: H5Record>(
     count: u64,
     cx: &RecordCx<'_>,
 ) -> Result<Vec<T>> {
+    read_records_from(dtype, raw, count, cx, 0)
+}
+
+/// `Limit` when `count` elements of `T` would take more memory than
+/// `Limits::max_read_bytes` allows.
+pub(crate) fn check_record_budget<T>(count: u64, ctx: Ctx) -> Result<()> {
+    let out_bytes = count.saturating_mul(core::mem::size_of::<T>() as u64);
+    if out_bytes > ctx.limits.max_read_bytes {
+        return Err(Error::limit(format!(
+            "reading {count} elements needs {out_bytes} bytes (limit {})",
+            ctx.limits.max_read_bytes
+        )));
+    }
+    Ok(())
+}
+
+/// [`read_records`] of elements numbered from `first` in error messages.
+pub(crate) fn read_records_from<T: H5Record>(
+    dtype: &Datatype,
+    raw: &[u8],
+    count: u64,
+    cx: &RecordCx<'_>,
+    first: u64,
+) -> Result<Vec<T>> {
     let plan = T::plan(dtype)?;
     let size = usize::try_from(dtype.size())
         .ok()
@@ -431,13 +455,7 @@ pub fn read_records<T: H5Record>(
                 ),
             )
         })?;
-    let out_bytes = (n as u64).saturating_mul(core::mem::size_of::<T>() as u64);
-    if out_bytes > cx.ctx.limits.max_read_bytes {
-        return Err(Error::limit(format!(
-            "reading {count} elements needs {out_bytes} bytes (limit {})",
-            cx.ctx.limits.max_read_bytes
-        )));
-    }
+    check_record_budget::<T>(count, cx.ctx)?;
     let mut out = Vec::with_capacity(n);
     for (i, e) in raw
         .get(..need)
@@ -445,7 +463,10 @@ pub fn read_records<T: H5Record>(
         .chunks_exact(size)
         .enumerate()
     {
-        out.push(T::read(&plan, e, cx).map_err(|e| e.context(&format!("element {i}")))?);
+        out.push(
+            T::read(&plan, e, cx)
+                .map_err(|e| e.context(&format!("element {}", first.saturating_add(i as u64))))?,
+        );
     }
     Ok(out)
 }

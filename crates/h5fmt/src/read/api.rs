@@ -274,9 +274,7 @@ impl File {
 
     /// Decode `count` elements of `dtype` from `raw` into values, as
     /// [`decode_elements`] with this file's heap, on several threads when
-    /// there are many (std): strings and other heap data cost an allocation
-    /// and a heap lookup each. Each thread has its own heap cache; the error
-    /// returned is that of the first element that fails, as sequentially.
+    /// there are many (see [`File::decode_split`]).
     pub(crate) fn decode_values(
         &self,
         dtype: &Datatype,
@@ -284,6 +282,25 @@ impl File {
         count: u64,
     ) -> Result<Vec<Value>> {
         let ctx = self.inner.ctx;
+        crate::data::decode::check_value_budget(count, ctx)?;
+        self.decode_split(dtype, raw, count, |part, n, _, heap| {
+            decode_elements(dtype, part, n, ctx, heap)
+        })
+    }
+
+    /// Decode `count` elements of `dtype` from `raw` with `decode(bytes,
+    /// count, index of the first element, heap)`: on several threads, each
+    /// with its own heap cache, when there are many elements (std; strings
+    /// and other heap data cost an allocation and a heap lookup each), else
+    /// at once. The error returned is that of the first element that fails,
+    /// as sequentially. Callers check the output's memory budget first.
+    pub(crate) fn decode_split<T: Send>(
+        &self,
+        dtype: &Datatype,
+        raw: &[u8],
+        count: u64,
+        decode: impl Fn(&[u8], u64, u64, &FileHeap) -> Result<Vec<T>> + Sync,
+    ) -> Result<Vec<T>> {
         #[cfg(feature = "std")]
         {
             /// Elements per thread at least: below, the threads cost more than they save.
@@ -295,16 +312,17 @@ impl File {
             let n = usize::try_from(count).unwrap_or(usize::MAX);
             let whole = n.checked_mul(size).and_then(|b| raw.get(..b));
             if let (true, true, Some(whole)) = (threads > 1, size > 0, whole) {
-                crate::data::decode::check_value_budget(count, ctx)?;
-                let per = n.div_ceil(threads).saturating_mul(size);
-                let decode = |part: &[u8]| {
-                    decode_elements(dtype, part, (part.len() / size) as u64, ctx, &self.heap())
+                let per = n.div_ceil(threads);
+                let decode = &decode;
+                let run = |k: usize, part: &[u8]| {
+                    let first = (k * per) as u64;
+                    decode(part, (part.len() / size) as u64, first, &self.heap())
                 };
-                let mut parts = whole.chunks(per);
-                let first = parts.next().unwrap_or(&[]);
-                let done: Vec<Result<Vec<Value>>> = std::thread::scope(|s| {
-                    let rest: Vec<_> = parts.map(|p| s.spawn(move || decode(p))).collect();
-                    let mut done = alloc::vec![decode(first)];
+                let mut parts = whole.chunks(per.saturating_mul(size)).enumerate();
+                let (_, first) = parts.next().unwrap_or((0, &[]));
+                let done: Vec<Result<Vec<T>>> = std::thread::scope(|s| {
+                    let rest: Vec<_> = parts.map(|(k, p)| s.spawn(move || run(k, p))).collect();
+                    let mut done = alloc::vec![run(0, first)];
                     done.extend(rest.into_iter().map(|h| {
                         h.join()
                             .unwrap_or_else(|_| Err(Error::limit("a decoding thread failed")))
@@ -318,7 +336,7 @@ impl File {
                 return Ok(out);
             }
         }
-        decode_elements(dtype, raw, count, ctx, &self.heap())
+        decode(raw, count, 0, &self.heap())
     }
 
     /// The body of `msg`, fetching it from wherever it is shared.

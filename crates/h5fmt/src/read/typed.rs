@@ -3,7 +3,7 @@
 //! the `ndarray` feature, results shaped as `ndarray::ArrayD`.
 
 use crate::data::convert::{convert_slice, H5Native};
-use crate::data::record::{read_records, H5Record, RecordCx};
+use crate::data::record::{check_record_budget, read_records_from, H5Record, RecordCx};
 use crate::data::Value;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
@@ -103,16 +103,26 @@ impl Dataset {
     /// `Usage` for a member `T` needs and the file's type lacks;
     /// `Unrepresentable` for a type or value that does not convert; as
     /// [`Dataset::read_raw`]. All carry the dataset's path.
-    pub fn read_records<T: H5Record>(&self) -> Result<Vec<T>> {
+    pub fn read_records<T: H5Record + Send>(&self) -> Result<Vec<T>> {
         // Plan first: a missing member fails before any data is read.
         T::plan(self.dtype()).map_err(|e| e.with_path(self.path()))?;
         let raw = self.read_raw()?;
-        let heap = self.file().heap();
-        let cx = RecordCx {
-            ctx: self.file().ctx(),
-            heap: &heap,
-        };
-        read_records(self.dtype(), &raw, self.len(), &cx).map_err(|e| e.with_path(self.path()))
+        self.records_of(&raw, self.len())
+    }
+
+    /// `count` elements of `raw` read into `T`s, on several threads when
+    /// there are many.
+    fn records_of<T: H5Record + Send>(&self, raw: &[u8], count: u64) -> Result<Vec<T>> {
+        let (file, dtype) = (self.file(), self.dtype());
+        let ctx = file.ctx();
+        check_record_budget::<T>(count, ctx)
+            .and_then(|()| {
+                file.decode_split(dtype, raw, count, |part, n, first, heap| {
+                    let cx = RecordCx { ctx, heap };
+                    read_records_from(dtype, part, n, &cx, first)
+                })
+            })
+            .map_err(|e| e.with_path(self.path()))
     }
 
     /// A selection read into `T`s (row-major in the selection's
@@ -120,7 +130,7 @@ impl Dataset {
     ///
     /// # Errors
     /// As [`Dataset::read_records`] and [`Dataset::read_slice`].
-    pub fn read_records_slice<T: H5Record>(
+    pub fn read_records_slice<T: H5Record + Send>(
         &self,
         sel: &crate::data::hyperslab::Selection,
     ) -> Result<Vec<T>> {
@@ -129,12 +139,7 @@ impl Dataset {
         let count = sel
             .num_elements()
             .ok_or_else(|| Error::limit("selection size overflows").with_path(self.path()))?;
-        let heap = self.file().heap();
-        let cx = RecordCx {
-            ctx: self.file().ctx(),
-            heap: &heap,
-        };
-        read_records(self.dtype(), &raw, count, &cx).map_err(|e| e.with_path(self.path()))
+        self.records_of(&raw, count)
     }
 
     /// The whole dataset as an `ndarray` of the dataset's shape (a scalar
