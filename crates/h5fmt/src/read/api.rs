@@ -336,6 +336,8 @@ impl File {
                 return Ok(out);
             }
         }
+        #[cfg(not(feature = "std"))]
+        let _ = dtype;
         decode(raw, count, 0, &self.heap())
     }
 
