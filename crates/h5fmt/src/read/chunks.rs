@@ -768,9 +768,14 @@ fn row_regions(
             .with_offset(st.base().saturating_add(rec.addr.get()))
     };
     // The error reported is that of the first failing chunk in this order,
-    // whatever the threads' timing: chunks are taken in order, and a chunk
-    // after a recorded failure is skipped (those before it still decode).
-    let queue = std::sync::Mutex::new(items.into_iter().enumerate());
+    // whatever the threads' timing: a chunk after a recorded failure is
+    // skipped, those before it still decode.
+    //
+    // Chunks are handed out so that the threads work far apart in `out`
+    // (thread-count interleaved strides): neighbouring chunks share huge
+    // pages, and two threads faulting one fresh huge page at once each clear
+    // a whole page of their own, one of which the kernel then throws away.
+    let queue = std::sync::Mutex::new(strided(items.into_iter().enumerate().collect(), threads));
     let failed = std::sync::Mutex::new(None::<(usize, Error)>);
     let fail = |i: usize, e: Error| {
         if let Ok(mut f) = failed.lock() {
@@ -788,11 +793,13 @@ fn row_regions(
         let Some((i, (rec, region, local))) = item else {
             return;
         };
+        // Skip (do not stop at) a chunk after a recorded failure: chunks
+        // before the failure may still be further along in the queue.
         if failed
             .lock()
             .map_or(true, |f| f.as_ref().is_some_and(|(j, _)| *j < i))
         {
-            return;
+            continue;
         }
         let full = local.first() == cdims.first();
         let direct = if full { Some(&mut *region) } else { None };
@@ -823,6 +830,24 @@ fn row_regions(
         return Err(e);
     }
     Ok(true)
+}
+
+/// `items` reordered as `threads` interleaved runs: item 0, item n/t,
+/// item 2n/t, ..., then item 1, item n/t + 1, ...
+#[cfg(feature = "std")]
+fn strided<T>(items: Vec<T>, threads: usize) -> std::vec::IntoIter<T> {
+    let n = items.len();
+    let per = n.div_ceil(threads.max(1)).max(1);
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(n);
+    for i in 0..per {
+        for k in (i..n).step_by(per) {
+            if let Some(item) = slots.get_mut(k).and_then(Option::take) {
+                out.push(item);
+            }
+        }
+    }
+    out.into_iter()
 }
 
 #[cfg(not(feature = "std"))]
@@ -1550,6 +1575,24 @@ fn parallel_waves(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "std")]
+    #[test]
+    fn strided_interleaves_thread_runs_and_keeps_every_item() {
+        let order = |n: usize, t: usize| strided((0..n).collect(), t).collect::<Vec<_>>();
+        assert_eq!(order(7, 2), [0, 4, 1, 5, 2, 6, 3]);
+        assert_eq!(order(9, 3), [0, 3, 6, 1, 4, 7, 2, 5, 8]);
+        assert_eq!(order(5, 1), [0, 1, 2, 3, 4]);
+        assert_eq!(order(3, 8), [0, 1, 2]);
+        assert!(order(0, 2).is_empty());
+        for n in 0..40 {
+            for t in 1..6 {
+                let mut o = order(n, t);
+                o.sort_unstable();
+                assert_eq!(o, (0..n).collect::<Vec<_>>(), "n {n} t {t}");
+            }
+        }
+    }
 
     #[test]
     fn unlinearize_row_major_and_swizzled() {
