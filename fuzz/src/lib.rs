@@ -613,7 +613,7 @@ pub mod whole_file {
     }
 
     /// A typed walk: every object reachable by hard links, its attributes
-    /// and data; the first error (with its kind) is returned.
+    /// and data (raw, a selection, values); the first error (with its kind) is returned.
     ///
     /// # Errors
     /// The first error met.
@@ -661,6 +661,8 @@ pub mod whole_file {
                             );
                             d.read_slice(&sel)?;
                         }
+                        // Values (many elements decode on several threads).
+                        d.read_values()?;
                     }
                     Object::Datatype(t) => {
                         for a in t.attrs()? {
