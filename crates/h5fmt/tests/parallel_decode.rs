@@ -161,3 +161,101 @@ fn first_bad_element_is_reported_across_threads() {
         );
     }
 }
+
+/// The error of `r`, which must be one (not printing 150 000 values if not).
+fn err<T>(r: h5fmt::Result<Vec<T>>) -> h5fmt::Error {
+    match r {
+        Ok(v) => panic!("{} values, expected an error", v.len()),
+        Err(e) => e,
+    }
+}
+
+/// Every element names the same heap string, so the values outgrow the read
+/// limit (`Limits::max_read_bytes`) after 90 000 strings; element 74 000,
+/// near the end of the first thread's half, names a missing object. Read
+/// sequentially, the missing object comes first (`Corrupt`). The threads
+/// share one budget and run out of it together, near element 45 000 of each
+/// half: that `Limit` depends on the timing, so the decode is done again
+/// sequentially, and the answer must be the sequential one.
+#[test]
+fn budget_shared_by_threads_gives_the_sequential_answer() {
+    let Some(py) = python() else {
+        eprintln!("skipped: no Python venv with h5py");
+        return;
+    };
+    let path = tmp("budget.h5");
+    let out = run_py(&py, WRITE_PY, &[&path]);
+    let offset: usize = out
+        .lines()
+        .find_map(|l| l.strip_prefix("offset "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut b = std::fs::read(&path).unwrap();
+    let n = 150_000usize;
+    let one: [u8; 16] = b[offset + 16..offset + 32].try_into().unwrap();
+    let len = u64::from(u32::from_le_bytes(one[..4].try_into().unwrap()));
+    assert!(len > 0);
+    for e in 2..n {
+        b[offset + e * 16..offset + e * 16 + 16].copy_from_slice(&one);
+    }
+    let shared = tmp("budget-shared.h5");
+    std::fs::write(&shared, &b).unwrap();
+    b[offset + 74_000 * 16 + 12..offset + 74_000 * 16 + 16]
+        .copy_from_slice(&60_000u32.to_le_bytes());
+    let bad = tmp("budget-bad.h5");
+    std::fs::write(&bad, &b).unwrap();
+
+    let per_value = std::mem::size_of::<Value>() as u64;
+    let per_string = std::mem::size_of::<String>() as u64;
+    let open = |p: &PathBuf, per: u64| {
+        let limits = h5fmt::Limits {
+            max_read_bytes: n as u64 * per + 90_000 * len,
+            ..Default::default()
+        };
+        File::open_with_limits(p, limits).unwrap()
+    };
+    for _ in 0..10 {
+        for p in [&shared, &bad] {
+            let f = open(p, per_value);
+            let ds = f.dataset("s").unwrap();
+            let raw = ds.read_raw().unwrap();
+            let seq = h5fmt::data::decode::decode_elements(
+                ds.dtype(),
+                &raw,
+                n as u64,
+                f.ctx(),
+                &f.heap(),
+            );
+            let (seq, par) = (err(seq), err(ds.read_values()));
+            let rec = err(open(p, per_string)
+                .dataset("s")
+                .unwrap()
+                .read_records::<String>());
+            if p == &shared {
+                // Past the limit: Limit, sequentially and not.
+                for e in [&seq, &par, &rec] {
+                    assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
+                }
+            } else {
+                // The missing object first.
+                for e in [&seq, &par, &rec] {
+                    assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+                    assert!(e.to_string().contains("no object 60000"), "{e}");
+                }
+            }
+        }
+    }
+    // Within the limit: every value.
+    let limits = h5fmt::Limits {
+        max_read_bytes: n as u64 * (per_value + len) + (1 << 20),
+        ..Default::default()
+    };
+    let f = File::open_with_limits(&shared, limits).unwrap();
+    let v = f.dataset("s").unwrap().read_values().unwrap();
+    assert_eq!(v.len(), n);
+    assert_eq!(v[2], v[n - 1]);
+    let r: Vec<String> = f.dataset("s").unwrap().read_records().unwrap();
+    assert_eq!(r.len(), n);
+    assert_eq!(Value::Str(r[n - 1].clone()), v[n - 1]);
+}

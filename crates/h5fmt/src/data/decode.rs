@@ -33,6 +33,17 @@ pub fn decode_element(
     ctx: Ctx,
     heap: &dyn HeapResolver,
 ) -> Result<Value> {
+    decode_element_in(dtype, bytes, ctx, heap, &Budget::new(ctx))
+}
+
+/// [`decode_element`] charging `budget`.
+pub(crate) fn decode_element_in(
+    dtype: &Datatype,
+    bytes: &[u8],
+    ctx: Ctx,
+    heap: &dyn HeapResolver,
+    budget: &Budget,
+) -> Result<Value> {
     let size = element_size(dtype)?;
     let b = bytes.get(..size).ok_or_else(|| {
         Error::new(
@@ -40,19 +51,37 @@ pub fn decode_element(
             alloc::format!("element of {size} bytes from {} bytes", bytes.len()),
         )
     })?;
-    decode_one(dtype, b, ctx, heap)
+    decode_one(dtype, b, ctx, heap, budget)
 }
 
 /// Decode `count` consecutive elements of `dtype` from `bytes`.
 ///
+/// What the values take in memory (with their strings, byte strings and
+/// member names, and the heap objects references are decoded from) is
+/// bounded by `Limits::max_read_bytes`: elements can share one heap object,
+/// so the values are not bounded by the size of `bytes`.
+///
 /// # Errors
-/// As [`decode_element`]; `Truncated` when `bytes` holds fewer than `count` elements.
+/// As [`decode_element`]; `Truncated` when `bytes` holds fewer than `count`
+/// elements; `Limit` past the read limit.
 pub fn decode_elements(
     dtype: &Datatype,
     bytes: &[u8],
     count: u64,
     ctx: Ctx,
     heap: &dyn HeapResolver,
+) -> Result<Vec<Value>> {
+    decode_elements_in(dtype, bytes, count, ctx, heap, &Budget::new(ctx))
+}
+
+/// [`decode_elements`] charging `budget`.
+pub(crate) fn decode_elements_in(
+    dtype: &Datatype,
+    bytes: &[u8],
+    count: u64,
+    ctx: Ctx,
+    heap: &dyn HeapResolver,
+    budget: &Budget,
 ) -> Result<Vec<Value>> {
     let size = element_size(dtype)?;
     let n = usize::try_from(count).map_err(|_| Error::limit(alloc::format!("{count} elements")))?;
@@ -68,29 +97,72 @@ pub fn decode_elements(
                 ),
             )
         })?;
-    check_value_budget(count, ctx)?;
+    budget.charge_values(count)?;
     let data = bytes.get(..need).unwrap_or(&[]);
     if let Some(v) = decode_fast(dtype, data) {
         return Ok(v);
     }
     let mut out = Vec::with_capacity(n);
     for chunk in data.chunks_exact(size) {
-        out.push(decode_one(dtype, chunk, ctx, heap)?);
+        out.push(decode_one(dtype, chunk, ctx, heap, budget)?);
     }
     Ok(out)
 }
 
-/// `Limit` when `count` decoded values would take more memory than
-/// `Limits::max_read_bytes` allows.
-pub(crate) fn check_value_budget(count: u64, ctx: Ctx) -> Result<()> {
-    let value_bytes = count.saturating_mul(core::mem::size_of::<Value>() as u64);
-    if value_bytes > ctx.limits.max_read_bytes {
-        return Err(Error::limit(alloc::format!(
-            "decoding {count} elements needs {value_bytes} bytes (limit {})",
-            ctx.limits.max_read_bytes
-        )));
+/// The bytes one decode may still produce (`Limits::max_read_bytes` at the
+/// start), charged for every value, string, byte string and member name,
+/// and every heap object a reference or sequence is decoded from. Shared by
+/// the threads of one decode where the target has 64-bit atomics.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    limit: u64,
+    #[cfg(target_has_atomic = "64")]
+    left: core::sync::atomic::AtomicU64,
+    #[cfg(not(target_has_atomic = "64"))]
+    left: core::cell::Cell<u64>,
+}
+
+impl Budget {
+    /// The read limit of `ctx`.
+    pub(crate) fn new(ctx: Ctx) -> Self {
+        let limit = ctx.limits.max_read_bytes;
+        Budget {
+            limit,
+            left: limit.into(),
+        }
     }
-    Ok(())
+
+    /// Take `n` bytes, or `Limit` when fewer are left.
+    pub(crate) fn charge(&self, n: u64) -> Result<()> {
+        #[cfg(target_has_atomic = "64")]
+        let ok = {
+            use core::sync::atomic::Ordering::Relaxed;
+            self.left
+                .fetch_update(Relaxed, Relaxed, |l| l.checked_sub(n))
+                .is_ok()
+        };
+        #[cfg(not(target_has_atomic = "64"))]
+        let ok = match self.left.get().checked_sub(n) {
+            Some(l) => {
+                self.left.set(l);
+                true
+            }
+            None => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::limit(alloc::format!(
+                "decoded values take more than the read limit of {} bytes",
+                self.limit
+            )))
+        }
+    }
+
+    /// Take the room of `count` values.
+    pub(crate) fn charge_values(&self, count: u64) -> Result<()> {
+        self.charge(count.saturating_mul(core::mem::size_of::<Value>() as u64))
+    }
 }
 
 /// The integer code of an integer, bitfield or enum element (an enum member
@@ -315,7 +387,13 @@ fn is_null_addr(a: Addr) -> bool {
     a.0 == 0 || a.is_undef()
 }
 
-fn decode_one(dtype: &Datatype, b: &[u8], ctx: Ctx, heap: &dyn HeapResolver) -> Result<Value> {
+fn decode_one(
+    dtype: &Datatype,
+    b: &[u8],
+    ctx: Ctx,
+    heap: &dyn HeapResolver,
+    budget: &Budget,
+) -> Result<Value> {
     match dtype {
         Datatype::Integer { size, .. } => Ok(match int_bits(dtype, b)? {
             IntBits::Signed(v) if *size <= 8 => Value::Int(v as i64),
@@ -352,9 +430,13 @@ fn decode_one(dtype: &Datatype, b: &[u8], ctx: Ctx, heap: &dyn HeapResolver) -> 
         Datatype::String { pad, .. } => {
             let strip = if *pad == StringPad::SpacePad { b' ' } else { 0 };
             let end = b.iter().rposition(|&c| c != strip).map_or(0, |i| i + 1);
+            budget.charge(end as u64)?;
             Ok(string_value(b.get(..end).unwrap_or(&[]).to_vec()))
         }
-        Datatype::Opaque { .. } => Ok(Value::Opaque(b.to_vec())),
+        Datatype::Opaque { .. } => {
+            budget.charge(b.len() as u64)?;
+            Ok(Value::Opaque(b.to_vec()))
+        }
         Datatype::Compound { members, .. } => {
             let mut out = Vec::with_capacity(members.len());
             for m in members {
@@ -369,7 +451,11 @@ fn decode_one(dtype: &Datatype, b: &[u8], ctx: Ctx, heap: &dyn HeapResolver) -> 
                             0,
                         )
                     })?;
-                out.push((m.name.clone(), decode_one(&m.dtype, part, ctx, heap)?));
+                budget.charge((core::mem::size_of::<(String, Value)>() + m.name.len()) as u64)?;
+                out.push((
+                    m.name.clone(),
+                    decode_one(&m.dtype, part, ctx, heap, budget)?,
+                ));
             }
             Ok(Value::Compound(out))
         }
@@ -378,6 +464,7 @@ fn decode_one(dtype: &Datatype, b: &[u8], ctx: Ctx, heap: &dyn HeapResolver) -> 
             let mut name = None;
             for m in members {
                 if integer_code(base, &m.value).ok() == Some(code) {
+                    budget.charge(m.name.len() as u64)?;
                     name = Some(m.name.clone());
                     break;
                 }
@@ -389,7 +476,7 @@ fn decode_one(dtype: &Datatype, b: &[u8], ctx: Ctx, heap: &dyn HeapResolver) -> 
                 .iter()
                 .try_fold(1u64, |a, &d| a.checked_mul(d))
                 .unwrap_or(u64::MAX);
-            let flat = decode_elements(base, b, n, ctx, heap)?;
+            let flat = decode_elements_in(base, b, n, ctx, heap, budget)?;
             Ok(nest(flat, dims))
         }
         Datatype::VarLenSequence { base, .. } => {
@@ -400,19 +487,21 @@ fn decode_one(dtype: &Datatype, b: &[u8], ctx: Ctx, heap: &dyn HeapResolver) -> 
                 return Ok(Value::Vlen(Vec::new()));
             }
             let obj = heap.global_heap_object(addr, index)?;
-            let v = decode_elements(base, &obj, u64::from(len), ctx, heap).map_err(|e| {
-                if e.kind() == ErrorKind::Truncated {
-                    Error::corrupt(
-                        alloc::format!(
+            budget.charge(obj.len() as u64)?;
+            let v =
+                decode_elements_in(base, &obj, u64::from(len), ctx, heap, budget).map_err(|e| {
+                    if e.kind() == ErrorKind::Truncated {
+                        Error::corrupt(
+                            alloc::format!(
                             "variable-length sequence of {len} elements in a {}-byte heap object",
                             obj.len()
                         ),
-                        addr.0,
-                    )
-                } else {
-                    e
-                }
-            })?;
+                            addr.0,
+                        )
+                    } else {
+                        e
+                    }
+                })?;
             Ok(Value::Vlen(v))
         }
         Datatype::VarLenString { .. } => {
@@ -422,6 +511,7 @@ fn decode_one(dtype: &Datatype, b: &[u8], ctx: Ctx, heap: &dyn HeapResolver) -> 
             if len == 0 || is_null_addr(addr) {
                 return Ok(Value::Str(String::new()));
             }
+            budget.charge(u64::from(len))?;
             let want = usize::try_from(len).unwrap_or(usize::MAX);
             let mut got: Option<core::result::Result<Vec<u8>, usize>> = None;
             heap.with_global_heap_prefix(addr, index, want, &mut |obj| {
@@ -445,15 +535,20 @@ fn decode_one(dtype: &Datatype, b: &[u8], ctx: Ctx, heap: &dyn HeapResolver) -> 
                 )),
             }
         }
-        Datatype::Reference { kind, .. } => decode_reference(*kind, b, ctx, heap).map(Value::Ref),
+        Datatype::Reference { kind, .. } => {
+            decode_reference(*kind, b, ctx, heap, budget).map(Value::Ref)
+        }
         Datatype::Complex { base, size } => {
             let half = usize::try_from(size / 2).unwrap_or(usize::MAX);
             let (re, im) = (b.get(..half), b.get(half..));
             match (re, im) {
-                (Some(re), Some(im)) if re.len() == im.len() => Ok(Value::Complex(
-                    Box::new(decode_one(base, re, ctx, heap)?),
-                    Box::new(decode_one(base, im, ctx, heap)?),
-                )),
+                (Some(re), Some(im)) if re.len() == im.len() => {
+                    budget.charge_values(2)?;
+                    Ok(Value::Complex(
+                        Box::new(decode_one(base, re, ctx, heap, budget)?),
+                        Box::new(decode_one(base, im, ctx, heap, budget)?),
+                    ))
+                }
                 _ => Err(Error::corrupt("complex number of odd size", 0)),
             }
         }
@@ -514,6 +609,7 @@ fn decode_reference(
     b: &[u8],
     ctx: Ctx,
     heap: &dyn HeapResolver,
+    budget: &Budget,
 ) -> Result<Reference> {
     let mut cur = Cursor::new(b, 0);
     match kind {
@@ -537,6 +633,7 @@ fn decode_reference(
                 ));
             }
             let blob = heap.global_heap_object(addr, index)?;
+            budget.charge(blob.len() as u64)?;
             let mut c = Cursor::new(&blob, 0);
             let obj = c.read_addr(ctx.sizes)?;
             let sel = Selection::decode(&mut c, ctx)?;
@@ -565,6 +662,7 @@ fn decode_reference(
                 return Err(Error::corrupt("reference with a null heap address", 0));
             }
             let blob = heap.global_heap_object(addr, index)?;
+            budget.charge(blob.len() as u64)?;
             let body = usize::try_from(len)
                 .ok()
                 .and_then(|l| blob.get(..l))
@@ -1166,6 +1264,55 @@ mod tests {
             }],
         };
         assert!(decode_element(&c, &[0; 2], Ctx::default(), &NoHeap).is_err());
+    }
+
+    /// Elements sharing one heap object, and compound members sharing
+    /// bytes, make values far larger than the element bytes: what they take
+    /// is charged against the read limit, across the whole decode.
+    #[test]
+    fn shared_heap_objects_and_overlapping_members_are_bounded() {
+        let mut ctx = Ctx::default();
+        let mut heap = Heap::default();
+        heap.objects.insert((0x800, 1), vec![7; 4000]);
+        let seq = Datatype::VarLenSequence {
+            size: 16,
+            base: Box::new(int(1, ByteOrder::Little, false)),
+        };
+        // 50 elements, each the same 4000-element sequence: 200 000 values.
+        let one = hex("a00f0000000800000000000001000000");
+        let elems: Vec<u8> = one.iter().copied().cycle().take(16 * 50).collect();
+        let per_value = core::mem::size_of::<Value>() as u64;
+        // Each element alone fits the limit; all of them do not.
+        ctx.limits.max_read_bytes = 60_000 * per_value;
+        let e = decode_elements(&seq, &elems, 50, ctx, &heap).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
+        assert!(decode_elements(&seq, &elems, 10, ctx, &heap).is_ok());
+        ctx.limits.max_read_bytes = 250_000 * per_value;
+        let v = decode_elements(&seq, &elems, 50, ctx, &heap).unwrap();
+        assert_eq!(v.len(), 50);
+        assert!(matches!(&v[49], Value::Vlen(x) if x.len() == 4000));
+        // Vlen strings: the string bytes are charged.
+        let s = Datatype::VarLenString {
+            size: 16,
+            pad: StringPad::NullTerm,
+            cset: CharSet::Ascii,
+        };
+        ctx.limits.max_read_bytes = 20 * 4000;
+        let e = decode_elements(&s, &elems, 50, ctx, &heap).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
+        // 300 one-byte members all at offset 0 of a one-byte compound.
+        let members: Vec<CompoundMember> = (0..300)
+            .map(|i| CompoundMember {
+                name: alloc::format!("m{i}"),
+                offset: 0,
+                dtype: int(1, ByteOrder::Little, false),
+            })
+            .collect();
+        let c = Datatype::Compound { size: 1, members };
+        ctx.limits.max_read_bytes = 1 << 20;
+        let e = decode_elements(&c, &[0; 100], 100, ctx, &NoHeap).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
+        assert!(decode_elements(&c, &[0; 100], 10, ctx, &NoHeap).is_ok());
     }
 
     /// Fuzz regression (datatype target): an integer of ~4 GiB made the

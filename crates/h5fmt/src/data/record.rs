@@ -13,7 +13,7 @@
 //! to an integer type is refused.
 
 use crate::data::convert::{f16_to_f64, int_value, load_u128, H5Native};
-use crate::data::decode::decode_element;
+use crate::data::decode::{decode_element, decode_element_in, Budget};
 use crate::data::{HeapResolver, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::datatype::{ByteOrder, CompoundMember, Datatype};
@@ -30,6 +30,38 @@ pub struct RecordCx<'a> {
     pub ctx: Ctx,
     /// The file's global heap.
     pub heap: &'a dyn HeapResolver,
+    /// What the strings and values read so far may still take (one read's
+    /// `Limits::max_read_bytes`); `None`: each element on its own.
+    budget: Option<&'a Budget>,
+}
+
+impl<'a> RecordCx<'a> {
+    /// A context for reading elements of a file with these sizes and limits
+    /// and this heap.
+    pub fn new(ctx: Ctx, heap: &'a dyn HeapResolver) -> Self {
+        RecordCx {
+            ctx,
+            heap,
+            budget: None,
+        }
+    }
+
+    /// As [`RecordCx::new`], charging `budget`.
+    pub(crate) fn with_budget(ctx: Ctx, heap: &'a dyn HeapResolver, budget: &'a Budget) -> Self {
+        RecordCx {
+            ctx,
+            heap,
+            budget: Some(budget),
+        }
+    }
+
+    /// One element decoded into a value, charged to this read's budget.
+    fn value(&self, dtype: &Datatype, bytes: &[u8]) -> Result<Value> {
+        match self.budget {
+            Some(b) => decode_element_in(dtype, bytes, self.ctx, self.heap, b),
+            None => decode_element(dtype, bytes, self.ctx, self.heap),
+        }
+    }
 }
 
 /// A Rust type that one element of a file datatype can be read into.
@@ -316,7 +348,7 @@ impl H5Record for String {
         }
     }
     fn read(plan: &StrPlan, bytes: &[u8], cx: &RecordCx<'_>) -> Result<Self> {
-        match decode_element(&plan.0, bytes, cx.ctx, cx.heap)? {
+        match cx.value(&plan.0, bytes)? {
             Value::Str(s) => Ok(s),
             Value::RawStr(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
             _ => Err(Error::unrepresentable(
@@ -334,7 +366,7 @@ impl H5Record for Value {
         Ok(dtype.clone())
     }
     fn read(plan: &Datatype, bytes: &[u8], cx: &RecordCx<'_>) -> Result<Self> {
-        decode_element(plan, bytes, cx.ctx, cx.heap)
+        cx.value(plan, bytes)
     }
 }
 
@@ -413,23 +445,18 @@ pub fn read_records<T: H5Record>(
     count: u64,
     cx: &RecordCx<'_>,
 ) -> Result<Vec<T>> {
-    read_records_from(dtype, raw, count, cx, 0)
-}
-
-/// `Limit` when `count` elements of `T` would take more memory than
-/// `Limits::max_read_bytes` allows.
-pub(crate) fn check_record_budget<T>(count: u64, ctx: Ctx) -> Result<()> {
-    let out_bytes = count.saturating_mul(core::mem::size_of::<T>() as u64);
-    if out_bytes > ctx.limits.max_read_bytes {
-        return Err(Error::limit(format!(
-            "reading {count} elements needs {out_bytes} bytes (limit {})",
-            ctx.limits.max_read_bytes
-        )));
+    match cx.budget {
+        Some(_) => read_records_from(dtype, raw, count, cx, 0),
+        None => {
+            let budget = Budget::new(cx.ctx);
+            let cx = RecordCx::with_budget(cx.ctx, cx.heap, &budget);
+            read_records_from(dtype, raw, count, &cx, 0)
+        }
     }
-    Ok(())
 }
 
-/// [`read_records`] of elements numbered from `first` in error messages.
+/// [`read_records`] of elements numbered from `first` in error messages,
+/// charging `cx`'s budget (when it has one) for the `T`s and what they hold.
 pub(crate) fn read_records_from<T: H5Record>(
     dtype: &Datatype,
     raw: &[u8],
@@ -455,7 +482,11 @@ pub(crate) fn read_records_from<T: H5Record>(
                 ),
             )
         })?;
-    check_record_budget::<T>(count, cx.ctx)?;
+    let out_bytes = count.saturating_mul(core::mem::size_of::<T>() as u64);
+    match cx.budget {
+        Some(b) => b.charge(out_bytes)?,
+        None => Budget::new(cx.ctx).charge(out_bytes)?,
+    }
     let mut out = Vec::with_capacity(n);
     for (i, e) in raw
         .get(..need)
@@ -480,16 +511,14 @@ mod tests {
     use alloc::vec;
 
     fn cx() -> RecordCx<'static> {
-        RecordCx {
-            ctx: Ctx {
-                sizes: crate::Sizes {
-                    offsets: 8,
-                    lengths: 8,
-                },
-                limits: crate::Limits::default(),
+        let ctx = Ctx {
+            sizes: crate::Sizes {
+                offsets: 8,
+                lengths: 8,
             },
-            heap: &NoHeap,
-        }
+            limits: crate::Limits::default(),
+        };
+        RecordCx::new(ctx, &NoHeap)
     }
 
     /// A hand-written `H5Record` as the derive writes it: fields `x: u8`,

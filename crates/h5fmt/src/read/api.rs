@@ -1,6 +1,6 @@
 //! The lazy high-level read API.
 
-use crate::data::decode::decode_elements;
+use crate::data::decode::{decode_elements, Budget};
 use crate::data::hyperslab::Selection;
 use crate::data::{HeapResolver, Value};
 use crate::error::{Error, ErrorKind, Result};
@@ -282,26 +282,28 @@ impl File {
         count: u64,
     ) -> Result<Vec<Value>> {
         let ctx = self.inner.ctx;
-        crate::data::decode::check_value_budget(count, ctx)?;
-        self.decode_split(dtype, raw, count, |part, n, _, heap| {
-            decode_elements(dtype, part, n, ctx, heap)
+        self.decode_split(dtype, raw, count, |part, n, _, heap, budget| {
+            crate::data::decode::decode_elements_in(dtype, part, n, ctx, heap, budget)
         })
     }
 
     /// Decode `count` elements of `dtype` from `raw` with `decode(bytes,
-    /// count, index of the first element, heap)`: on several threads, each
-    /// with its own heap cache, when there are many elements (std; strings
-    /// and other heap data cost an allocation and a heap lookup each), else
-    /// at once. The error returned is that of the first element that fails,
-    /// as sequentially. Callers check the output's memory budget first.
+    /// count, index of the first element, heap, budget)`: on several threads,
+    /// each with its own heap cache, when there are many elements (std;
+    /// strings and other heap data cost an allocation and a heap lookup
+    /// each), else at once. The result is the sequential one: the error
+    /// returned is that of the first element that fails, and a parallel
+    /// decode that runs out of the shared budget (`Limit`, which depends on
+    /// the threads' timing) is done again sequentially.
     pub(crate) fn decode_split<T: Send>(
         &self,
         dtype: &Datatype,
         raw: &[u8],
         count: u64,
-        decode: impl Fn(&[u8], u64, u64, &FileHeap) -> Result<Vec<T>> + Sync,
+        decode: impl Fn(&[u8], u64, u64, &FileHeap, &Budget) -> Result<Vec<T>> + Sync,
     ) -> Result<Vec<T>> {
-        #[cfg(feature = "std")]
+        let ctx = self.inner.ctx;
+        #[cfg(all(feature = "std", target_has_atomic = "64"))]
         {
             /// Elements per thread at least: below, the threads cost more than they save.
             const PART_MIN: u64 = 1 << 15;
@@ -313,10 +315,17 @@ impl File {
             let whole = n.checked_mul(size).and_then(|b| raw.get(..b));
             if let (true, true, Some(whole)) = (threads > 1, size > 0, whole) {
                 let per = n.div_ceil(threads);
-                let decode = &decode;
+                let (decode, budget) = (&decode, Budget::new(ctx));
+                let budget = &budget;
                 let run = |k: usize, part: &[u8]| {
                     let first = (k * per) as u64;
-                    decode(part, (part.len() / size) as u64, first, &self.heap())
+                    decode(
+                        part,
+                        (part.len() / size) as u64,
+                        first,
+                        &self.heap(),
+                        budget,
+                    )
                 };
                 let mut parts = whole.chunks(per.saturating_mul(size)).enumerate();
                 let (_, first) = parts.next().unwrap_or((0, &[]));
@@ -331,14 +340,23 @@ impl File {
                 });
                 let mut out = Vec::with_capacity(n);
                 for part in done {
-                    out.append(&mut part?);
+                    match part {
+                        Ok(mut v) => out.append(&mut v),
+                        Err(e) if e.kind() == crate::ErrorKind::Limit => {
+                            drop(out);
+                            break;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                    if out.len() == n {
+                        return Ok(out);
+                    }
                 }
-                return Ok(out);
             }
         }
-        #[cfg(not(feature = "std"))]
+        #[cfg(not(all(feature = "std", target_has_atomic = "64")))]
         let _ = dtype;
-        decode(raw, count, 0, &self.heap())
+        decode(raw, count, 0, &self.heap(), &Budget::new(ctx))
     }
 
     /// The body of `msg`, fetching it from wherever it is shared.
@@ -1418,10 +1436,7 @@ impl Attribute {
     /// attribute name.
     pub fn read_records<T: crate::data::record::H5Record>(&self) -> Result<Vec<T>> {
         let heap = self.file.heap();
-        let cx = crate::data::record::RecordCx {
-            ctx: self.file.inner.ctx,
-            heap: &heap,
-        };
+        let cx = crate::data::record::RecordCx::new(self.file.inner.ctx, &heap);
         crate::data::record::read_records(&self.dtype, &self.data, self.len(), &cx)
             .map_err(|e| e.with_path(&self.where_()))
     }

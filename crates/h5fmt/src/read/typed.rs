@@ -3,7 +3,7 @@
 //! the `ndarray` feature, results shaped as `ndarray::ArrayD`.
 
 use crate::data::convert::{convert_slice, H5Native};
-use crate::data::record::{check_record_budget, read_records_from, H5Record, RecordCx};
+use crate::data::record::{read_records_from, H5Record, RecordCx};
 use crate::data::Value;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
@@ -111,18 +111,16 @@ impl Dataset {
     }
 
     /// `count` elements of `raw` read into `T`s, on several threads when
-    /// there are many.
+    /// there are many; the `T`s and the strings and values they hold are
+    /// charged to one budget of `Limits::max_read_bytes`.
     fn records_of<T: H5Record + Send>(&self, raw: &[u8], count: u64) -> Result<Vec<T>> {
         let (file, dtype) = (self.file(), self.dtype());
         let ctx = file.ctx();
-        check_record_budget::<T>(count, ctx)
-            .and_then(|()| {
-                file.decode_split(dtype, raw, count, |part, n, first, heap| {
-                    let cx = RecordCx { ctx, heap };
-                    read_records_from(dtype, part, n, &cx, first)
-                })
-            })
-            .map_err(|e| e.with_path(self.path()))
+        file.decode_split(dtype, raw, count, |part, n, first, heap, budget| {
+            let cx = RecordCx::with_budget(ctx, heap, budget);
+            read_records_from(dtype, part, n, &cx, first)
+        })
+        .map_err(|e| e.with_path(self.path()))
     }
 
     /// A selection read into `T`s (row-major in the selection's
