@@ -40,6 +40,24 @@ with h5py.File(sys.argv[1], "r") as f:
     print("\n".join(out))
 "#;
 
+/// h5py writes `name` with [`WRITE_PY`]: its path, what h5py read back, and
+/// the byte offset of `s`'s elements; `None` without a venv.
+fn written(name: &str) -> Option<(PathBuf, String, usize)> {
+    let Some(py) = python() else {
+        eprintln!("skipped: no Python venv with h5py");
+        return None;
+    };
+    let path = tmp(name);
+    let out = run_py(&py, WRITE_PY, &[&path]);
+    let offset = out
+        .lines()
+        .find_map(|l| l.strip_prefix("offset "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    Some((path, out, offset))
+}
+
 fn str_of(v: &Value) -> String {
     match v {
         Value::Str(s) => s.clone(),
@@ -49,12 +67,9 @@ fn str_of(v: &Value) -> String {
 
 #[test]
 fn many_vlen_values_match_h5py_in_order() {
-    let Some(py) = python() else {
-        eprintln!("skipped: no Python venv with h5py");
+    let Some((path, expect, _)) = written("vlen.h5") else {
         return;
     };
-    let path = tmp("vlen.h5");
-    let expect = run_py(&py, WRITE_PY, &[&path]);
     let f = File::open(&path).unwrap();
     let mut got = Vec::new();
     for v in f.dataset("s").unwrap().read_values().unwrap() {
@@ -112,18 +127,9 @@ fn many_vlen_values_match_h5py_in_order() {
 
 #[test]
 fn first_bad_element_is_reported_across_threads() {
-    let Some(py) = python() else {
-        eprintln!("skipped: no Python venv with h5py");
+    let Some((path, _, offset)) = written("bad.h5") else {
         return;
     };
-    let path = tmp("bad.h5");
-    let out = run_py(&py, WRITE_PY, &[&path]);
-    let offset: usize = out
-        .lines()
-        .find_map(|l| l.strip_prefix("offset "))
-        .unwrap()
-        .parse()
-        .unwrap();
     let clean = std::fs::read(&path).unwrap();
     // Each element: length (u32), collection address (u64), object index (u32).
     let with_bad = |elems: &[(usize, u32)]| {
@@ -179,18 +185,9 @@ fn err<T>(r: h5fmt::Result<Vec<T>>) -> h5fmt::Error {
 /// sequentially, and the answer must be the sequential one.
 #[test]
 fn budget_shared_by_threads_gives_the_sequential_answer() {
-    let Some(py) = python() else {
-        eprintln!("skipped: no Python venv with h5py");
+    let Some((path, _, offset)) = written("budget.h5") else {
         return;
     };
-    let path = tmp("budget.h5");
-    let out = run_py(&py, WRITE_PY, &[&path]);
-    let offset: usize = out
-        .lines()
-        .find_map(|l| l.strip_prefix("offset "))
-        .unwrap()
-        .parse()
-        .unwrap();
     let mut b = std::fs::read(&path).unwrap();
     let n = 150_000usize;
     let one: [u8; 16] = b[offset + 16..offset + 32].try_into().unwrap();
