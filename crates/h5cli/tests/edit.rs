@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{python, run_py, Rng};
+use common::{python, run_lib, run_py_bounded, Rng};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("h5fmt_edit", name)
@@ -70,7 +70,7 @@ print(json.dumps(out))
 fn h5py_dump(paths: &[&Path]) -> Option<serde_json::Value> {
     let args: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let s = run_py(DUMP, &args)?;
+    let s = run_lib(DUMP, &args)?;
     Some(serde_json::from_str(&s).expect("json"))
 }
 
@@ -332,7 +332,7 @@ fn edit_sequence(path: &Path, mut models: BTreeMap<&'static str, Model>) {
 fn edit_h5py_files() {
     for libver in ["earliest", "latest"] {
         let path = scratch(&format!("h5py_{libver}.h5"));
-        if run_py(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
+        if run_lib(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
             eprintln!("skipping: no python venv");
             return;
         }
@@ -393,10 +393,15 @@ with h5py.File(path, 'w', **kw) as f:
 /// without the page buffer; files with persistent free-space managers are
 /// then edited by libhdf5 (`r+`, a new dataset `lib<k>`, with the page
 /// buffer for paged files), which reads its dataset back, and everything
-/// is described again. Prints {path: {"x", "m", "d", "lib", "after_lib"} |
-/// {"error": ...}}.
+/// is described again. libhdf5's edit runs in a process of its own,
+/// killed after `H5_LIBHDF5_EDIT_SECS` (default 20) seconds: the file is
+/// then as it was before (a copy `<path>.before_lib` is restored) and its
+/// entry says {"hang": {"closing": whether libhdf5 had made its change and
+/// was closing the file}} (see [`libhdf5_hang`]). Prints {path: {"x", "m",
+/// "d", "lib", "after_lib"} | {"x", "m", "d", "hang"} | {"error": ...}};
+/// progress on standard error (for [`run_py_bounded`]).
 const CHECK_KILL: &str = r#"
-import sys, json, h5py, numpy as np
+import sys, os, json, shutil, subprocess, h5py, numpy as np
 def describe(f):
     out = {}
     for name in f:
@@ -427,19 +432,50 @@ def check(path, **kw):
             raise ValueError('/x or /m: wrong values')
         return {'x': len(x), 'm': int(m.shape[0]), 'd': describe(f)}
 PB = 4 * 65536
+LIB_EDIT = """
+import sys, h5py, numpy as np
+path, paged = sys.argv[1], sys.argv[2] == '1'
+kw = {'page_buf_size': 4 * 65536} if paged else {}
+with h5py.File(path, 'r+', **kw) as f:
+    k = sum(1 for n in f if n.startswith('lib'))
+    f.create_dataset('lib%d' % k, data=np.arange(100 + 37 * k, dtype='<i8') * 3)
+    print('closing', flush=True)
+print(k, flush=True)
+"""
+LIMIT = float(os.environ.get('H5_LIBHDF5_EDIT_SECS', '20'))
 out = {}
+def step(s):
+    print(s, file=sys.stderr, flush=True)
 for arg in sys.argv[1:]:
     path, paged, persist = arg.split('|')
     paged, persist = paged == '1', persist == '1'
+    step('@file ' + path)
     try:
         r = check(path)
         if paged and check(path, page_buf_size=PB) != r:
             raise ValueError('the page buffer changes what is read')
         if persist:
             kw = {'page_buf_size': PB} if paged else {}
-            with h5py.File(path, 'r+', **kw) as f:
-                k = sum(1 for n in f if n.startswith('lib'))
-                f.create_dataset('lib%d' % k, data=np.arange(100 + 37 * k, dtype='<i8') * 3)
+            before = path + '.before_lib'
+            shutil.copyfile(path, before)
+            step('libhdf5 r+ edit')
+            try:
+                p = subprocess.run([sys.executable, '-c', LIB_EDIT, path, '1' if paged else '0'],
+                                   capture_output=True, timeout=LIMIT)
+            except subprocess.TimeoutExpired as e:
+                said = e.stdout or b''
+                if isinstance(said, str):
+                    said = said.encode()
+                os.replace(before, path)
+                r['hang'] = {'closing': b'closing' in said}
+                out[path] = r
+                step('libhdf5 r+ edit: timed out')
+                continue
+            if p.returncode != 0:
+                raise ValueError('libhdf5 r+ edit failed: ' + p.stderr.decode(errors='replace')[-3000:])
+            os.remove(before)
+            k = int(p.stdout.split()[-1])
+            step('libhdf5 r+ edit: closed')
             for kw2 in ([kw, {}] if paged else [kw]):
                 with h5py.File(path, 'r', **kw2) as f:
                     if not (f['lib%d' % k][()] == np.arange(100 + 37 * k) * 3).all():
@@ -451,6 +487,50 @@ for arg in sys.argv[1:]:
         out[path] = {'error': repr(e)}
 print(json.dumps(out))
 "#;
+
+/// A libhdf5 edit of a killed file that [`CHECK_KILL`] reports hung: a
+/// known libhdf5 bug when libhdf5 was closing a paged file with persistent
+/// free space, which the caller then skips (returns `true`, having said so
+/// and kept a copy of the file in [`common::hang_dir`]); a failure naming
+/// the kept file otherwise. libhdf5 2.0 loops forever settling its
+/// free-space managers at the close of some paged files
+/// (HDFGroup/hdf5#5121): the section list of the large-section manager
+/// needs about a page, and allocating it alternately as a small block and
+/// as a large one changes the managers so that it never settles (the same
+/// blocks are allocated and freed in a cycle). libhdf5 does so on files it
+/// wrote alone (`edit_paged.rs`, `libhdf5_loops_closing_its_own_paged_file`);
+/// the kill test's children, creating and deleting many datasets larger
+/// than the 1 KiB pages, leave many large free sections, as libhdf5 would.
+fn libhdf5_hang(r: &serde_json::Value, path: &Path, paged: bool, what: &str) -> bool {
+    let Some(h) = r.get("hang") else {
+        return false;
+    };
+    let dir = common::hang_dir();
+    std::fs::create_dir_all(&dir).expect("hang dir");
+    let name = path
+        .file_name()
+        .map_or("file".into(), |n| n.to_string_lossy());
+    let kept = dir.join(format!("{}_{name}", std::process::id()));
+    std::fs::copy(path, &kept).expect("keep the file");
+    let closing = h["closing"].as_bool() == Some(true);
+    assert!(
+        paged && closing,
+        "{what}: libhdf5's r+ edit hung {} (not the known loop at the close of a paged file, \
+         HDFGroup/hdf5#5121); the file as it was before: {}",
+        if closing {
+            "closing the file"
+        } else {
+            "before closing the file"
+        },
+        kept.display()
+    );
+    eprintln!(
+        "{what}: libhdf5's r+ edit check skipped: libhdf5 looped closing the file (its bug \
+         HDFGroup/hdf5#5121); the file as it was before: {}",
+        kept.display()
+    );
+    true
+}
 
 /// One kind of template file for the kill test.
 #[derive(Debug, Clone, Copy)]
@@ -858,7 +938,7 @@ fn child_edits_then_libhdf5_edits() {
         let t = dir.join(format!("template_{}.h5", v.name));
         let page = v.page.to_string();
         let persist = if v.persist { "1" } else { "0" };
-        run_py(
+        run_lib(
             GEN_KILL,
             &[t.to_str().expect("utf-8"), v.libver, v.fs, persist, &page],
         )
@@ -872,12 +952,22 @@ fn child_edits_then_libhdf5_edits() {
         }
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let files: Vec<&Path> = args
+        .iter()
+        .filter_map(|a| a.split('|').next())
+        .map(Path::new)
+        .collect();
     let dump: serde_json::Value =
-        serde_json::from_str(&run_py(CHECK_KILL, &args).expect("python")).expect("json");
+        serde_json::from_str(&run_py_bounded(CHECK_KILL, &args, &files).expect("python"))
+            .expect("json");
     for a in &args {
         let p = a.split('|').next().expect("path");
         let r = &dump[p];
         assert!(r.get("error").is_none(), "{p}: {r}");
+        let paged = a.split('|').nth(1) == Some("1");
+        if libhdf5_hang(r, Path::new(p), paged, p) {
+            continue;
+        }
         assert_eq!(r["after_lib"]["d"], r["d"], "{p}");
         kill_check_strict(Path::new(p), "after libhdf5's edit");
     }
@@ -946,7 +1036,7 @@ fn kill_test() {
         let t = dir.join(format!("template_{}.h5", v.name));
         let persist = if v.persist { "1" } else { "0" };
         let page = v.page.to_string();
-        run_py(
+        run_lib(
             GEN_KILL,
             &[t.to_str().expect("utf-8"), v.libver, v.fs, persist, &page],
         )
@@ -962,6 +1052,7 @@ fn kill_test() {
     let mut ops: BTreeMap<String, u64> = BTreeMap::new();
     let (mut total_checked, mut total_flushes, mut attr_checked) = (0usize, 0u64, 0usize);
     let (mut total_groups, mut residues, mut lib_edits, mut pending_cut) = (0usize, 0, 0, 0);
+    let mut lib_hangs = 0usize;
     let start = std::time::Instant::now();
     for i in 0..kills {
         let vi = i % nv;
@@ -1110,8 +1201,16 @@ fn kill_test() {
                 })
                 .collect();
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            // libhdf5 edits the files with persistent managers: those are
+            // kept as they were should it hang.
+            let files: Vec<&Path> = batch
+                .iter()
+                .filter(|k| KILL_VARIANTS[k.variant].persist())
+                .map(|k| k.file.as_path())
+                .collect();
             let dump: Value =
-                serde_json::from_str(&run_py(CHECK_KILL, &args).expect("python")).expect("json");
+                serde_json::from_str(&run_py_bounded(CHECK_KILL, &args, &files).expect("python"))
+                    .expect("json");
             for k in &batch {
                 let p = k.file.display().to_string();
                 let r = &dump[&p];
@@ -1121,6 +1220,16 @@ fn kill_test() {
                 assert_eq!(r["m"].as_u64(), Some(k.m), "{what}: /m");
                 assert!(k.x >= k.fx && k.m >= k.fm);
                 assert_eq!(r["d"], Value::Object(k.d.clone()), "{what}: datasets");
+                let v = KILL_VARIANTS[k.variant];
+                if libhdf5_hang(r, &k.file, v.paged(), &what) {
+                    lib_hangs += 1;
+                    continue;
+                }
+                assert_eq!(
+                    r.get("lib").is_some(),
+                    v.persist(),
+                    "{what}: libhdf5 edits the files with persistent free space"
+                );
                 if let Some(lib) = r.get("lib") {
                     // libhdf5 edited the file through our managers: both
                     // libraries see the same, and h5 check is clean.
@@ -1167,7 +1276,8 @@ fn kill_test() {
             "kill test: {kills} kills ({}), {total_flushes} commits reported ({}), {pending_cut} \
              kills during a commit or before its first, {attr_checked} files with the \
              extent-attribute pair, {total_groups} groups created, {total_checked} files checked \
-             with h5py, {lib_edits} edited by libhdf5 afterwards, {residues} with space past the \
+             with h5py, {lib_edits} edited by libhdf5 afterwards ({lib_hangs} more skipped: libhdf5 \
+             looped closing them, HDFGroup/hdf5#5121), {residues} with space past the \
              end-of-file address, {:.1}s",
             per.join(", "),
             ops.join(", "),
@@ -1307,7 +1417,7 @@ fn attrs_and_links(path: &Path, ours_w: bool) {
             .expect("i"),
         [1, 2, 3]
     );
-    let Some(out) = run_py(TREE, &[path.to_str().expect("utf-8")]) else {
+    let Some(out) = run_lib(TREE, &[path.to_str().expect("utf-8")]) else {
         return;
     };
     let t: serde_json::Value = serde_json::from_str(&out).expect("json");
@@ -1344,7 +1454,7 @@ fn attrs_and_links(path: &Path, ours_w: bool) {
 fn attrs_and_links_h5py_files() {
     for libver in ["earliest", "latest"] {
         let path = scratch(&format!("h5py_attrs_{libver}.h5"));
-        if run_py(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
+        if run_lib(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
             return;
         }
         attrs_and_links(&path, false);
@@ -1427,7 +1537,7 @@ fn edit_our_files() {
 fn bad_arguments_leave_the_file_unchanged() {
     for libver in ["earliest", "latest"] {
         let path = scratch(&format!("bad_{libver}.h5"));
-        if run_py(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
+        if run_lib(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
             return;
         }
         let before = sha(&path);
@@ -1486,7 +1596,7 @@ fn bad_arguments_leave_the_file_unchanged() {
 fn many_links() {
     for libver in ["earliest", "latest"] {
         let path = scratch(&format!("many_{libver}.h5"));
-        if run_py(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
+        if run_lib(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
             return;
         }
         let mut ed = FileEditor::open(&path).expect("open");
@@ -1514,7 +1624,7 @@ fn many_links() {
             .collect();
         want.sort();
         let t: serde_json::Value =
-            serde_json::from_str(&run_py(TREE, &[path.to_str().expect("utf-8")]).expect("py"))
+            serde_json::from_str(&run_lib(TREE, &[path.to_str().expect("utf-8")]).expect("py"))
                 .expect("json");
         assert_eq!(t["/"]["links"], serde_json::json!(want), "{libver}");
         for n in names.iter().step_by(2) {
@@ -1523,7 +1633,7 @@ fn many_links() {
         ed.close().expect("close");
         want.retain(|w| !names.iter().step_by(2).any(|n| n == w));
         let t: serde_json::Value =
-            serde_json::from_str(&run_py(TREE, &[path.to_str().expect("utf-8")]).expect("py"))
+            serde_json::from_str(&run_lib(TREE, &[path.to_str().expect("utf-8")]).expect("py"))
                 .expect("json");
         assert_eq!(
             t["/"]["links"],
@@ -1643,7 +1753,7 @@ fn chunk_outside_dataspace_is_refused() {
 fn truncated_files_are_not_edited() {
     for libver in ["earliest", "latest"] {
         let path = scratch(&format!("truncated_{libver}.h5"));
-        if run_py(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
+        if run_lib(GEN, &[path.to_str().expect("utf-8"), libver]).is_none() {
             return;
         }
         let full = std::fs::metadata(&path).expect("stat").len();
@@ -1654,7 +1764,7 @@ fn truncated_files_are_not_edited() {
         f.set_len(full - 1).expect("truncate");
         drop(f);
         // The oracle: libhdf5 refuses the file.
-        let refused = run_py(
+        let refused = run_lib(
             "import h5py, sys\ntry:\n    h5py.File(sys.argv[1], 'r')\n    print('opened')\nexcept OSError as e:\n    print('refused', 'truncated' in str(e))",
             &[path.to_str().expect("utf-8")],
         )

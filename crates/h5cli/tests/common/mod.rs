@@ -256,6 +256,152 @@ pub fn run_py(script: &str, args: &[&str]) -> Option<String> {
     Some(String::from_utf8(out.stdout).expect("utf-8"))
 }
 
+/// How long a libhdf5 child ([`run_py_bounded`]) may go without progress:
+/// `H5_LIBHDF5_TIMEOUT_SECS` or 60 s.
+pub fn libhdf5_time_limit() -> Duration {
+    let secs = std::env::var("H5_LIBHDF5_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    Duration::from_secs(secs)
+}
+
+/// Where [`run_py_bounded`] keeps the files of a libhdf5 child that hung.
+pub fn hang_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("libhdf5_hangs")
+}
+
+/// [`run_py`] with a time bound, for scripts in which libhdf5 edits or
+/// reads files the tests made (libhdf5 can loop forever, e.g. closing a
+/// file whose free-space managers lead it round in circles,
+/// HDFGroup/hdf5#5121): the child is killed when it prints nothing on its
+/// standard error for [`libhdf5_time_limit`]. A script reports progress
+/// there, one line a step; a line `@file <path>` names the file it works
+/// on from then. On a timeout the test fails naming the kept copies (in
+/// [`hang_dir`]) of the file it was working on (else of every one of
+/// `files`): as the killed child left it and, for one of `files` (the
+/// files the script may change), as it was before the run.
+pub fn run_py_bounded(script: &str, args: &[&str], files: &[&Path]) -> Option<String> {
+    use std::io::{BufRead, Read};
+    use std::process::Stdio;
+    let py = python()?;
+    let before: Vec<(PathBuf, Option<Vec<u8>>)> = files
+        .iter()
+        .map(|p| (p.to_path_buf(), std::fs::read(p).ok()))
+        .collect();
+    let limit = libhdf5_time_limit();
+    let mut child = std::process::Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run python");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let stderr = child.stderr.take().expect("stderr");
+    let out_thread = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = stdout.read_to_end(&mut b);
+        b
+    });
+    let (tx, rx) = mpsc::channel::<String>();
+    let err_thread = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines: Vec<String> = Vec::new();
+    let mut hung = false;
+    loop {
+        match rx.recv_timeout(limit) {
+            Ok(l) => lines.push(l),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                hung = true;
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    if hung {
+        let _ = child.kill();
+        let _ = child.wait();
+        drop(rx);
+        let _ = err_thread.join();
+        let _ = out_thread.join();
+        let current = lines
+            .iter()
+            .rev()
+            .find_map(|l| l.strip_prefix("@file "))
+            .map(PathBuf::from);
+        let dir = hang_dir();
+        std::fs::create_dir_all(&dir).expect("hang dir");
+        let tag = format!(
+            "{}_{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis())
+        );
+        let mut kept = Vec::new();
+        let mut keep = |p: &Path, bytes: Option<&[u8]>, what: &str| {
+            let name = p.file_name().map_or("file".into(), |n| n.to_string_lossy());
+            let to = dir.join(format!("{tag}_{what}_{name}"));
+            let ok = match bytes {
+                Some(b) => std::fs::write(&to, b).is_ok(),
+                None => std::fs::copy(p, &to).is_ok(),
+            };
+            if ok {
+                kept.push(format!("{} ({what})", to.display()));
+            }
+        };
+        let chosen: Vec<PathBuf> = match &current {
+            Some(c) => vec![c.clone()],
+            None => files.iter().map(|p| p.to_path_buf()).collect(),
+        };
+        for p in &chosen {
+            keep(p, None, "as_left");
+            if let Some((_, Some(b))) = before.iter().find(|(q, _)| q == p) {
+                keep(p, Some(b), "before");
+            }
+        }
+        let tail: Vec<&str> = lines
+            .iter()
+            .rev()
+            .take(8)
+            .rev()
+            .map(String::as_str)
+            .collect();
+        panic!(
+            "libhdf5 hung: the Python child made no progress for {} s{} and was killed; kept: \
+             [{}]; its last progress lines: [{}]",
+            limit.as_secs(),
+            current.map_or(String::new(), |c| format!(" working on {}", c.display())),
+            kept.join(", "),
+            tail.join(" | ")
+        );
+    }
+    let status = child.wait().expect("wait python");
+    let _ = err_thread.join();
+    let out = out_thread.join().expect("stdout reader");
+    assert!(
+        status.success(),
+        "python failed ({status}): {}",
+        lines.join("\n")
+    );
+    Some(String::from_utf8(out).expect("utf-8"))
+}
+
+/// [`run_py_bounded`] whose `files` are those of `args` that name existing
+/// files: every Python child of the editing tests runs under the time bound.
+pub fn run_lib(script: &str, args: &[&str]) -> Option<String> {
+    let files: Vec<&Path> = args.iter().map(Path::new).filter(|p| p.is_file()).collect();
+    run_py_bounded(script, args, &files)
+}
+
 /// A path `name` in a per-process scratch directory `<tmp>/<prefix>_<pid>`.
 pub fn scratch(prefix: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("{prefix}_{}", std::process::id()));
