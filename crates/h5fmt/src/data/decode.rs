@@ -111,52 +111,94 @@ pub(crate) fn decode_elements_in(
 
 /// The bytes one decode may still produce (`Limits::max_read_bytes` at the
 /// start), charged for every value, string, byte string and member name,
-/// and every heap object a reference or sequence is decoded from. Shared by
-/// the threads of one decode where the target has 64-bit atomics.
+/// and every heap object a reference or sequence is decoded from. One per
+/// thread: the threads of one decode each draw their budget from a shared
+/// [`BudgetPool`] in slices, so that they do not contend for one counter.
 #[derive(Debug)]
-pub(crate) struct Budget {
+pub(crate) struct Budget<'p> {
     limit: u64,
-    #[cfg(target_has_atomic = "64")]
-    left: core::sync::atomic::AtomicU64,
-    #[cfg(not(target_has_atomic = "64"))]
     left: core::cell::Cell<u64>,
+    #[cfg(all(feature = "std", target_has_atomic = "64"))]
+    pool: Option<&'p BudgetPool>,
+    #[cfg(not(all(feature = "std", target_has_atomic = "64")))]
+    pool: core::marker::PhantomData<&'p ()>,
 }
 
-impl Budget {
+/// What one decode's threads draw their [`Budget`]s from.
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+#[derive(Debug)]
+pub(crate) struct BudgetPool {
+    limit: u64,
+    left: core::sync::atomic::AtomicU64,
+}
+
+/// A thread draws at least this much from the pool at a time.
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+const BUDGET_SLICE: u64 = 256 * 1024;
+
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+impl BudgetPool {
     /// The read limit of `ctx`.
     pub(crate) fn new(ctx: Ctx) -> Self {
         let limit = ctx.limits.max_read_bytes;
-        Budget {
+        BudgetPool {
             limit,
             left: limit.into(),
         }
     }
 
+    /// Take `n` bytes, or as many as are left (at least `need`).
+    fn draw(&self, need: u64, want: u64) -> Option<u64> {
+        use core::sync::atomic::Ordering::Relaxed;
+        let mut got = 0;
+        self.left
+            .fetch_update(Relaxed, Relaxed, |l| {
+                got = want.min(l);
+                (got >= need).then(|| l - got)
+            })
+            .ok()
+            .map(|_| got)
+    }
+
+    /// A budget drawing from this pool (for one thread).
+    pub(crate) fn budget(&self) -> Budget<'_> {
+        Budget {
+            limit: self.limit,
+            left: 0.into(),
+            pool: Some(self),
+        }
+    }
+}
+
+impl Budget<'_> {
+    /// The read limit of `ctx`, for one thread.
+    pub(crate) fn new(ctx: Ctx) -> Self {
+        Budget {
+            limit: ctx.limits.max_read_bytes,
+            left: ctx.limits.max_read_bytes.into(),
+            pool: Default::default(),
+        }
+    }
+
     /// Take `n` bytes, or `Limit` when fewer are left.
     pub(crate) fn charge(&self, n: u64) -> Result<()> {
-        #[cfg(target_has_atomic = "64")]
-        let ok = {
-            use core::sync::atomic::Ordering::Relaxed;
-            self.left
-                .fetch_update(Relaxed, Relaxed, |l| l.checked_sub(n))
-                .is_ok()
-        };
-        #[cfg(not(target_has_atomic = "64"))]
-        let ok = match self.left.get().checked_sub(n) {
-            Some(l) => {
-                self.left.set(l);
-                true
-            }
-            None => false,
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(Error::limit(alloc::format!(
-                "decoded values take more than the read limit of {} bytes",
-                self.limit
-            )))
+        let left = self.left.get();
+        if let Some(l) = left.checked_sub(n) {
+            self.left.set(l);
+            return Ok(());
         }
+        #[cfg(all(feature = "std", target_has_atomic = "64"))]
+        if let Some(pool) = self.pool {
+            let need = n - left;
+            if let Some(got) = pool.draw(need, need.max(BUDGET_SLICE)) {
+                self.left.set(left + got - n);
+                return Ok(());
+            }
+        }
+        Err(Error::limit(alloc::format!(
+            "decoded values take more than the read limit of {} bytes",
+            self.limit
+        )))
     }
 
     /// Take the room of `count` values.
@@ -1313,6 +1355,34 @@ mod tests {
         let e = decode_elements(&c, &[0; 100], 100, ctx, &NoHeap).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
         assert!(decode_elements(&c, &[0; 100], 10, ctx, &NoHeap).is_ok());
+    }
+
+    /// Budgets drawn from one pool never take more than the limit together,
+    /// and leave at most one slice each unused when they run out.
+    #[cfg(all(feature = "std", target_has_atomic = "64"))]
+    #[test]
+    fn pool_budgets_share_the_limit() {
+        let mut ctx = Ctx::default();
+        ctx.limits.max_read_bytes = 5 << 20;
+        let pool = BudgetPool::new(ctx);
+        let (a, b) = (pool.budget(), pool.budget());
+        let (mut taken, mut step) = (0u64, 1u64);
+        loop {
+            step = (step * 7919) % 9973 + 1;
+            let who = if step % 3 == 0 { &a } else { &b };
+            if who.charge(step).is_err() {
+                break;
+            }
+            taken += step;
+        }
+        assert!(taken <= 5 << 20, "{taken}");
+        assert!(taken + 2 * BUDGET_SLICE + 9973 >= 5 << 20, "{taken}");
+        // A charge larger than a slice draws exactly what it needs.
+        let pool = BudgetPool::new(ctx);
+        let c = pool.budget();
+        assert!(c.charge(5 << 20).is_ok());
+        assert!(c.charge(1).is_err());
+        assert!(pool.budget().charge(1).is_err());
     }
 
     /// Fuzz regression (datatype target): an integer of ~4 GiB made the

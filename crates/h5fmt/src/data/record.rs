@@ -32,7 +32,7 @@ pub struct RecordCx<'a> {
     pub heap: &'a dyn HeapResolver,
     /// What the strings and values read so far may still take (one read's
     /// `Limits::max_read_bytes`); `None`: each element on its own.
-    budget: Option<&'a Budget>,
+    budget: Option<&'a Budget<'a>>,
 }
 
 impl<'a> RecordCx<'a> {
@@ -47,7 +47,11 @@ impl<'a> RecordCx<'a> {
     }
 
     /// As [`RecordCx::new`], charging `budget`.
-    pub(crate) fn with_budget(ctx: Ctx, heap: &'a dyn HeapResolver, budget: &'a Budget) -> Self {
+    pub(crate) fn with_budget(
+        ctx: Ctx,
+        heap: &'a dyn HeapResolver,
+        budget: &'a Budget<'a>,
+    ) -> Self {
         RecordCx {
             ctx,
             heap,

@@ -1,5 +1,7 @@
 //! The lazy high-level read API.
 
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+use crate::data::decode::BudgetPool;
 use crate::data::decode::{decode_elements, Budget};
 use crate::data::hyperslab::Selection;
 use crate::data::{HeapResolver, Value};
@@ -315,17 +317,12 @@ impl File {
             let whole = n.checked_mul(size).and_then(|b| raw.get(..b));
             if let (true, true, Some(whole)) = (threads > 1, size > 0, whole) {
                 let per = n.div_ceil(threads);
-                let (decode, budget) = (&decode, Budget::new(ctx));
-                let budget = &budget;
+                let (decode, pool) = (&decode, BudgetPool::new(ctx));
+                let pool = &pool;
                 let run = |k: usize, part: &[u8]| {
                     let first = (k * per) as u64;
-                    decode(
-                        part,
-                        (part.len() / size) as u64,
-                        first,
-                        &self.heap(),
-                        budget,
-                    )
+                    let n = (part.len() / size) as u64;
+                    decode(part, n, first, &self.heap(), &pool.budget())
                 };
                 let mut parts = whole.chunks(per.saturating_mul(size)).enumerate();
                 let (_, first) = parts.next().unwrap_or((0, &[]));
