@@ -618,6 +618,16 @@ pub mod whole_file {
     /// # Errors
     /// The first error met.
     pub fn walk(f: &File) -> Result<()> {
+        walk_with(f, true)
+    }
+
+    /// [`walk`], decoding datasets' values only with `values` (an editor
+    /// writing raw bytes into a reference or variable-length dataset makes
+    /// values that do not decode, in a file that is still sound).
+    ///
+    /// # Errors
+    /// The first error met.
+    pub fn walk_with(f: &File, values: bool) -> Result<()> {
         let root = f.root()?;
         let mut seen = std::collections::BTreeSet::new();
         seen.insert(root.addr().0);
@@ -662,7 +672,9 @@ pub mod whole_file {
                             d.read_slice(&sel)?;
                         }
                         // Values (many elements decode on several threads).
-                        d.read_values()?;
+                        if values {
+                            d.read_values()?;
+                        }
                     }
                     Object::Datatype(t) => {
                         for a in t.attrs()? {

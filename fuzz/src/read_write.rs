@@ -610,7 +610,7 @@ pub fn run_outcome(data: &[u8]) -> Outcome {
     let before = reread(&path);
     let walked = before
         .as_ref()
-        .map(|f| super::whole_file::walk(f).is_ok())
+        .map(|f| super::whole_file::walk_with(f, false).is_ok())
         .unwrap_or(false);
     let objs = before.as_ref().map(discover).unwrap_or_default();
     drop(before);
@@ -651,7 +651,7 @@ pub fn run_outcome(data: &[u8]) -> Outcome {
     let after = reread(&path);
     if !all_ok {
         if let Ok(f) = after {
-            let _ = super::whole_file::walk(&f);
+            let _ = super::whole_file::walk_with(&f, false);
         }
         return out;
     }
@@ -666,7 +666,7 @@ pub fn run_outcome(data: &[u8]) -> Outcome {
         }
         out.verified += 1;
     }
-    let w = super::whole_file::walk(&f);
+    let w = super::whole_file::walk_with(&f, false);
     if walked {
         if let Err(e) = w {
             panic!("the file walked before the edits but not after: {e}");
