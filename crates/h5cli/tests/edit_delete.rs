@@ -302,6 +302,93 @@ with h5py.File(sys.argv[1], 'r') as f:
     }
 }
 
+/// Attributes using a committed datatype hold a reference to it, as
+/// datasets do. Twin files: libhdf5 (h5py) makes each edit in one, the
+/// editor in the other, and the datatype's reference count must then be
+/// the same: deleting an attribute (compact), overwriting one with an
+/// inline type, deleting a group with one and a group with twelve (dense
+/// with `latest`), and finally the datatype's link, which frees it.
+#[test]
+fn deleting_attributes_releases_their_committed_datatype() {
+    const GEN_A: &str = r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'w', libver=(sys.argv[2], 'latest'), fs_strategy='fsm',
+               fs_persist=True) as f:
+    f['t'] = np.dtype('<i8')
+    d = f.create_dataset('d', data=np.arange(5))
+    d.attrs.create('b', np.arange(2), dtype=f['t'])
+    d.attrs.create('c', np.arange(3), dtype=f['t'])
+    g = f.create_group('g')
+    g.attrs.create('a', np.arange(3), dtype=f['t'])
+    h = f.create_group('h')
+    for i in range(12):
+        h.attrs.create('x%d' % i, np.arange(i + 1), dtype=f['t'])
+    f['tail'] = np.arange(10, dtype='<i8')
+"#;
+    /// libhdf5 makes step `argv[2]` of the edits below.
+    const LIB_STEP: &str = r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'r+') as f:
+    step = sys.argv[2]
+    if step == 'del_attr':
+        del f['d'].attrs['b']
+    elif step == 'overwrite':
+        f['d'].attrs['c'] = np.arange(4, dtype='<i4')
+    elif step in ('g', 'h', 't'):
+        del f[step]
+"#;
+    const RC: &str = r#"
+import sys, json, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    print(json.dumps({'t': h5py.h5o.get_info(f['t'].id).rc if 't' in f else None,
+                      'dense': h5py.h5o.get_info(f['h'].id).num_attrs if 'h' in f else None,
+                      'c': f['d'].attrs['c'].tolist(), 'tail': f['tail'][()].tolist()}))
+"#;
+    for libver in ["earliest", "latest"] {
+        let ours = scratch(&format!("attr_dtype_{libver}.h5"));
+        let lib = scratch(&format!("attr_dtype_lib_{libver}.h5"));
+        let (o, l) = (ours.to_str().expect("utf-8"), lib.to_str().expect("utf-8"));
+        let Some(_) = run_py(GEN_A, &[o, libver]) else {
+            return;
+        };
+        std::fs::copy(&ours, &lib).expect("copy");
+        let rc = |p: &str| -> serde_json::Value {
+            serde_json::from_str(&run_py(RC, &[p]).expect("python")).expect("json")
+        };
+        assert_eq!(rc(o)["t"], 1 + 2 + 1 + 12, "{libver}");
+        for step in ["del_attr", "overwrite", "g", "h"] {
+            run_py(LIB_STEP, &[l, step]).expect("libhdf5 step");
+            let mut ed = FileEditor::open(&ours).expect("open");
+            match step {
+                "del_attr" => ed.delete_attr("/d", "b").expect("delete b"),
+                "overwrite" => ed
+                    .set_attr("/d", "c", vec![0i32, 1, 2, 3])
+                    .expect("overwrite c"),
+                _ => ed.delete_link("/", step).expect("delete"),
+            }
+            ed.close().expect("close");
+            let (v, want) = (rc(o), rc(l));
+            assert_eq!(v, want, "{libver}, after {step}");
+            assert_checks(&ours, true);
+        }
+        assert_eq!(rc(o)["t"], 1, "{libver}");
+        // The last reference: the datatype goes.
+        let (free0, size0) = (all_free(&ours, false), len(&ours));
+        let mut ed = FileEditor::open(&ours).expect("open");
+        ed.delete_link("/", "t").expect("delete t");
+        ed.close().expect("close");
+        let (free1, size1) = (all_free(&ours, false), len(&ours));
+        assert!(
+            free1 + size0.saturating_sub(size1) >= free0 + 16,
+            "{libver}: free {free0} → {free1}, size {size0} → {size1}"
+        );
+        run_py(LIB_STEP, &[l, "t"]).expect("libhdf5 step");
+        assert_eq!(rc(o), rc(l), "{libver}, after t");
+        assert_checks(&ours, true);
+        libhdf5_edits(&ours);
+    }
+}
+
 /// Fields of a File Space Info message, and its message flags.
 fn fs_info(path: &Path) -> (h5fmt::format::free_space::FileSpaceInfo, u8) {
     fs_info_of(&h5fmt::File::open(path).expect("open"))

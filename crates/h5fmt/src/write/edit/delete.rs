@@ -25,13 +25,15 @@
 //!   local heap, symbol-table B-tree nodes and `SNOD`s, or the dense heap
 //!   and B-trees; every hard link of the group drops its target's reference
 //!   count, recursively deleting targets whose count reaches 0;
-//! * a dataset's committed datatype loses the reference the dataset held.
+//! * a dataset's committed datatype loses the reference the dataset held,
+//!   and the committed datatypes of its unshared attributes, compact or
+//!   dense, the references those held (`H5O__attr_delete`).
 //!
 //! Global heap objects an object refers to (variable-length data) are not
 //! freed, as libhdf5 does not free them either. Conservative where libhdf5
 //! is not: a structure that does not decode is left in place (a leak,
-//! never a double free); committed datatypes used by attributes are left
-//! untouched (they only leak); no
+//! never a double free); committed datatypes used by attributes shared in
+//! the SOHM heap are left untouched (they only leak); no
 //! extent is freed that passes the end of file or overlaps space that is
 //! already free or pending, or the persistent managers' own structures.
 //! Objects still named by object references are deleted all the same, as
@@ -195,6 +197,8 @@ impl FileEditor {
                 }
             }
         }
+        // Committed datatypes its attributes use (`H5O__attr_delete`).
+        targets.extend(self.attr_committed_types(&h));
         match self.reader.object_at(Addr(a), "") {
             Ok(Object::Dataset(d)) => {
                 let mut gheap = Vec::new();
@@ -286,6 +290,40 @@ impl FileEditor {
             self.sohm_try_drop(t, id);
         }
         self.sohm_header_gone(a);
+    }
+
+    /// The committed datatypes the unshared attributes of header `h` use,
+    /// compact and dense (each attribute holds one reference). Attributes
+    /// shared in the SOHM heap keep theirs: the SOHM record owns the message.
+    fn attr_committed_types(&mut self, h: &super::header::HeaderImage) -> Vec<u64> {
+        let ctx = self.ctx;
+        let mut out: Vec<u64> = h
+            .chunks
+            .iter()
+            .flat_map(|c| c.msgs.iter())
+            .filter(|m| m.kind == kind::ATTRIBUTE && m.flags & flags::SHARED == 0)
+            .filter_map(|m| super::sohm::attr_committed_type(&m.data, ctx))
+            .collect();
+        if let Some((_, m)) = h.find(kind::ATTRIBUTE_INFO) {
+            if let Ok(info) = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx) {
+                if info.heap.defined().is_some() {
+                    if let Ok((entries, _)) = self.read_dense(
+                        DenseKind::Attrs,
+                        info.heap,
+                        info.name_index,
+                        info.order_index,
+                    ) {
+                        out.extend(
+                            entries
+                                .iter()
+                                .filter(|e| e.flags & flags::SHARED == 0)
+                                .filter_map(|e| super::sohm::attr_committed_type(&e.msg, ctx)),
+                        );
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Space of a symbol table: local heap header and data segment, B-tree

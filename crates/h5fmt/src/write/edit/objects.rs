@@ -387,7 +387,7 @@ impl FileEditor {
                     self.sohm_drop(id);
                 }
                 if let Some(b) = old_body {
-                    self.drop_attr_components(&b);
+                    self.drop_attr_components(a, &b);
                 }
                 return Ok(());
             }
@@ -425,7 +425,7 @@ impl FileEditor {
                     self.sohm_drop(*id);
                 }
                 if let Some(b) = old_body {
-                    self.drop_attr_components(&b);
+                    self.drop_attr_components(a, &b);
                 }
             }
             Some((loc, _, id)) => {
@@ -455,7 +455,7 @@ impl FileEditor {
                     self.sohm_drop(*id);
                 }
                 if let Some(b) = old_body {
-                    self.drop_attr_components(&b);
+                    self.drop_attr_components(a, &b);
                 }
             }
             None => {
@@ -512,7 +512,7 @@ impl FileEditor {
                 self.sohm_drop(id);
             }
             if let Some(b) = old_body {
-                self.drop_attr_components(&b);
+                self.drop_attr_components(a, &b);
             }
             let (_, min_dense) = self.header(a)?.attr_phase_change();
             self.maybe_to_compact(a, DenseKind::Attrs, min_dense)?;
@@ -536,7 +536,7 @@ impl FileEditor {
             self.sohm_drop(id);
         }
         if let Some(b) = old_body {
-            self.drop_attr_components(&b);
+            self.drop_attr_components(a, &b);
         }
         Ok(())
     }
@@ -547,13 +547,18 @@ impl FileEditor {
         Some(h.chunks.get(loc.0)?.msgs.get(loc.1)?.data.clone())
     }
 
-    /// An unshared attribute message `body` is gone: drop the references
-    /// its shared datatype and dataspace hold in the SOHM indexes, as
+    /// An unshared attribute message `body` of the object at `owner` is
+    /// gone: drop the references its shared datatype and dataspace hold in
+    /// the SOHM indexes, and the one its committed datatype counts, as
     /// libhdf5's `H5O__attr_delete` does (staged; references that do not
     /// validate are left, a leak).
-    fn drop_attr_components(&mut self, body: &[u8]) {
+    fn drop_attr_components(&mut self, owner: u64, body: &[u8]) {
         for (t, id) in super::sohm::attr_components(body, self.ctx) {
             self.sohm_try_drop(t, id);
+        }
+        if let Some(t) = super::sohm::attr_committed_type(body, self.ctx) {
+            // A datatype header that does not decode is left (a leak).
+            let _ = self.release_object(t, owner);
         }
     }
 

@@ -151,6 +151,31 @@ impl Index {
 /// flag bits 0 and 1): `(message type, heap id)`. libhdf5 drops these
 /// references when it deletes the attribute (`H5O__attr_delete`).
 pub(super) fn attr_components(body: &[u8], ctx: Ctx) -> Vec<(u16, [u8; 8])> {
+    attr_shared_fields(body, ctx)
+        .into_iter()
+        .filter_map(|(k, t)| match t {
+            SharedTarget::SohmHeap(id) => Some((k, id)),
+            SharedTarget::ObjectHeader(_) => None,
+        })
+        .collect()
+}
+
+/// The committed datatype (its object header's address) an attribute
+/// message's datatype names, if any. libhdf5 drops the reference the
+/// attribute holds to it when it deletes the attribute
+/// (`H5O__attr_delete` → `H5O__shared_link_adj`).
+pub(super) fn attr_committed_type(body: &[u8], ctx: Ctx) -> Option<u64> {
+    attr_shared_fields(body, ctx)
+        .into_iter()
+        .find_map(|(k, t)| match t {
+            SharedTarget::ObjectHeader(a) if k == kind::DATATYPE => Some(a.get()),
+            _ => None,
+        })
+}
+
+/// The shared datatype and dataspace fields of an attribute message
+/// (versions 2 and 3, flag bits 0 and 1): `(message type, target)`.
+fn attr_shared_fields(body: &[u8], ctx: Ctx) -> Vec<(u16, SharedTarget)> {
     let mut out = Vec::new();
     let mut c = Cursor::new(body, 0);
     let (Ok(version), Ok(fl), Ok(name_len), Ok(dt_len), Ok(ds_len)) = (
@@ -176,12 +201,8 @@ pub(super) fn attr_components(body: &[u8], ctx: Ctx) -> Vec<(u16, [u8; 8])> {
             return out;
         };
         if fl & bit != 0 {
-            if let Ok(SharedMessage {
-                target: SharedTarget::SohmHeap(id),
-                ..
-            }) = SharedMessage::decode(&mut Cursor::new(field, 0), ctx)
-            {
-                out.push((k, id));
+            if let Ok(m) = SharedMessage::decode(&mut Cursor::new(field, 0), ctx) {
+                out.push((k, m.target));
             }
         }
     }
