@@ -93,6 +93,12 @@ fn discover(f: &h5fmt::File) -> Vec<Obj> {
             break;
         }
         let Ok(o) = f.object(&path) else { continue };
+        if o.addr().0 != addr {
+            // The path names another object (a corrupt file's links with
+            // empty or repeated names): edits and checks by this path would
+            // not meet this object.
+            continue;
+        }
         let attrs = o
             .attrs()
             .map(|v| v.iter().map(|a| a.name().to_string()).collect())
