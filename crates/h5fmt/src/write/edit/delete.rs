@@ -264,26 +264,13 @@ impl FileEditor {
                 }
             }
         }
-        if let Some((_, m)) = h.find(kind::ATTRIBUTE_INFO) {
-            if let Ok(info) = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx) {
-                if info.heap.defined().is_some() {
-                    if let Ok((entries, _)) = self.read_dense(
-                        DenseKind::Attrs,
-                        info.heap,
-                        info.name_index,
-                        info.order_index,
-                    ) {
-                        for e in entries {
-                            if e.flags & flags::SHARED != 0 {
-                                if let Ok(id) = super::sohm::shared_attr_id(&e.msg, ctx) {
-                                    drops.push((kind::ATTRIBUTE, id));
-                                }
-                            } else {
-                                drops.extend(super::sohm::attr_components(&e.msg, ctx));
-                            }
-                        }
-                    }
+        for e in self.dense_attrs(h) {
+            if e.flags & flags::SHARED != 0 {
+                if let Ok(id) = super::sohm::shared_attr_id(&e.msg, ctx) {
+                    drops.push((kind::ATTRIBUTE, id));
                 }
+            } else {
+                drops.extend(super::sohm::attr_components(&e.msg, ctx));
             }
         }
         for (t, id) in drops {
@@ -304,26 +291,33 @@ impl FileEditor {
             .filter(|m| m.kind == kind::ATTRIBUTE && m.flags & flags::SHARED == 0)
             .filter_map(|m| super::sohm::attr_committed_type(&m.data, ctx))
             .collect();
-        if let Some((_, m)) = h.find(kind::ATTRIBUTE_INFO) {
-            if let Ok(info) = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx) {
-                if info.heap.defined().is_some() {
-                    if let Ok((entries, _)) = self.read_dense(
-                        DenseKind::Attrs,
-                        info.heap,
-                        info.name_index,
-                        info.order_index,
-                    ) {
-                        out.extend(
-                            entries
-                                .iter()
-                                .filter(|e| e.flags & flags::SHARED == 0)
-                                .filter_map(|e| super::sohm::attr_committed_type(&e.msg, ctx)),
-                        );
-                    }
-                }
-            }
-        }
+        out.extend(
+            self.dense_attrs(h)
+                .iter()
+                .filter(|e| e.flags & flags::SHARED == 0)
+                .filter_map(|e| super::sohm::attr_committed_type(&e.msg, ctx)),
+        );
         out
+    }
+
+    /// The dense attributes of header `h` as stored in the file (none when
+    /// it has none or they do not decode).
+    fn dense_attrs(&self, h: &super::header::HeaderImage) -> Vec<crate::write::dense::DenseEntry> {
+        let Some((_, m)) = h.find(kind::ATTRIBUTE_INFO) else {
+            return Vec::new();
+        };
+        match AttributeInfo::decode(&mut Cursor::new(&m.data, 0), self.ctx) {
+            Ok(info) if info.heap.defined().is_some() => self
+                .read_dense(
+                    DenseKind::Attrs,
+                    info.heap,
+                    info.name_index,
+                    info.order_index,
+                )
+                .map(|(entries, _)| entries)
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
     }
 
     /// Space of a symbol table: local heap header and data segment, B-tree
