@@ -248,6 +248,21 @@ fn deleting_one_of_two_hard_links_frees_nothing() {
     }
 }
 
+/// The editor deletes the link `/t` to a committed datatype holding its
+/// last reference: the datatype's header (at least its 8-byte integer
+/// message) becomes free space or leaves the end of the file.
+fn delete_frees_datatype(path: &Path, libver: &str) {
+    let (free0, size0) = (all_free(path, false), len(path));
+    let mut ed = FileEditor::open(path).expect("open");
+    ed.delete_link("/", "t").expect("delete t");
+    ed.close().expect("close");
+    let (free1, size1) = (all_free(path, false), len(path));
+    assert!(
+        free1 + size0.saturating_sub(size1) >= free0 + 16,
+        "{libver}: free {free0} → {free1}, size {size0} → {size1}"
+    );
+}
+
 /// A dataset using a committed datatype holds a reference to it (libhdf5
 /// counts it as a link): deleting the dataset drops the datatype's count
 /// from 2 to 1 (h5py reports it), and deleting the datatype's link then
@@ -284,16 +299,7 @@ with h5py.File(sys.argv[1], 'r') as f:
         assert_eq!(v["t"], 1, "{libver}: {v}");
         assert_eq!(v["d"], false);
         assert_checks(&path, true);
-        let (free0, size0) = (all_free(&path, false), len(&path));
-        let mut ed = FileEditor::open(&path).expect("open");
-        ed.delete_link("/", "t").expect("delete t");
-        ed.close().expect("close");
-        let (free1, size1) = (all_free(&path, false), len(&path));
-        // The datatype's header (at least its 8-byte integer message).
-        assert!(
-            free1 + size0.saturating_sub(size1) >= free0 + 16,
-            "{libver}: free {free0} → {free1}, size {size0} → {size1}"
-        );
+        delete_frees_datatype(&path, libver);
         let v = rc(p);
         assert_eq!(v["t"], serde_json::Value::Null);
         assert_eq!(v["tail"], serde_json::json!((0..10).collect::<Vec<i64>>()));
@@ -373,15 +379,7 @@ with h5py.File(sys.argv[1], 'r') as f:
         }
         assert_eq!(rc(o)["t"], 1, "{libver}");
         // The last reference: the datatype goes.
-        let (free0, size0) = (all_free(&ours, false), len(&ours));
-        let mut ed = FileEditor::open(&ours).expect("open");
-        ed.delete_link("/", "t").expect("delete t");
-        ed.close().expect("close");
-        let (free1, size1) = (all_free(&ours, false), len(&ours));
-        assert!(
-            free1 + size0.saturating_sub(size1) >= free0 + 16,
-            "{libver}: free {free0} → {free1}, size {size0} → {size1}"
-        );
+        delete_frees_datatype(&ours, libver);
         run_py(LIB_STEP, &[l, "t"]).expect("libhdf5 step");
         assert_eq!(rc(o), rc(l), "{libver}, after t");
         assert_checks(&ours, true);

@@ -530,20 +530,19 @@ fn decode_one(
             }
             let obj = heap.global_heap_object(addr, index)?;
             budget.charge(obj.len() as u64)?;
+            // A short object is the heap's fault, not the element bytes'.
+            let short = |e: Error| {
+                if e.kind() != ErrorKind::Truncated {
+                    return e;
+                }
+                let msg = alloc::format!(
+                    "variable-length sequence of {len} elements in a {}-byte heap object",
+                    obj.len()
+                );
+                Error::corrupt(msg, addr.0)
+            };
             let v =
-                decode_elements_in(base, &obj, u64::from(len), ctx, heap, budget).map_err(|e| {
-                    if e.kind() == ErrorKind::Truncated {
-                        Error::corrupt(
-                            alloc::format!(
-                            "variable-length sequence of {len} elements in a {}-byte heap object",
-                            obj.len()
-                        ),
-                            addr.0,
-                        )
-                    } else {
-                        e
-                    }
-                })?;
+                decode_elements_in(base, &obj, u64::from(len), ctx, heap, budget).map_err(short)?;
             Ok(Value::Vlen(v))
         }
         Datatype::VarLenString { .. } => {

@@ -336,18 +336,19 @@ impl File {
                     done
                 });
                 let mut out = Vec::with_capacity(n);
+                let mut exhausted = false;
                 for part in done {
                     match part {
                         Ok(mut v) => out.append(&mut v),
                         Err(e) if e.kind() == crate::ErrorKind::Limit => {
-                            drop(out);
+                            exhausted = true;
                             break;
                         }
                         Err(e) => return Err(e),
                     }
-                    if out.len() == n {
-                        return Ok(out);
-                    }
+                }
+                if !exhausted {
+                    return Ok(out);
                 }
             }
         }

@@ -154,7 +154,9 @@ impl FileEditor {
             let len = c.prefix.len() + c.cap + if h.version == 2 { 4 } else { 0 };
             del.meta.push((c.addr, len as u64));
         }
-        self.stage_sohm_drops(a, &h);
+        // Read once: both the SOHM drops and the committed datatypes need them.
+        let dense = self.dense_attrs(&h);
+        self.stage_sohm_drops(a, &h, &dense);
         // Dense attributes.
         if let Some((_, m)) = h.find(kind::ATTRIBUTE_INFO) {
             if let Ok(info) = AttributeInfo::decode(&mut Cursor::new(&m.data, 0), ctx) {
@@ -198,7 +200,7 @@ impl FileEditor {
             }
         }
         // Committed datatypes its attributes use (`H5O__attr_delete`).
-        targets.extend(self.attr_committed_types(&h));
+        targets.extend(attr_committed_types(&h, &dense, ctx));
         match self.reader.object_at(Addr(a), "") {
             Ok(Object::Dataset(d)) => {
                 let mut gheap = Vec::new();
@@ -236,7 +238,12 @@ impl FileEditor {
     /// (`H5O__attr_delete`), its dense attributes likewise, and the index
     /// records pointing into the header itself (messages shared "here").
     /// References that do not validate are left (a leak).
-    fn stage_sohm_drops(&mut self, a: u64, h: &super::header::HeaderImage) {
+    fn stage_sohm_drops(
+        &mut self,
+        a: u64,
+        h: &super::header::HeaderImage,
+        dense: &[crate::write::dense::DenseEntry],
+    ) {
         if !matches!(self.sohm_table(), Ok(Some(_))) {
             return;
         }
@@ -264,7 +271,7 @@ impl FileEditor {
                 }
             }
         }
-        for e in self.dense_attrs(h) {
+        for e in dense {
             if e.flags & flags::SHARED != 0 {
                 if let Ok(id) = super::sohm::shared_attr_id(&e.msg, ctx) {
                     drops.push((kind::ATTRIBUTE, id));
@@ -277,27 +284,6 @@ impl FileEditor {
             self.sohm_try_drop(t, id);
         }
         self.sohm_header_gone(a);
-    }
-
-    /// The committed datatypes the unshared attributes of header `h` use,
-    /// compact and dense (each attribute holds one reference). Attributes
-    /// shared in the SOHM heap keep theirs: the SOHM record owns the message.
-    fn attr_committed_types(&mut self, h: &super::header::HeaderImage) -> Vec<u64> {
-        let ctx = self.ctx;
-        let mut out: Vec<u64> = h
-            .chunks
-            .iter()
-            .flat_map(|c| c.msgs.iter())
-            .filter(|m| m.kind == kind::ATTRIBUTE && m.flags & flags::SHARED == 0)
-            .filter_map(|m| super::sohm::attr_committed_type(&m.data, ctx))
-            .collect();
-        out.extend(
-            self.dense_attrs(h)
-                .iter()
-                .filter(|e| e.flags & flags::SHARED == 0)
-                .filter_map(|e| super::sohm::attr_committed_type(&e.msg, ctx)),
-        );
-        out
     }
 
     /// The dense attributes of header `h` as stored in the file (none when
@@ -523,4 +509,26 @@ impl FileEditor {
         }
         writes
     }
+}
+
+/// The committed datatypes the unshared attributes of header `h` use,
+/// compact and `dense` (each attribute holds one reference). Attributes
+/// shared in the SOHM heap keep theirs: the SOHM record owns the message.
+fn attr_committed_types(
+    h: &super::header::HeaderImage,
+    dense: &[crate::write::dense::DenseEntry],
+    ctx: crate::Ctx,
+) -> Vec<u64> {
+    let compact = h
+        .chunks
+        .iter()
+        .flat_map(|c| c.msgs.iter())
+        .filter(|m| m.kind == kind::ATTRIBUTE)
+        .map(|m| (m.flags, m.data.as_slice()));
+    let dense = dense.iter().map(|e| (e.flags, e.msg.as_slice()));
+    compact
+        .chain(dense)
+        .filter(|(fl, _)| fl & flags::SHARED == 0)
+        .filter_map(|(_, body)| super::sohm::attr_committed_type(body, ctx))
+        .collect()
 }
