@@ -1,0 +1,116 @@
+//! Values as text: what `h5 table cat` prints in its cells.
+
+use crate::model::{Column, ColumnKind};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt::Write;
+use h5fmt::data::value::Reference;
+use h5fmt::Value;
+
+/// Shortest text that reads back as the same `f64`.
+pub fn format_f64(x: f64) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// Shortest text that reads back as the same `f32`.
+pub fn format_f32(x: f32) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// Lower-case hex of bytes.
+pub fn hex(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() * 2);
+    for x in b {
+        let _ = write!(s, "{x:02x}");
+    }
+    s
+}
+
+/// A value as text, whatever its column: numbers in shortest round-trip
+/// form, strings as they are, enums by member name, opaque bytes in hex,
+/// compounds and arrays as `(a, b, …)`.
+pub fn format_value(v: &Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::BigInt(i) => i.to_string(),
+        Value::BigUInt(u) => u.to_string(),
+        Value::F16(b) => format_f32(h5fmt::data::convert::f16_to_f64(*b) as f32),
+        Value::F32(x) => format_f32(*x),
+        Value::F64(x) => format_f64(*x),
+        Value::F128(b) | Value::NonStandardFloat(b) => format!("0x{b:x}"),
+        Value::Str(s) => s.clone(),
+        Value::RawStr(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Opaque(b) => hex(b),
+        Value::Enum { code, name } => name.clone().unwrap_or_else(|| code.to_string()),
+        Value::Compound(fields) => {
+            let parts: Vec<String> = fields.iter().map(|(_, v)| format_value(v)).collect();
+            format!("({})", parts.join(", "))
+        }
+        Value::Array(items) | Value::Vlen(items) => {
+            let parts: Vec<String> = items.iter().map(format_value).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        Value::Ref(r) => match r {
+            Reference::Null => "null".into(),
+            Reference::Object(a) => format!("object 0x{:x}", a.0),
+            Reference::Region { obj, .. } => format!("region of 0x{:x}", obj.0),
+            Reference::Attribute { obj, name } => format!("attribute {name:?} of 0x{:x}", obj.0),
+            Reference::External { file } => format!("external {file:?}"),
+        },
+        Value::Time(t) => t.to_string(),
+        Value::Complex(re, im) => format!("({}, {})", format_value(re), format_value(im)),
+    }
+}
+
+/// The integer code of an integer value.
+pub fn as_code(v: &Value) -> Option<i128> {
+    match v {
+        Value::Int(i) => Some(i128::from(*i)),
+        Value::UInt(u) => Some(i128::from(*u)),
+        Value::BigInt(i) => Some(*i),
+        Value::BigUInt(u) => i128::try_from(*u).ok(),
+        Value::Enum { code, .. } => Some(*code),
+        _ => None,
+    }
+}
+
+/// A cell of `column` as `h5 table cat` prints it: empty when missing, a
+/// categorical code as its label, everything else as [`format_value`].
+pub fn format_cell(column: &Column, v: &Value, missing: bool) -> String {
+    if missing {
+        return String::new();
+    }
+    if column.kind() == ColumnKind::Categorical {
+        if let Some(cats) = &column.categories {
+            if let Some(label) = as_code(v)
+                .and_then(|c| usize::try_from(c).ok())
+                .and_then(|i| cats.labels.get(i))
+            {
+                return format_value(label);
+            }
+        }
+    }
+    format_value(v)
+}
