@@ -27,6 +27,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod check;
 pub mod error;
 pub mod model;
 pub mod text;
