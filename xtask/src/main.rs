@@ -17,6 +17,9 @@ const REQUIREMENTS: &[&str] = &[
     "hdf5plugin==7.1.0",
     "tables==3.11.1",
     "netCDF4==1.7.5.1.post1",
+    "mmh3==5.3.1",
+    "pyarrow==26.0.1",
+    "polars==2.1.0",
 ];
 
 /// Debian packages that give `/usr/bin/rustc` + `/usr/bin/cargo` able to build `core`/`alloc`
