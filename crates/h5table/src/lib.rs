@@ -30,6 +30,7 @@ extern crate std;
 pub mod check;
 pub mod error;
 pub mod model;
+pub mod query;
 pub mod text;
 
 pub use error::{Error, Result};
