@@ -321,7 +321,7 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
                         Some("COLUMN_TABLE") => "another table group nested in this one",
                         _ => "a subgroup that is neither CATEGORIES nor SEARCH_INDEXES",
                     };
-                    out.err(&cp, "§7.6", format!("{what}"));
+                    out.err(&cp, "§7.6", what);
                 }
             },
             Ok(Object::Datatype(_)) => {

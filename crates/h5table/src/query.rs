@@ -371,13 +371,20 @@ fn cmp_int_float(i: i128, f: f64) -> Option<Ordering> {
     if f <= -1.7e38 {
         return Some(Ordering::Greater);
     }
-    let fl = f.floor();
+    // Truncation toward zero (no `floor` without std); |f| < 2^127 here.
     #[allow(clippy::cast_possible_truncation)]
-    let fi = fl as i128;
-    match i.cmp(&fi) {
-        Ordering::Equal if f > fl => Some(Ordering::Less),
-        o => Some(o),
+    let t = f as i128;
+    #[allow(clippy::cast_precision_loss)]
+    if t as f64 == f {
+        return Some(i.cmp(&t));
     }
+    // f is not an integer: i < f exactly when i <= floor(f).
+    let floor = if f > 0.0 { t } else { t - 1 };
+    Some(if i <= floor {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    })
 }
 
 fn cmp_num(a: Num, b: Num) -> Option<Ordering> {
@@ -441,7 +448,7 @@ pub fn compare_value_pub(v: &Value, lit: &Literal) -> Option<Ordering> {
 fn parse_hex(s: &str) -> Option<Vec<u8>> {
     let s = s.trim();
     let s = s.strip_prefix("0x").unwrap_or(s);
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
