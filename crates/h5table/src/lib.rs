@@ -28,6 +28,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod check;
+mod engine;
 pub mod error;
 pub mod model;
 pub mod query;

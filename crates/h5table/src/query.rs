@@ -21,6 +21,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::{Column, ColumnKind, Table};
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -82,6 +83,35 @@ pub enum Predicate {
         /// `IS NOT NULL`.
         negated: bool,
     },
+    /// `col BETWEEN lo AND hi` (both inclusive).
+    Between {
+        /// Column name.
+        column: String,
+        /// Lower bound.
+        lo: Literal,
+        /// Upper bound.
+        hi: Literal,
+    },
+    /// `col LIKE 'prefix%'`: strings starting with `prefix` (byte-wise).
+    Prefix {
+        /// Column name.
+        column: String,
+        /// The prefix.
+        prefix: String,
+    },
+}
+
+/// A boolean expression over predicates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// All must hold.
+    And(Vec<Expr>),
+    /// Any must hold.
+    Or(Vec<Expr>),
+    /// Negation (SQL: NOT of unknown is unknown).
+    Not(Box<Expr>),
+    /// One predicate.
+    Pred(Predicate),
 }
 
 impl Predicate {
@@ -90,16 +120,18 @@ impl Predicate {
         match self {
             Predicate::Compare { column, .. }
             | Predicate::In { column, .. }
-            | Predicate::IsNull { column, .. } => column,
+            | Predicate::IsNull { column, .. }
+            | Predicate::Between { column, .. }
+            | Predicate::Prefix { column, .. } => column,
         }
     }
 }
 
-/// A conjunction of predicates.
+/// A parsed WHERE expression.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
-    /// The predicates, all of which a row must satisfy.
-    pub predicates: Vec<Predicate>,
+    /// The expression.
+    pub expr: Expr,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -216,123 +248,182 @@ fn parse_number(s: &str) -> Option<Literal> {
     s.parse::<f64>().ok().map(Literal::Float)
 }
 
+struct Parser<'a> {
+    toks: Vec<Tok>,
+    i: usize,
+    expr: &'a str,
+}
+
+impl Parser<'_> {
+    fn bad(&self, m: &str) -> Error {
+        Error::usage(format!("--where {:?}: {m}", self.expr))
+    }
+    fn kw(&self, k: &str) -> bool {
+        matches!(self.toks.get(self.i), Some(Tok::Ident(s)) if s.eq_ignore_ascii_case(k))
+    }
+    fn literal(&mut self) -> Result<Literal> {
+        let lit = match self.toks.get(self.i) {
+            Some(Tok::Str(s)) => Literal::Str(s.clone()),
+            Some(Tok::Num(n)) => {
+                parse_number(n).ok_or_else(|| self.bad(&format!("{n:?} is not a number")))?
+            }
+            _ => return Err(self.bad("expected a literal ('text' or a number)")),
+        };
+        self.i += 1;
+        Ok(lit)
+    }
+    fn or(&mut self) -> Result<Expr> {
+        let mut parts = vec![self.and()?];
+        while self.kw("OR") {
+            self.i += 1;
+            parts.push(self.and()?);
+        }
+        Ok(if parts.len() == 1 {
+            parts.remove(0)
+        } else {
+            Expr::Or(parts)
+        })
+    }
+    fn and(&mut self) -> Result<Expr> {
+        let mut parts = vec![self.not()?];
+        while self.kw("AND") {
+            self.i += 1;
+            parts.push(self.not()?);
+        }
+        Ok(if parts.len() == 1 {
+            parts.remove(0)
+        } else {
+            Expr::And(parts)
+        })
+    }
+    fn not(&mut self) -> Result<Expr> {
+        if self.kw("NOT") {
+            self.i += 1;
+            return Ok(Expr::Not(Box::new(self.not()?)));
+        }
+        if self.toks.get(self.i) == Some(&Tok::LParen) {
+            self.i += 1;
+            let e = self.or()?;
+            if self.toks.get(self.i) != Some(&Tok::RParen) {
+                return Err(self.bad("expected )"));
+            }
+            self.i += 1;
+            return Ok(e);
+        }
+        self.predicate()
+    }
+    fn predicate(&mut self) -> Result<Expr> {
+        let column = match self.toks.get(self.i) {
+            Some(Tok::Ident(s)) | Some(Tok::Quoted(s)) => s.clone(),
+            _ => return Err(self.bad("expected a column name")),
+        };
+        self.i += 1;
+        let negated_kw = self.kw("NOT")
+            && matches!(self.toks.get(self.i + 1), Some(Tok::Ident(k)) if ["IN", "BETWEEN", "LIKE"].iter().any(|w| k.eq_ignore_ascii_case(w)));
+        if negated_kw {
+            self.i += 1;
+        }
+        let p = if let Some(Tok::Op(op)) = self.toks.get(self.i) {
+            let op = *op;
+            self.i += 1;
+            Predicate::Compare {
+                column,
+                op,
+                value: self.literal()?,
+            }
+        } else if self.kw("IN") {
+            self.i += 1;
+            if self.toks.get(self.i) != Some(&Tok::LParen) {
+                return Err(self.bad("expected ( after IN"));
+            }
+            self.i += 1;
+            let mut values = Vec::new();
+            loop {
+                values.push(self.literal()?);
+                match self.toks.get(self.i) {
+                    Some(Tok::Comma) => self.i += 1,
+                    Some(Tok::RParen) => {
+                        self.i += 1;
+                        break;
+                    }
+                    _ => return Err(self.bad("expected , or ) in the IN list")),
+                }
+            }
+            Predicate::In { column, values }
+        } else if self.kw("BETWEEN") {
+            self.i += 1;
+            let lo = self.literal()?;
+            if !self.kw("AND") {
+                return Err(self.bad("expected AND in BETWEEN … AND …"));
+            }
+            self.i += 1;
+            let hi = self.literal()?;
+            Predicate::Between { column, lo, hi }
+        } else if self.kw("LIKE") {
+            self.i += 1;
+            match self.literal()? {
+                Literal::Str(s) if s.ends_with('%') && !s[..s.len() - 1].contains(['%', '_']) => {
+                    Predicate::Prefix {
+                        column,
+                        prefix: s[..s.len() - 1].into(),
+                    }
+                }
+                _ => {
+                    return Err(self.bad("LIKE takes a prefix pattern 'text%' (no other wildcards)"))
+                }
+            }
+        } else if self.kw("IS") {
+            self.i += 1;
+            let negated = self.kw("NOT");
+            if negated {
+                self.i += 1;
+            }
+            if !self.kw("NULL") {
+                return Err(self.bad("expected NULL after IS [NOT]"));
+            }
+            self.i += 1;
+            Predicate::IsNull { column, negated }
+        } else {
+            return Err(
+                self.bad("expected an operator, IN, BETWEEN, LIKE or IS after the column name")
+            );
+        };
+        let e = Expr::Pred(p);
+        Ok(if negated_kw {
+            Expr::Not(Box::new(e))
+        } else {
+            e
+        })
+    }
+}
+
 impl Query {
-    /// Parse a WHERE expression.
+    /// Parse a WHERE expression: predicates joined by `AND`, `OR`, `NOT` and
+    /// parentheses (`NOT` binds tightest, then `AND`, then `OR`).
     ///
     /// # Errors
     /// `Usage` naming what is malformed.
     pub fn parse(expr: &str) -> Result<Query> {
-        let toks = tokenize(expr)?;
-        let bad = |m: &str| Error::usage(format!("--where {expr:?}: {m}"));
-        let kw = |t: Option<&Tok>, k: &str| matches!(t, Some(Tok::Ident(s)) if s.eq_ignore_ascii_case(k));
-        let literal = |t: Option<&Tok>| -> Result<Literal> {
-            match t {
-                Some(Tok::Str(s)) => Ok(Literal::Str(s.clone())),
-                Some(Tok::Num(n)) => {
-                    parse_number(n).ok_or_else(|| bad(&format!("{n:?} is not a number")))
-                }
-                _ => Err(bad("expected a literal ('text' or a number)")),
-            }
+        let mut p = Parser {
+            toks: tokenize(expr)?,
+            i: 0,
+            expr,
         };
-        let mut preds = Vec::new();
-        let mut i = 0;
-        loop {
-            let column = match toks.get(i) {
-                Some(Tok::Ident(s)) | Some(Tok::Quoted(s)) => s.clone(),
-                _ => return Err(bad("expected a column name")),
-            };
-            i += 1;
-            match toks.get(i) {
-                Some(Tok::Op(op)) => {
-                    let value = literal(toks.get(i + 1))?;
-                    preds.push(Predicate::Compare {
-                        column,
-                        op: *op,
-                        value,
-                    });
-                    i += 2;
-                }
-                t if kw(t, "IN") => {
-                    i += 1;
-                    if toks.get(i) != Some(&Tok::LParen) {
-                        return Err(bad("expected ( after IN"));
-                    }
-                    i += 1;
-                    let mut values = Vec::new();
-                    loop {
-                        values.push(literal(toks.get(i))?);
-                        i += 1;
-                        match toks.get(i) {
-                            Some(Tok::Comma) => i += 1,
-                            Some(Tok::RParen) => {
-                                i += 1;
-                                break;
-                            }
-                            _ => return Err(bad("expected , or ) in the IN list")),
-                        }
-                    }
-                    preds.push(Predicate::In { column, values });
-                }
-                t if kw(t, "IS") => {
-                    i += 1;
-                    let negated = kw(toks.get(i), "NOT");
-                    if negated {
-                        i += 1;
-                    }
-                    if !kw(toks.get(i), "NULL") {
-                        return Err(bad("expected NULL after IS [NOT]"));
-                    }
-                    i += 1;
-                    preds.push(Predicate::IsNull { column, negated });
-                }
-                _ => return Err(bad("expected an operator, IN or IS after the column name")),
-            }
-            match toks.get(i) {
-                None => break,
-                t if kw(t, "AND") => i += 1,
-                _ => return Err(bad("expected AND between predicates")),
-            }
+        let e = p.or()?;
+        if p.i != p.toks.len() {
+            return Err(
+                p.bad("unexpected text after the expression (predicates are joined by AND / OR)")
+            );
         }
-        Ok(Query { predicates: preds })
+        Ok(Query { expr: e })
     }
 
-    /// Evaluate by scanning the columns the predicates name, rows `[0, NROWS)`;
-    /// the matching row positions in increasing order.
+    /// The matching row positions in `[0, NROWS)`, in increasing order.
     ///
     /// # Errors
-    /// `Usage` for an unknown column or a literal the column cannot compare
-    /// with; read errors.
+    /// `Usage` for an unknown column; read errors.
     pub fn run(&self, table: &Table) -> Result<Vec<u64>> {
-        let cols: Vec<&Column> = self
-            .predicates
-            .iter()
-            .map(|p| table.column(p.column()))
-            .collect::<Result<_>>()?;
-        const BATCH: u64 = 1 << 16;
-        let n = table.nrows();
-        let mut out = Vec::new();
-        let mut at = 0;
-        while at < n {
-            let stop = (at + BATCH).min(n);
-            let len = usize::try_from(stop - at).unwrap_or(0);
-            let mut keep = vec![true; len];
-            for (p, c) in self.predicates.iter().zip(&cols) {
-                let s = c.read(at..stop)?;
-                for (r, k) in keep.iter_mut().enumerate() {
-                    if *k {
-                        *k = matches(p, c, &s.values[r], s.missing[r]);
-                    }
-                }
-            }
-            out.extend(
-                keep.iter()
-                    .enumerate()
-                    .filter(|(_, k)| **k)
-                    .map(|(r, _)| at + r as u64),
-            );
-            at = stop;
-        }
-        Ok(out)
+        crate::engine::run(self, table)
     }
 }
 
@@ -352,6 +443,31 @@ pub fn matches(p: &Predicate, c: &Column, v: &Value, missing: bool) -> bool {
         Predicate::In { values, .. } => values
             .iter()
             .any(|l| compare(c, v, l) == Some(Ordering::Equal)),
+        Predicate::Between { lo, hi, .. } => {
+            compare(c, v, lo).is_some_and(|o| o != Ordering::Less)
+                && compare(c, v, hi).is_some_and(|o| o != Ordering::Greater)
+        }
+        Predicate::Prefix { prefix, .. } => {
+            string_bytes(c, v).is_some_and(|b| b.starts_with(prefix.as_bytes()))
+        }
+    }
+}
+
+fn string_bytes<'v>(c: &'v Column, v: &'v Value) -> Option<&'v [u8]> {
+    let v = if c.kind() == ColumnKind::Categorical {
+        let code = crate::text::as_code(v)?;
+        c.categories
+            .as_ref()?
+            .labels
+            .get(usize::try_from(code).ok()?)?
+    } else {
+        v
+    };
+    match v {
+        Value::Str(s) => Some(s.as_bytes()),
+        Value::RawStr(b) => Some(b),
+        Value::Enum { name: Some(n), .. } => Some(n.as_bytes()),
+        _ => None,
     }
 }
 
@@ -475,27 +591,59 @@ mod tests {
     fn parses_the_grammar() {
         let q =
             Query::parse(r#""q""uote" = 3 AND x in ('a''b', -1.5e3) and y IS not null"#).unwrap();
+        let pred = Expr::Pred;
         assert_eq!(
-            q.predicates,
-            vec![
-                Predicate::Compare {
+            q.expr,
+            Expr::And(vec![
+                pred(Predicate::Compare {
                     column: "q\"uote".into(),
                     op: Op::Eq,
                     value: Literal::Int(3)
-                },
-                Predicate::In {
+                }),
+                pred(Predicate::In {
                     column: "x".into(),
                     values: vec![Literal::Str("a'b".into()), Literal::Float(-1500.0)]
-                },
-                Predicate::IsNull {
+                }),
+                pred(Predicate::IsNull {
                     column: "y".into(),
                     negated: true
-                },
-            ]
+                }),
+            ])
         );
+        let q = Query::parse("NOT (a < 1 OR b BETWEEN 2 AND 3) AND c NOT IN (1) OR s LIKE 'ab%'")
+            .unwrap();
+        assert_eq!(
+            q.expr,
+            Expr::Or(vec![
+                Expr::And(vec![
+                    Expr::Not(Box::new(Expr::Or(vec![
+                        pred(Predicate::Compare {
+                            column: "a".into(),
+                            op: Op::Lt,
+                            value: Literal::Int(1)
+                        }),
+                        pred(Predicate::Between {
+                            column: "b".into(),
+                            lo: Literal::Int(2),
+                            hi: Literal::Int(3)
+                        }),
+                    ]))),
+                    Expr::Not(Box::new(pred(Predicate::In {
+                        column: "c".into(),
+                        values: vec![Literal::Int(1)]
+                    }))),
+                ]),
+                pred(Predicate::Prefix {
+                    column: "s".into(),
+                    prefix: "ab".into()
+                }),
+            ])
+        );
+        assert!(Query::parse("s LIKE '%a'").is_err());
+        assert!(Query::parse("(a = 1").is_err());
         assert!(Query::parse("x = ").is_err());
         assert!(Query::parse("x IN (1, 2").is_err());
-        assert!(Query::parse("x = 1 OR y = 2").is_err());
+        assert!(Query::parse("x = 1 y = 2").is_err());
         assert!(Query::parse("'x' = 1").is_err());
     }
 
