@@ -29,6 +29,7 @@ extern crate std;
 
 pub mod check;
 pub mod error;
+pub mod index;
 pub mod model;
 pub mod text;
 
