@@ -347,9 +347,12 @@ pub fn discover(table: &Table) -> Result<Discovery> {
         }
     }
 
-    // Accompanying datasets: referenced by a BITMAP's VALUES.
+    // Accompanying datasets: referenced by a BITMAP's VALUES. Findings about
+    // a BITMAP's own VALUES are kept apart until we know whether that BITMAP
+    // is itself some other bitmap's (KIND-carrying) values dataset.
     let mut accompanying = alloc::vec![false; members.len()];
     let mut values_of: Vec<Option<usize>> = alloc::vec![None; members.len()];
+    let mut values_findings: Vec<(usize, Finding)> = Vec::new();
     for (i, (_, ds, kind)) in members.iter().enumerate() {
         if kind.as_deref() != Some("BITMAP") {
             continue;
@@ -358,31 +361,21 @@ pub fn discover(table: &Table) -> Result<Discovery> {
             .attrs()
             .ok()
             .and_then(|attrs| find_attr(&attrs, "VALUES").map(attr_refs));
+        let mut problem = |section: &'static str, m: String| {
+            values_findings.push((i, finding(ds.path(), section, m)));
+        };
         match refs {
-            None => out.findings.push(finding(
-                ds.path(),
-                "§10.6",
-                "BITMAP index has no VALUES attribute".into(),
-            )),
-            Some(None) => out.findings.push(finding(
-                ds.path(),
-                "§5, §10.6",
-                "VALUES is not an object reference".into(),
-            )),
+            None => problem("§10.6", "BITMAP index has no VALUES attribute".into()),
+            Some(None) => problem("§5, §10.6", "VALUES is not an object reference".into()),
             Some(Some(refs)) => match refs.first().copied().flatten() {
-                None => out.findings.push(finding(
-                    ds.path(),
-                    "§10.6",
-                    "VALUES is empty or a null reference".into(),
-                )),
+                None => problem("§10.6", "VALUES is empty or a null reference".into()),
                 Some(a) => match by_addr(a) {
-                    None => out.findings.push(finding(
-                        ds.path(),
+                    None => problem(
                         "§12, §10.6",
                         format!(
                             "VALUES does not resolve to a dataset in the table's {SEARCH_INDEXES} group"
                         ),
-                    )),
+                    ),
                     Some(v) => {
                         values_of[i] = Some(v);
                         accompanying[v] = true;
@@ -402,6 +395,12 @@ pub fn discover(table: &Table) -> Result<Discovery> {
             },
         }
     }
+    out.findings.extend(
+        values_findings
+            .into_iter()
+            .filter(|(i, _)| !accompanying[*i])
+            .map(|(_, f)| f),
+    );
     for (i, (_, ds, kind)) in members.iter().enumerate() {
         if kind.is_none() {
             if accompanying[i] {
@@ -451,7 +450,7 @@ pub fn discover(table: &Table) -> Result<Discovery> {
                 ),
             ));
         }
-        if cols.is_empty() {
+        if cols.is_empty() && !accompanying[i] {
             out.findings.push(warning(
                 &path,
                 "§10.2",
