@@ -258,3 +258,39 @@ fn tampered_index_is_not_trusted_under_verify() {
     let ignore = ColumnIndexes::open(t, "x", IndexPolicy::Ignore).unwrap();
     assert_eq!(ignore.candidates(&p).unwrap(), Candidates::All);
 }
+
+#[test]
+fn inexact_literals_are_not_pruned() {
+    let f = index_common::hep001().join("files").join("c03_floats.h5");
+    let t = &tables(&f)[0];
+    let ci = ColumnIndexes::open(t, "f32", IndexPolicy::Trust).unwrap();
+    assert!(!ci.is_empty());
+    // 0.1 is not a float32: an engine casting it (numpy) and one comparing
+    // in f64 disagree, so no pruning.
+    assert_eq!(
+        ci.candidates(&Predicate::Eq(h5fmt::Value::F64(0.1)))
+            .unwrap(),
+        Candidates::All
+    );
+    assert_eq!(
+        ci.candidates(&Predicate::Lt(h5fmt::Value::F64(0.1)))
+            .unwrap(),
+        Candidates::All
+    );
+    // Nothing is below -inf: every chunk is pruned.
+    assert_eq!(
+        ci.candidates(&Predicate::Lt(h5fmt::Value::F32(f32::NEG_INFINITY)))
+            .unwrap(),
+        Candidates::Rows(vec![])
+    );
+    let f = index_common::hep001()
+        .join("files")
+        .join("c06_fixed_strings.h5");
+    let t = &tables(&f)[0];
+    let ci = ColumnIndexes::open(t, "a_sp", IndexPolicy::Trust).unwrap();
+    assert_eq!(
+        ci.candidates(&Predicate::Lt(h5fmt::Value::Str("gamma ".into())))
+            .unwrap(),
+        Candidates::All
+    );
+}

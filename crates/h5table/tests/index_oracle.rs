@@ -325,3 +325,94 @@ fn corrupted_files_never_panic() {
     }
     assert!(opened > 20, "{opened}");
 }
+
+#[test]
+fn unknown_kind_is_listed_and_ignored() {
+    let f = scratch_copy("c02_ints.h5", "unknown-kind");
+    h5py_edit(
+        &f,
+        "/ints",
+        r#"
+s = g['SEARCH_INDEXES/i16__sorted_rows']
+del s.attrs['KIND']
+s.attrs['KIND'] = np.bytes_(b'ZORDER_CURVE')
+"#,
+    );
+    let t = &tables(&f)[0];
+    let d = h5table::index::discover(t).unwrap();
+    let i = d
+        .indexes
+        .iter()
+        .find(|i| i.name == "i16__sorted_rows")
+        .unwrap();
+    assert_eq!(
+        i.kind,
+        h5table::index::IndexKind::Unknown("ZORDER_CURVE".into())
+    );
+    assert!(!i.usable());
+    assert!(errors(&f).is_empty());
+    assert!(ColumnIndexes::open(t, "i16", IndexPolicy::Trust)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn generation_mismatch_makes_every_index_stale() {
+    let f = scratch_copy("c02_ints.h5", "generation");
+    h5py_edit(&f, "/ints", "g.attrs.modify('GENERATION', np.uint64(1))");
+    let t = &tables(&f)[0];
+    assert_eq!(t.generation, Some(1));
+    let d = h5table::index::discover(t).unwrap();
+    assert!(d
+        .indexes
+        .iter()
+        .all(|i| matches!(i.validity, h5table::index::Validity::Stale { .. })));
+    let all = verify_table(t).unwrap();
+    assert_eq!(all.len(), d.indexes.len(), "{all:#?}");
+    assert!(all.iter().all(|x| x.severity == Severity::Warning));
+    for c in ["i8", "i16", "u8", "u32", "u64", "i64"] {
+        assert!(ColumnIndexes::open(t, c, IndexPolicy::Trust)
+            .unwrap()
+            .is_empty());
+    }
+}
+
+#[test]
+fn wrong_shapes_and_types_are_findings() {
+    // Point each index of c02 at every other dataset of the table (columns,
+    // other indexes, the values dataset): verification must report it
+    // (structure or content), never pass it and never panic.
+    use h5table::index::verify::verify_index;
+    let t = &tables(&hep001().join("files").join("c02_ints.h5"))[0];
+    let d = h5table::index::discover(t).unwrap();
+    let mut others: Vec<h5fmt::Dataset> = t.columns().iter().map(|c| c.dataset().clone()).collect();
+    others.extend(d.indexes.iter().map(|i| i.dataset.clone()));
+    let file = t.group().file().clone();
+    for p in &d.accompanying {
+        if let Ok(h5fmt::Object::Dataset(ds)) = file.object(p) {
+            others.push(*ds);
+        }
+    }
+    let mut n = 0;
+    for info in &d.indexes {
+        let col = t.column(info.column.as_deref().unwrap()).unwrap();
+        let s = col.read(0..t.nrows()).unwrap();
+        assert!(verify_index(t, col, info, &s).is_empty());
+        for o in &others {
+            if o.addr() == info.dataset.addr() {
+                continue;
+            }
+            let mut bad = info.clone();
+            bad.dataset = o.clone();
+            let f = verify_index(t, col, &bad, &s);
+            assert!(
+                f.iter().any(|x| x.severity == Severity::Error),
+                "{} as {}: {f:#?}",
+                o.path(),
+                info.name
+            );
+            n += 1;
+        }
+    }
+    assert!(n > 50);
+}

@@ -13,6 +13,10 @@
 //! fixed strings stripped), enums and categorical columns by their integer
 //! code. An engine comparing enums by member name or categoricals by label
 //! must translate the literal to a code first (for `=`/`IN`), or not prune.
+//! A numeric literal not exactly representable at the column's width, or a
+//! string literal ending in a fixed-length column's padding byte, gets
+//! [`Candidates::All`] (see [`literal_is_exact`]): engines differ on how to
+//! compare those, and pruning must be safe under either reading.
 
 use super::bitmap::{self, Bitmap};
 use super::bloom::{self, ChunkBloom};
@@ -124,6 +128,33 @@ impl Candidates {
             }
         }
         Candidates::Rows(out)
+    }
+}
+
+/// Whether a literal means one value of the column's type whatever the
+/// engine's comparison rule: a number exactly representable at the column's
+/// width (an engine may compare numerically or cast the literal to the
+/// column's type first, as numpy does — they agree only then), a string
+/// without trailing padding bytes of a fixed-length column (an engine may or
+/// may not strip them). NaN literals pass (no index answers for them).
+/// Other literals make [`ColumnIndexes::candidates`] answer
+/// [`Candidates::All`].
+pub fn literal_is_exact(dtype: &h5fmt::Datatype, v: &Value) -> bool {
+    use h5fmt::Datatype as D;
+    if super::order::is_nan(v) {
+        return true;
+    }
+    match dtype {
+        D::Integer { .. } | D::Float { .. } => super::order::canonical_bytes(dtype, v).is_some(),
+        D::String { .. } => {
+            let pad = super::order::string_pad_byte(dtype).unwrap_or(0);
+            match v {
+                Value::Str(s) => s.as_bytes().last() != Some(&pad),
+                Value::RawStr(b) => b.last() != Some(&pad),
+                _ => true,
+            }
+        }
+        _ => true,
     }
 }
 
@@ -267,6 +298,20 @@ impl ColumnIndexes {
             }
             Candidates::Rows(out)
         };
+        let lits: Vec<&Value> = match pred {
+            Predicate::In(vs) => vs.iter().collect(),
+            Predicate::Eq(v)
+            | Predicate::Lt(v)
+            | Predicate::Le(v)
+            | Predicate::Gt(v)
+            | Predicate::Ge(v) => alloc::vec![v],
+        };
+        if !lits
+            .iter()
+            .all(|v| literal_is_exact(self.column.dtype(), v))
+        {
+            return Ok(Candidates::All);
+        }
         let mut acc = Candidates::All;
         for (_, l) in &self.loaded {
             let c = match l {
