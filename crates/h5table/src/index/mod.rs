@@ -223,23 +223,38 @@ fn find_attr<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a Attribute> {
     attrs.iter().find(|a| a.name() == name)
 }
 
+/// The number of data-bearing chunks (§10.4, §10.7): `ceil(nrows /
+/// chunk_len)` for a chunked column, 1 for a contiguous or compact one
+/// (`chunk_len == None`), 0 when `nrows == 0`.
+pub fn chunk_count(nrows: u64, chunk_len: Option<u64>) -> u64 {
+    match (nrows, chunk_len) {
+        (0, _) => 0,
+        (n, Some(c)) if c > 0 => n.div_ceil(c),
+        _ => 1,
+    }
+}
+
+/// The rows of data-bearing chunk `c` (see [`chunk_count`]), clipped to
+/// `nrows`; empty past the last one.
+pub fn chunk_range(c: u64, nrows: u64, chunk_len: Option<u64>) -> Range<u64> {
+    match chunk_len {
+        Some(l) if l > 0 => {
+            let start = c.saturating_mul(l).min(nrows);
+            start..c.saturating_add(1).saturating_mul(l).min(nrows)
+        }
+        _ if c == 0 => 0..nrows,
+        _ => nrows..nrows,
+    }
+}
+
 /// The half-open row ranges of a column's data-bearing chunks (§10.4,
 /// §10.7): `ceil(nrows / chunk_len)` ranges for a chunked column, one for a
 /// contiguous or compact one (`chunk_len == None`), none when `nrows == 0`.
 /// The last range ends at `nrows`.
 pub fn chunk_ranges(nrows: u64, chunk_len: Option<u64>) -> Vec<Range<u64>> {
-    if nrows == 0 {
-        return Vec::new();
-    }
-    match chunk_len {
-        Some(c) if c > 0 => {
-            let n = nrows.div_ceil(c);
-            (0..n)
-                .map(|i| i * c..((i + 1).saturating_mul(c)).min(nrows))
-                .collect()
-        }
-        _ => alloc::vec![0..nrows],
-    }
+    (0..chunk_count(nrows, chunk_len))
+        .map(|c| chunk_range(c, nrows, chunk_len))
+        .collect()
 }
 
 /// List the search indexes of a table (§10) and check their structure:

@@ -23,7 +23,7 @@ use super::bloom::{self, ChunkBloom};
 use super::minmax::{self, MinMaxEntry};
 use super::sorted::{self, SortedRows};
 use super::verify::verify_index;
-use super::{chunk_ranges, discover, IndexInfo, IndexKind};
+use super::{chunk_count, chunk_range, discover, IndexInfo, IndexKind};
 use crate::check::{Finding, Severity};
 use crate::error::Result;
 use crate::model::{Column, ColumnSlice, Table};
@@ -200,8 +200,12 @@ impl ColumnIndexes {
         if policy == IndexPolicy::Ignore {
             return Ok(me);
         }
+        if nrows > me.column.extent() {
+            // Not a conformant table (§12 item 2): no index describes it.
+            return Ok(me);
+        }
         let d = discover(table)?;
-        let nchunks = chunk_ranges(nrows, me.column.chunk_len()).len() as u64;
+        let nchunks = chunk_count(nrows, me.column.chunk_len());
         for info in d.indexes {
             if info.column.as_deref() != Some(column) || !info.usable() {
                 continue;
@@ -284,12 +288,12 @@ impl ColumnIndexes {
     /// HDF5 errors reading column values for a `SORTED_ROWS` binary search.
     pub fn candidates(&self, pred: &Predicate) -> Result<Candidates> {
         let nrows = self.nrows;
-        let ranges = chunk_ranges(nrows, self.column.chunk_len());
-        let nchunks = ranges.len() as u64;
+        let chunk_len = self.column.chunk_len();
+        let nchunks = chunk_count(nrows, chunk_len);
         let chunks_to_rows = |cs: Vec<u64>| {
             let mut out: Vec<Range<u64>> = Vec::new();
             for c in cs {
-                let r = ranges[c as usize].clone();
+                let r = chunk_range(c, nrows, chunk_len);
                 match out.last_mut() {
                     Some(last) if last.end == r.start => last.end = r.end,
                     _ if r.start < r.end => out.push(r),

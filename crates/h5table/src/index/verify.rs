@@ -21,7 +21,7 @@
 //! the table) are treated as absent: a warning, and no verification.
 
 use super::bloom::{self, BloomParams};
-use super::{bitmap, chunk_ranges, discover, finding, minmax, sorted, warning};
+use super::{bitmap, chunk_count, chunk_ranges, discover, finding, minmax, sorted, warning};
 use super::{IndexInfo, IndexKind, Validity};
 use crate::check::Finding;
 use crate::error::Result;
@@ -85,8 +85,19 @@ pub fn verify_index(
     slice: &ColumnSlice,
 ) -> Vec<Finding> {
     let nrows = table.nrows();
+    if (slice.values.len() as u64) < nrows || (slice.missing.len() as u64) < nrows {
+        return alloc::vec![warning(
+            &info.path,
+            "§16",
+            format!(
+                "only {} of the {nrows} rows of column {:?} were given: not verified",
+                slice.values.len().min(slice.missing.len()),
+                col.name()
+            ),
+        )];
+    }
     let chunk_len = col.chunk_len();
-    let nchunks = chunk_ranges(nrows, chunk_len).len() as u64;
+    let nchunks = chunk_count(nrows, chunk_len);
     let fill = col.fill().value.as_ref();
     let fill_is_nan = col.fill().is_nan;
     let kind = &info.kind;
