@@ -91,13 +91,31 @@ fn sorted_rows_match_numpy_stable_argsort() {
     }
 }
 
-/// A copy of a corpus file in a fresh temporary directory.
-fn scratch_copy(name: &str, tag: &str) -> PathBuf {
+/// A copy of a corpus file in a fresh temporary directory, removed on drop.
+struct Scratch {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.file
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn scratch_copy(name: &str, tag: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("h5table-index-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let dst = dir.join(name);
-    std::fs::copy(hep001().join("files").join(name), &dst).unwrap();
-    dst
+    let file = dir.join(name);
+    std::fs::copy(hep001().join("files").join(name), &file).unwrap();
+    Scratch { dir, file }
 }
 
 /// Run an h5py edit (`g` is the table group, opened r+) on a file.

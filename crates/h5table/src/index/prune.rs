@@ -221,10 +221,10 @@ impl ColumnIndexes {
                 continue;
             }
             if policy == IndexPolicy::Verify {
-                if me.values.is_none() {
-                    me.values = Some(me.column.read(0..nrows)?);
-                }
-                let slice = me.values.as_ref().expect("read above");
+                let slice = match &mut me.values {
+                    Some(s) => &*s,
+                    none => &*none.insert(me.column.read(0..nrows)?),
+                };
                 let findings = verify_index(table, &me.column, &info, slice);
                 let errors: Vec<Finding> = findings
                     .iter()
