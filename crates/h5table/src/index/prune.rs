@@ -184,9 +184,12 @@ impl ColumnIndexes {
     /// structurally valid and — under [`IndexPolicy::Verify`] — equal to its
     /// recomputation.
     ///
+    /// Indexes that cannot be listed, loaded or verified are left out and
+    /// explained in [`ColumnIndexes::rejected`]: pruning is optional, so
+    /// their failures never fail the query.
+    ///
     /// # Errors
-    /// `Usage` for an unknown column; HDF5 errors listing `SEARCH_INDEXES`,
-    /// or (under `Verify`) reading the column.
+    /// `Usage` for an unknown column.
     pub fn open(table: &Table, column: &str, policy: IndexPolicy) -> Result<ColumnIndexes> {
         let col = table.column(column)?.clone();
         let nrows = table.nrows();
@@ -204,7 +207,18 @@ impl ColumnIndexes {
             // Not a conformant table (§12 item 2): no index describes it.
             return Ok(me);
         }
-        let d = discover(table)?;
+        let d = match discover(table) {
+            Ok(d) => d,
+            Err(e) => {
+                // Pruning is optional: no index rather than no query.
+                me.rejected.push(super::warning(
+                    table.path(),
+                    "§10.1",
+                    alloc::format!("search indexes cannot be listed: {e}"),
+                ));
+                return Ok(me);
+            }
+        };
         let nchunks = chunk_count(nrows, me.column.chunk_len());
         for info in d.indexes {
             if info.column.as_deref() != Some(column) || !info.usable() {
@@ -221,9 +235,23 @@ impl ColumnIndexes {
                 continue;
             }
             if policy == IndexPolicy::Verify {
-                let slice = match &mut me.values {
-                    Some(s) => &*s,
-                    none => &*none.insert(me.column.read(0..nrows)?),
+                if me.values.is_none() {
+                    match me.column.read(0..nrows) {
+                        Ok(s) => me.values = Some(s),
+                        Err(e) => {
+                            me.rejected.push(super::warning(
+                                &info.path,
+                                "§16",
+                                alloc::format!(
+                                    "column {column:?} cannot be read, the index is not verified: {e}"
+                                ),
+                            ));
+                            continue;
+                        }
+                    }
+                }
+                let Some(slice) = me.values.as_ref() else {
+                    continue;
                 };
                 let findings = verify_index(table, &me.column, &info, slice);
                 let errors: Vec<Finding> = findings
