@@ -30,6 +30,7 @@ extern crate std;
 pub mod check;
 mod engine;
 pub mod error;
+pub mod index;
 pub mod model;
 pub mod query;
 pub mod text;
