@@ -27,8 +27,7 @@ fn check_py_scores_every_corpus_file() {
     let dir = hep001_dir();
     let out = Command::new("python3")
         .arg(dir.join("check.py"))
-        // t*: tampered search indexes, detected once `--verify-indexes` recomputes them.
-        .args(["--h5", env!("CARGO_BIN_EXE_h5"), "--verbose", "--skip", "t"])
+        .args(["--h5", env!("CARGO_BIN_EXE_h5"), "--verbose"])
         .output()
         .expect("run check.py");
     let text = String::from_utf8_lossy(&out.stdout);

@@ -503,35 +503,8 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
             }
         }
     }
-    for (addr, p, has_kind, _) in &index_sets {
-        let is_values = index_sets.iter().any(|(_, _, _, v)| *v == Some(*addr));
-        if is_values && *has_kind {
-            out.err(
-                p,
-                "§12, §10.1, §10.6",
-                "accompanying (VALUES) dataset carries a KIND attribute",
-            );
-        } else if !is_values && !*has_kind {
-            out.err(
-                p,
-                "§12, §10.1",
-                "dataset in SEARCH_INDEXES without KIND that no index uses as its VALUES",
-            );
-        }
-    }
-    for (_, p, _, values) in &index_sets {
-        if let Some(v) = values {
-            if !index_sets.iter().any(|(a, _, _, _)| a == v) {
-                out.err(
-                    p,
-                    "§12, §10.6",
-                    "VALUES does not resolve to a dataset in SEARCH_INDEXES",
-                );
-            }
-        }
-    }
-
-    // Per column (§8.5, §8.6, §8.7, §10.2)
+    let _ = &index_sets; // structure of SEARCH_INDEXES: see crate::index::discover
+                         // Per column (§8.5, §8.6, §8.7, §10.2)
     for (name, ds) in &columns {
         let cp = child_path(&tp, name);
         let cattrs = ds.attrs().unwrap_or_default();
@@ -632,20 +605,9 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
                 out.lenient(&cp, "§8.5", "enum fill value is not a member of the enum (HEP001 recommends a MISSING member)");
             }
         }
-        // SEARCH_INDEX_LIST (§10.2, §12 item 4)
+        // SEARCH_INDEX_LIST's reference type (§5); where it points: crate::index::discover.
         if let Some(a) = get(&cattrs, "SEARCH_INDEX_LIST") {
             check_ref_type(&mut out, &cp, a);
-            for (i, r) in attr_refs(a).unwrap_or_default().iter().enumerate() {
-                let ok =
-                    r.is_some_and(|addr| index_sets.iter().any(|(x, _, k, _)| *x == addr && *k));
-                if !ok {
-                    out.err(
-                        &cp,
-                        "§12, §10.2",
-                        format!("SEARCH_INDEX_LIST[{i}] does not resolve to a search-index dataset in SEARCH_INDEXES"),
-                    );
-                }
-            }
         }
     }
     for (addr, p, _) in &cat_datasets {
@@ -671,6 +633,23 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
                     a.name()
                 ),
             );
+        }
+    }
+    // Search indexes (§10, §12 items 3, 4 and 9, §16): structure always, content on request.
+    if let Ok(table) = crate::Table::open(g) {
+        let idx = if opts.verify_indexes {
+            crate::index::verify_table(&table)
+        } else {
+            crate::index::discover(&table).map(|d| d.findings)
+        };
+        match idx {
+            Ok(f) => findings.extend(f),
+            Err(e) => findings.push(Finding {
+                path: tp.clone(),
+                section: "§10",
+                severity: Severity::Error,
+                message: format!("search indexes cannot be read: {e}"),
+            }),
         }
     }
     findings
