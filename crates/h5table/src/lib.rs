@@ -27,6 +27,8 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod check;
 mod engine;
 pub mod error;

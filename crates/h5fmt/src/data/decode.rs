@@ -109,6 +109,133 @@ pub(crate) fn decode_elements_in(
     Ok(out)
 }
 
+/// The bytes of variable-length strings, concatenated: string `i` is
+/// `data[offsets[i]..offsets[i + 1]]` (bytes as stored: no padding removed,
+/// not checked as UTF-8). What [`decode_vlen_strings`] and
+/// `Dataset::read_vlen_strings` return, for readers that want one buffer
+/// rather than a `String` per element (columnar formats such as Arrow).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VarBytes {
+    /// All strings' bytes, back to back.
+    pub data: Vec<u8>,
+    /// `count + 1` offsets into `data`, starting at 0.
+    pub offsets: Vec<u64>,
+}
+
+impl VarBytes {
+    /// The number of strings.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+    /// Whether there are no strings.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The bytes of string `i`, `None` past the end.
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        let a = usize::try_from(*self.offsets.get(i)?).ok()?;
+        let b = usize::try_from(*self.offsets.get(i + 1)?).ok()?;
+        self.data.get(a..b)
+    }
+}
+
+/// Call `f` with the bytes of each of the `count` variable-length strings
+/// whose descriptors (length, heap collection address, object index) are
+/// `raw` (file bytes of a `VarLenString` dataset or attribute), in order,
+/// lent from the heap reader without a copy or a `Value`. A null descriptor
+/// (zero length or undefined address) is the empty string. The bytes are
+/// as stored, exactly what [`decode_elements`] would put in a
+/// `Value::Str`/`Value::RawStr`.
+///
+/// The total string length is charged against `Limits::max_read_bytes`,
+/// as [`decode_elements`] charges it.
+///
+/// # Errors
+/// `Usage` when `dtype` is not a variable-length string; `Truncated` when
+/// `raw` holds fewer than `count` descriptors; `Corrupt` for a heap object
+/// shorter than its descriptor's length or missing; `Limit` past the read limit.
+pub fn for_each_vlen_string(
+    dtype: &Datatype,
+    raw: &[u8],
+    count: u64,
+    ctx: Ctx,
+    heap: &dyn HeapResolver,
+    f: &mut dyn FnMut(&[u8]),
+) -> Result<()> {
+    if !matches!(dtype, Datatype::VarLenString { .. }) {
+        return Err(Error::usage(
+            "for_each_vlen_string on a type that is not a variable-length string",
+        ));
+    }
+    let size = element_size(dtype)?;
+    let n = usize::try_from(count).map_err(|_| Error::limit(alloc::format!("{count} elements")))?;
+    let need = n
+        .checked_mul(size)
+        .filter(|&need| need <= raw.len())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::Truncated,
+                alloc::format!(
+                    "{count} string descriptors of {size} bytes do not fit in {} bytes",
+                    raw.len()
+                ),
+            )
+        })?;
+    let budget = Budget::new(ctx);
+    for b in raw.get(..need).unwrap_or(&[]).chunks_exact(size) {
+        let mut cur = Cursor::new(b, 0);
+        let len = cur.read_u32()?;
+        let (addr, index) = heap_id(&mut cur, ctx)?;
+        if len == 0 || is_null_addr(addr) {
+            f(&[]);
+            continue;
+        }
+        budget.charge(u64::from(len))?;
+        let want = usize::try_from(len).unwrap_or(usize::MAX);
+        let mut short = None;
+        heap.with_global_heap_prefix(addr, index, want, &mut |obj| {
+            if obj.len() == want {
+                f(obj);
+            } else {
+                short = Some(obj.len());
+            }
+        })?;
+        if let Some(got) = short {
+            return Err(Error::corrupt(
+                alloc::format!("variable-length string of {len} bytes in a {got}-byte heap object"),
+                addr.0,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `count` variable-length strings whose descriptors are `raw`, as one
+/// byte buffer and offsets (see [`for_each_vlen_string`]).
+///
+/// # Errors
+/// As [`for_each_vlen_string`].
+pub fn decode_vlen_strings(
+    dtype: &Datatype,
+    raw: &[u8],
+    count: u64,
+    ctx: Ctx,
+    heap: &dyn HeapResolver,
+) -> Result<VarBytes> {
+    let n = usize::try_from(count).unwrap_or(0);
+    let mut out = VarBytes {
+        data: Vec::new(),
+        offsets: Vec::with_capacity(n.min(raw.len()) + 1),
+    };
+    out.offsets.push(0);
+    let (data, offsets) = (&mut out.data, &mut out.offsets);
+    for_each_vlen_string(dtype, raw, count, ctx, heap, &mut |s| {
+        data.extend_from_slice(s);
+        offsets.push(data.len() as u64);
+    })?;
+    Ok(out)
+}
+
 /// The bytes one decode may still produce (`Limits::max_read_bytes` at the
 /// start), charged for every value, string, byte string and member name,
 /// and every heap object a reference or sequence is decoded from. One per

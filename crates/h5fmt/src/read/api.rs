@@ -1314,6 +1314,33 @@ impl Dataset {
             .map_err(|e| e.with_path(&self.base.path))
     }
 
+    /// The variable-length strings of a selection (row-major, as
+    /// [`Dataset::read_slice`]) as one contiguous byte buffer and offsets,
+    /// without a `String` or [`Value`] per element: the fast path for
+    /// columnar readers. Bytes are as stored (what [`Dataset::read_values`]
+    /// would put in `Value::Str`/`Value::RawStr`); null descriptors read as
+    /// empty strings.
+    ///
+    /// # Errors
+    /// `Usage` when the dataset is not of a variable-length string type; as
+    /// [`Dataset::read_slice`]; `Corrupt` for bad heap objects; `Limit` when
+    /// the strings exceed the read limit.
+    pub fn read_vlen_strings(&self, sel: &Selection) -> Result<crate::data::decode::VarBytes> {
+        let raw = self.read_slice(sel)?;
+        let count = sel
+            .num_elements()
+            .ok_or_else(|| Error::limit("selection size overflows"))?;
+        let file = &self.base.file;
+        crate::data::decode::decode_vlen_strings(
+            &self.dtype,
+            &raw,
+            count,
+            file.inner.ctx,
+            &file.heap(),
+        )
+        .map_err(|e| e.with_path(&self.base.path))
+    }
+
     /// The whole dataset as native numbers of type `T`, converted from the
     /// file's integer or float type (range-checked).
     ///

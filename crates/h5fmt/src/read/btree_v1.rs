@@ -396,13 +396,17 @@ fn chunk_node(
     check_node(st, ctx, &node, addr, NODE_TYPE_CHUNK, level)?;
     if node.level > 0 {
         for (i, &child) in node.children.iter().enumerate() {
-            // Child i holds the chunks from key i up to (not including) key
-            // i + 1: skip it when that span ends before `first` or starts
-            // after `last`. Keys that cannot be read never prune.
+            // Child i holds the chunks from key i up to key i + 1: skip it
+            // when that span ends before `first` or starts after `last`.
+            // The right key bounds inclusively: libhdf5 leaves the right key
+            // of a node's last child equal to the offset of the last chunk
+            // it holds (c16_layouts_filters.h5 of the HEP001 corpus, a
+            // 286-chunk column: the last chunk sits under such a key).
+            // Keys that cannot be read never prune.
             if let Some((first, last)) = range {
                 let lo = node.keys.get(i).and_then(|k| key_offsets(k, rank));
                 let hi = node.keys.get(i + 1).and_then(|k| key_offsets(k, rank));
-                if hi.is_some_and(|h| h <= first) || lo.is_some_and(|l| l > last) {
+                if hi.is_some_and(|h| h < first) || lo.is_some_and(|l| l > last) {
                     continue;
                 }
             }

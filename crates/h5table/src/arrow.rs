@@ -1,0 +1,918 @@
+//! Arrow export (feature `arrow`): a table's Arrow schema, and its rows as
+//! Arrow [`RecordBatch`]es, column by column straight from the file bytes.
+//!
+//! Every column becomes one nullable [`Field`], in the table's logical order
+//! (`column-order`, §7.4), or in the order of a projection. Rows whose value
+//! is the column's fill value (the canonical missing test, §8.5) are nulls.
+//!
+//! # The mapping
+//!
+//! | HDF5 column (§8.3) | Arrow type | notes |
+//! |---|---|---|
+//! | integer, 1/2/4/8 bytes, signed or unsigned, either byte order | `Int8`…`Int64`, `UInt8`…`UInt64` (same width and signedness) | integers with padding bits (`bit_offset`/`precision`) are decoded to their value |
+//! | IEEE float, 2/4/8 bytes | `Float16`, `Float32`, `Float64` | bits kept exactly (NaN payloads, -0.0); a NaN fill makes every NaN null (§8.5) |
+//! | fixed-length string | `Utf8` | trailing padding removed (NULs for NULLTERM/NULLPAD, spaces for SPACEPAD) |
+//! | variable-length string | `Utf8` | bytes as stored, from one contiguous buffer (no `String` per row) |
+//! | string content that is not UTF-8 (an ASCII column holding bytes ≥ 0x80) | — | an error naming the column and row (never lossy); [`StringMode::Binary`] exports every string column as `Binary` instead |
+//! | categorical integer column (§8.7) | `Dictionary(Int32, <labels>)` | values: the categories dataset mapped by this same table (usually `Utf8`); the field's `dict_is_ordered` is the `ordered` attribute; a code outside the labels is an error |
+//! | the §6 boolean enum (`H5T_STD_I8LE`, `FALSE = 0`, `TRUE = 1`) | `Boolean` | another code is an error |
+//! | other enumeration | `Dictionary(Int32, Utf8)` | values: every member name in declaration order (the `MISSING` member included); a code that names no member is an error |
+//! | opaque, N bytes | `FixedSizeBinary(N)` | the tag in field metadata `hdf5:opaque_tag` |
+//! | compound | `Struct` | one child per member, each mapped by these rules; a missing row is a null struct |
+//! | anything else (bitfield, time, reference, array, variable-length sequence, complex, 128-bit integer, non-IEEE float) | `Binary` | each element's file bytes as stored; the HDF5 datatype in field metadata `hdf5:datatype` |
+//!
+//! Field metadata: `units`, `units_vocabulary`, `description` (when the
+//! column has them), `hdf5:fill` (the fill value as `h5 table cat` prints
+//! it) and `hdf5:fill_hex` (its file bytes), `hdf5:categories` (path of the
+//! categories dataset). Schema metadata: `hep001:path`, `hep001:version`,
+//! `hep001:nrows`, and `TITLE`, `description`, `INDEX_COLUMNS`
+//! (comma-separated names) when present.
+//!
+//! ```no_run
+//! let file = h5fmt::File::open("events.h5")?;
+//! let table = h5table::Table::open(&file.group("/events")?)?;
+//! let opts = h5table::arrow::ExportOptions::default();
+//! for batch in h5table::arrow::batches(&table, None, 0..table.nrows(), &opts)? {
+//!     let batch = batch?;
+//!     println!("{} rows", batch.num_rows());
+//! }
+//! # Ok::<(), h5table::Error>(())
+//! ```
+
+use crate::error::{Error, Result};
+use crate::model::{is_hep_bool, Column, ColumnKind, Table};
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use arrow_array::types::{
+    Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type,
+    UInt32Type, UInt64Type, UInt8Type,
+};
+use arrow_array::{
+    Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, DictionaryArray,
+    FixedSizeBinaryArray, PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray,
+    StructArray,
+};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
+use core::ops::Range;
+use h5fmt::format::datatype::{ByteOrder, Datatype, StringPad};
+use h5fmt::{Dataset, Value};
+use std::sync::Arc;
+
+/// The column mapping as a Markdown table (the one in this module's
+/// documentation), for READMEs and `--help` texts.
+pub const MAPPING: &str = "\
+| HDF5 column (§8.3) | Arrow type | notes |
+|---|---|---|
+| integer, 1/2/4/8 bytes, signed or unsigned, either byte order | `Int8`…`Int64`, `UInt8`…`UInt64` (same width and signedness) | integers with padding bits are decoded to their value |
+| IEEE float, 2/4/8 bytes | `Float16`, `Float32`, `Float64` | bits kept exactly; a NaN fill makes every NaN null (§8.5) |
+| fixed-length string | `Utf8` | trailing padding removed (NULs for NULLTERM/NULLPAD, spaces for SPACEPAD) |
+| variable-length string | `Utf8` | bytes as stored, from one contiguous buffer |
+| string content that is not UTF-8 | — | an error naming the column and row (never lossy); `StringMode::Binary` exports string columns as `Binary` |
+| categorical integer column (§8.7) | `Dictionary(Int32, <labels>)` | values: the categories dataset, mapped by these rules; `dict_is_ordered` = `ordered`; a code outside the labels is an error |
+| the §6 boolean enum (`FALSE = 0`, `TRUE = 1`) | `Boolean` | another code is an error |
+| other enumeration | `Dictionary(Int32, Utf8)` | values: every member name in declaration order; a code naming no member is an error |
+| opaque, N bytes | `FixedSizeBinary(N)` | tag in field metadata `hdf5:opaque_tag` |
+| compound | `Struct` | one child per member, mapped by these rules; a missing row is a null struct |
+| anything else (bitfield, time, reference, array, vlen sequence, complex, 128-bit integer, non-IEEE float) | `Binary` | each element's file bytes; the HDF5 datatype in field metadata `hdf5:datatype` |
+";
+
+/// How string columns are exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StringMode {
+    /// `Utf8`; a string that is not valid UTF-8 is an error (nothing is
+    /// replaced or lost).
+    #[default]
+    Utf8,
+    /// `Binary` (the bytes, padding of fixed-length strings removed), for
+    /// columns that may hold non-UTF-8 bytes.
+    Binary,
+}
+
+/// Options of the export.
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    /// Rows per batch (at least 1).
+    pub batch_rows: u64,
+    /// How string columns (and string labels and members) are exported.
+    pub strings: StringMode,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            batch_rows: 65_536,
+            strings: StringMode::Utf8,
+        }
+    }
+}
+
+/// How one datatype is converted (decided once per column).
+#[derive(Debug, Clone)]
+enum Plan {
+    /// Integer of a standard layout: `size` bytes, all significant.
+    Int {
+        size: usize,
+        signed: bool,
+        big: bool,
+    },
+    /// Integer with padding bits: decoded element by element.
+    IntPadded {
+        dtype: Datatype,
+        signed: bool,
+    },
+    Float {
+        size: usize,
+        big: bool,
+    },
+    FixedStr {
+        size: usize,
+        pad: StringPad,
+    },
+    VlenStr {
+        dtype: Datatype,
+    },
+    Categorical {
+        code: Datatype,
+        labels: ArrayRef,
+    },
+    Bool {
+        code: Datatype,
+    },
+    Enum {
+        code: Datatype,
+        members: Vec<i128>,
+        names: ArrayRef,
+    },
+    Opaque {
+        size: usize,
+    },
+    Struct {
+        size: usize,
+        fields: Fields,
+        members: Vec<(usize, usize, Plan)>,
+    },
+    Raw {
+        size: usize,
+    },
+}
+
+/// What a conversion needs besides the bytes.
+struct Ctx<'a> {
+    dataset: &'a Dataset,
+    strings: StringMode,
+    /// Column name, for errors.
+    column: &'a str,
+}
+
+fn usz(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+fn arrow_err(column: &str, e: ArrowError) -> Error {
+    Error::Usage(format!("column {column:?}: Arrow conversion failed: {e}"))
+}
+
+impl Plan {
+    /// The plan and the Arrow type of `dtype`.
+    fn of(dtype: &Datatype, ctx: &Ctx<'_>) -> Result<(Plan, DataType)> {
+        let size = usz(dtype.size());
+        let string_type = match ctx.strings {
+            StringMode::Utf8 => DataType::Utf8,
+            StringMode::Binary => DataType::Binary,
+        };
+        Ok(match dtype {
+            Datatype::Integer {
+                size: s,
+                order,
+                signed,
+                bit_offset,
+                precision,
+            } if matches!(s, 1 | 2 | 4 | 8) => {
+                let dt = match (s, signed) {
+                    (1, true) => DataType::Int8,
+                    (2, true) => DataType::Int16,
+                    (4, true) => DataType::Int32,
+                    (8, true) => DataType::Int64,
+                    (1, false) => DataType::UInt8,
+                    (2, false) => DataType::UInt16,
+                    (4, false) => DataType::UInt32,
+                    _ => DataType::UInt64,
+                };
+                if *bit_offset == 0 && u32::from(*precision) == s * 8 {
+                    (
+                        Plan::Int {
+                            size,
+                            signed: *signed,
+                            big: *order == ByteOrder::Big,
+                        },
+                        dt,
+                    )
+                } else {
+                    (
+                        Plan::IntPadded {
+                            dtype: dtype.clone(),
+                            signed: *signed,
+                        },
+                        dt,
+                    )
+                }
+            }
+            Datatype::Float { size: s, order, .. }
+                if dtype.is_ieee_standard() && matches!(s, 2 | 4 | 8) =>
+            {
+                let dt = match s {
+                    2 => DataType::Float16,
+                    4 => DataType::Float32,
+                    _ => DataType::Float64,
+                };
+                (
+                    Plan::Float {
+                        size,
+                        big: *order == ByteOrder::Big,
+                    },
+                    dt,
+                )
+            }
+            Datatype::String { pad, .. } => (Plan::FixedStr { size, pad: *pad }, string_type),
+            Datatype::VarLenString { .. } => (
+                Plan::VlenStr {
+                    dtype: dtype.clone(),
+                },
+                string_type,
+            ),
+            d @ Datatype::Enum { .. } if is_hep_bool(d) => (
+                Plan::Bool {
+                    code: dtype.clone(),
+                },
+                DataType::Boolean,
+            ),
+            Datatype::Enum { base, members } => {
+                let codes = members
+                    .iter()
+                    .map(|m| h5fmt::data::decode::integer_code(base, &m.value))
+                    .collect::<core::result::Result<Vec<_>, _>>()?;
+                let names: ArrayRef = match ctx.strings {
+                    StringMode::Utf8 => Arc::new(StringArray::from_iter_values(
+                        members.iter().map(|m| m.name.as_str()),
+                    )),
+                    StringMode::Binary => Arc::new(BinaryArray::from_iter_values(
+                        members.iter().map(|m| m.name.as_bytes()),
+                    )),
+                };
+                (
+                    Plan::Enum {
+                        code: dtype.clone(),
+                        members: codes,
+                        names,
+                    },
+                    DataType::Dictionary(Box::new(DataType::Int32), Box::new(string_type)),
+                )
+            }
+            Datatype::Opaque { .. } => (
+                Plan::Opaque { size },
+                DataType::FixedSizeBinary(i32::try_from(size).unwrap_or(i32::MAX)),
+            ),
+            Datatype::Compound { members, .. } => {
+                let mut fields = Vec::with_capacity(members.len());
+                let mut plans = Vec::with_capacity(members.len());
+                for m in members {
+                    let (plan, dt) = Plan::of(&m.dtype, ctx)?;
+                    let msize = usz(m.dtype.size());
+                    let off = usz(u64::from(m.offset));
+                    if off.checked_add(msize).is_none_or(|e| e > size) {
+                        return Err(Error::invalid(
+                            ctx.dataset.path(),
+                            "§8.3",
+                            format!("compound member {:?} runs past the element", m.name),
+                        ));
+                    }
+                    fields.push(Field::new(m.name.clone(), dt, true));
+                    plans.push((off, msize, plan));
+                }
+                let fields = Fields::from(fields);
+                (
+                    Plan::Struct {
+                        size,
+                        fields: fields.clone(),
+                        members: plans,
+                    },
+                    DataType::Struct(fields),
+                )
+            }
+            _ => (Plan::Raw { size }, DataType::Binary),
+        })
+    }
+
+    /// `n` elements from their file bytes `raw`, with `nulls`.
+    fn build(
+        &self,
+        raw: &[u8],
+        n: usize,
+        nulls: Option<NullBuffer>,
+        ctx: &Ctx<'_>,
+    ) -> Result<ArrayRef> {
+        Ok(match self {
+            Plan::Int { size, signed, big } => match (size, signed) {
+                (1, true) => prim::<Int8Type, 1>(raw, *big, i8::from_le_bytes, nulls),
+                (2, true) => prim::<Int16Type, 2>(raw, *big, i16::from_le_bytes, nulls),
+                (4, true) => prim::<Int32Type, 4>(raw, *big, i32::from_le_bytes, nulls),
+                (8, true) => prim::<Int64Type, 8>(raw, *big, i64::from_le_bytes, nulls),
+                (1, false) => prim::<UInt8Type, 1>(raw, *big, u8::from_le_bytes, nulls),
+                (2, false) => prim::<UInt16Type, 2>(raw, *big, u16::from_le_bytes, nulls),
+                (4, false) => prim::<UInt32Type, 4>(raw, *big, u32::from_le_bytes, nulls),
+                _ => prim::<UInt64Type, 8>(raw, *big, u64::from_le_bytes, nulls),
+            },
+            Plan::IntPadded { dtype, signed } => {
+                let size = usz(dtype.size());
+                let codes = raw
+                    .chunks_exact(size)
+                    .map(|e| h5fmt::data::decode::integer_code(dtype, e))
+                    .collect::<core::result::Result<Vec<i128>, _>>()?;
+                // The value fits the type's width by construction (precision ≤ size bits).
+                match (size, signed) {
+                    (1, true) => from_codes::<Int8Type>(&codes, |c| c as i8, nulls),
+                    (2, true) => from_codes::<Int16Type>(&codes, |c| c as i16, nulls),
+                    (4, true) => from_codes::<Int32Type>(&codes, |c| c as i32, nulls),
+                    (8, true) => from_codes::<Int64Type>(&codes, |c| c as i64, nulls),
+                    (1, false) => from_codes::<UInt8Type>(&codes, |c| c as u8, nulls),
+                    (2, false) => from_codes::<UInt16Type>(&codes, |c| c as u16, nulls),
+                    (4, false) => from_codes::<UInt32Type>(&codes, |c| c as u32, nulls),
+                    _ => from_codes::<UInt64Type>(&codes, |c| c as u64, nulls),
+                }
+            }
+            Plan::Float { size, big } => match size {
+                2 => prim::<Float16Type, 2>(
+                    raw,
+                    *big,
+                    |b| {
+                        <Float16Type as ArrowPrimitiveType>::Native::from_bits(u16::from_le_bytes(
+                            b,
+                        ))
+                    },
+                    nulls,
+                ),
+                4 => prim::<Float32Type, 4>(raw, *big, f32::from_le_bytes, nulls),
+                _ => prim::<Float64Type, 8>(raw, *big, f64::from_le_bytes, nulls),
+            },
+            Plan::FixedStr { size, pad } => {
+                let mut data = Vec::with_capacity(raw.len());
+                let mut offsets = Vec::with_capacity(n + 1);
+                offsets.push(0i32);
+                for e in raw.chunks_exact(*size) {
+                    let keep = match pad {
+                        StringPad::SpacePad => e.iter().rposition(|&b| b != b' '),
+                        _ => e.iter().rposition(|&b| b != 0),
+                    }
+                    .map_or(0, |i| i + 1);
+                    data.extend_from_slice(e.get(..keep).unwrap_or(e));
+                    offsets.push(offset_i32(data.len(), ctx)?);
+                }
+                strings(data, offsets, nulls, ctx)?
+            }
+            Plan::VlenStr { dtype } => {
+                let file = ctx.dataset.file();
+                let mut data: Vec<u8> = Vec::new();
+                let mut offsets: Vec<i32> = Vec::with_capacity(n + 1);
+                offsets.push(0);
+                let mut overflow = false;
+                h5fmt::data::decode::for_each_vlen_string(
+                    dtype,
+                    raw,
+                    n as u64,
+                    file.ctx(),
+                    &file.heap(),
+                    &mut |s| {
+                        data.extend_from_slice(s);
+                        match i32::try_from(data.len()) {
+                            Ok(o) => offsets.push(o),
+                            Err(_) => overflow = true,
+                        }
+                    },
+                )?;
+                if overflow {
+                    offset_i32(data.len(), ctx)?;
+                }
+                strings(data, offsets, nulls, ctx)?
+            }
+            Plan::Categorical { code, labels } => {
+                let nlabels = labels.len() as i128;
+                let keys = codes_to_keys(code, raw, nulls.as_ref(), ctx, |c| {
+                    (0..nlabels).contains(&c).then_some(c as i32)
+                })?;
+                Arc::new(
+                    DictionaryArray::<Int32Type>::try_new(keys, labels.clone())
+                        .map_err(|e| arrow_err(ctx.column, e))?,
+                )
+            }
+            Plan::Enum {
+                code,
+                members,
+                names,
+            } => {
+                let keys = codes_to_keys(code, raw, nulls.as_ref(), ctx, |c| {
+                    members.iter().position(|&m| m == c).map(|i| i as i32)
+                })?;
+                Arc::new(
+                    DictionaryArray::<Int32Type>::try_new(keys, names.clone())
+                        .map_err(|e| arrow_err(ctx.column, e))?,
+                )
+            }
+            Plan::Bool { code } => {
+                let keys = codes_to_keys(code, raw, nulls.as_ref(), ctx, |c| {
+                    matches!(c, 0 | 1).then_some(c as i32)
+                })?;
+                let values: BooleanBuffer = keys.values().iter().map(|&k| k == 1).collect();
+                Arc::new(BooleanArray::new(values, nulls))
+            }
+            Plan::Opaque { size } => Arc::new(
+                FixedSizeBinaryArray::try_new(
+                    i32::try_from(*size).unwrap_or(i32::MAX),
+                    Buffer::from_vec(raw.to_vec()),
+                    nulls,
+                )
+                .map_err(|e| arrow_err(ctx.column, e))?,
+            ),
+            Plan::Struct {
+                size,
+                fields,
+                members,
+            } => {
+                let mut children = Vec::with_capacity(members.len());
+                for (off, msize, plan) in members {
+                    let mut bytes = Vec::with_capacity(n * msize);
+                    for e in raw.chunks_exact(*size) {
+                        bytes.extend_from_slice(e.get(*off..off + msize).unwrap_or(&[]));
+                    }
+                    children.push(plan.build(&bytes, n, None, ctx)?);
+                }
+                Arc::new(
+                    StructArray::try_new_with_length(fields.clone(), children, nulls, n)
+                        .map_err(|e| arrow_err(ctx.column, e))?,
+                )
+            }
+            Plan::Raw { size } => {
+                let offsets = OffsetBuffer::from_lengths(core::iter::repeat_n(*size, n));
+                Arc::new(
+                    BinaryArray::try_new(offsets, Buffer::from_vec(raw.to_vec()), nulls)
+                        .map_err(|e| arrow_err(ctx.column, e))?,
+                )
+            }
+        })
+    }
+}
+
+/// A primitive array from `N`-byte elements (`from_le` decodes one
+/// little-endian element; big-endian elements are reversed first).
+fn prim<T: ArrowPrimitiveType, const N: usize>(
+    raw: &[u8],
+    big: bool,
+    from_le: impl Fn([u8; N]) -> T::Native,
+    nulls: Option<NullBuffer>,
+) -> ArrayRef {
+    let values: Vec<T::Native> = raw
+        .chunks_exact(N)
+        .map(|c| {
+            let mut b: [u8; N] = c.try_into().unwrap_or([0; N]);
+            if big {
+                b.reverse();
+            }
+            from_le(b)
+        })
+        .collect();
+    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls))
+}
+
+fn from_codes<T: ArrowPrimitiveType>(
+    codes: &[i128],
+    f: impl Fn(i128) -> T::Native,
+    nulls: Option<NullBuffer>,
+) -> ArrayRef {
+    let values: Vec<T::Native> = codes.iter().map(|&c| f(c)).collect();
+    Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls))
+}
+
+fn offset_i32(len: usize, ctx: &Ctx<'_>) -> Result<i32> {
+    i32::try_from(len).map_err(|_| {
+        Error::usage(format!(
+            "column {:?}: more than 2 GiB of string bytes in one batch; use fewer rows per batch",
+            ctx.column
+        ))
+    })
+}
+
+/// Dictionary keys (or boolean codes) from integer codes: `key(code)`,
+/// 0 under a null; a non-null code without a key is an error.
+fn codes_to_keys(
+    code: &Datatype,
+    raw: &[u8],
+    nulls: Option<&NullBuffer>,
+    ctx: &Ctx<'_>,
+    key: impl Fn(i128) -> Option<i32>,
+) -> Result<PrimitiveArray<Int32Type>> {
+    let size = usz(code.size());
+    let mut keys = Vec::with_capacity(raw.len() / size.max(1));
+    for (i, e) in raw.chunks_exact(size).enumerate() {
+        if nulls.is_some_and(|n| n.is_null(i)) {
+            keys.push(0);
+            continue;
+        }
+        let c = h5fmt::data::decode::integer_code(code, e)?;
+        match key(c) {
+            Some(k) => keys.push(k),
+            None => {
+                return Err(Error::invalid(
+                    ctx.dataset.path(),
+                    "§8.7",
+                    format!(
+                        "row {i} of the batch holds code {c}, which names no category or member"
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(PrimitiveArray::new(
+        ScalarBuffer::from(keys),
+        nulls.cloned(),
+    ))
+}
+
+/// A `Utf8` (checked) or `Binary` array over `data`/`offsets`.
+fn strings(
+    data: Vec<u8>,
+    offsets: Vec<i32>,
+    nulls: Option<NullBuffer>,
+    ctx: &Ctx<'_>,
+) -> Result<ArrayRef> {
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    match ctx.strings {
+        StringMode::Binary => Ok(Arc::new(
+            BinaryArray::try_new(offsets, Buffer::from_vec(data), nulls)
+                .map_err(|e| arrow_err(ctx.column, e))?,
+        )),
+        StringMode::Utf8 => {
+            if let Err(e) = core::str::from_utf8(&data) {
+                let at = e.valid_up_to();
+                let row = offsets.partition_point(|&o| usz(o as u64) <= at);
+                return Err(not_utf8(ctx, row.saturating_sub(1)));
+            }
+            // Whole buffer valid: each string is valid iff every offset is
+            // a character boundary (checked by try_new too).
+            StringArray::try_new(offsets.clone(), Buffer::from_vec(data), nulls)
+                .map(|a| Arc::new(a) as ArrayRef)
+                .map_err(|_| {
+                    not_utf8(ctx, 0) // a string cut inside a character
+                })
+        }
+    }
+}
+
+fn not_utf8(ctx: &Ctx<'_>, row: usize) -> Error {
+    Error::invalid(
+        ctx.dataset.path(),
+        "§8.3",
+        format!(
+            "row {row} of the batch is not valid UTF-8; export string columns as Binary \
+             (StringMode::Binary) to keep such bytes"
+        ),
+    )
+}
+
+/// The canonical missing test (§8.5) on file bytes, as a null buffer
+/// (`None` when no row is missing).
+fn null_mask(col: &Column, plan: &Plan, raw: &[u8], n: usize) -> Result<Option<NullBuffer>> {
+    let fill = col.fill();
+    let Some(fillv) = &fill.value else {
+        return Ok(None);
+    };
+    let dtype = col.dtype();
+    let size = usz(dtype.size());
+    let missing: Vec<bool> = if fill.is_nan {
+        let big = matches!(plan, Plan::Float { big: true, .. });
+        raw.chunks_exact(size)
+            .map(|e| {
+                let mut b = e.to_vec();
+                if big {
+                    b.reverse();
+                }
+                match size {
+                    2 => {
+                        let x = u16::from_le_bytes([b[0], b[1]]);
+                        (x & 0x7c00) == 0x7c00 && (x & 0x03ff) != 0
+                    }
+                    4 => f32::from_le_bytes(b.try_into().unwrap_or([0; 4])).is_nan(),
+                    _ => f64::from_le_bytes(b.try_into().unwrap_or([0; 8])).is_nan(),
+                }
+            })
+            .collect()
+    } else if let Plan::VlenStr { dtype } = plan {
+        let want: &[u8] = match fillv {
+            Value::Str(s) => s.as_bytes(),
+            Value::RawStr(b) => b,
+            _ => return Ok(None),
+        };
+        let file = col.dataset().file();
+        let mut m = Vec::with_capacity(n);
+        h5fmt::data::decode::for_each_vlen_string(
+            dtype,
+            raw,
+            n as u64,
+            file.ctx(),
+            &file.heap(),
+            &mut |s| m.push(s == want),
+        )?;
+        m
+    } else if dtype.is_variable_length() {
+        let file = col.dataset().file();
+        let values =
+            h5fmt::data::decode::decode_elements(dtype, raw, n as u64, file.ctx(), &file.heap())?;
+        col.missing_mask(raw, &values)
+    } else {
+        if fill.bytes.len() != size {
+            return Ok(None);
+        }
+        raw.chunks_exact(size)
+            .map(|e| e == fill.bytes.as_slice())
+            .collect()
+    };
+    if !missing.iter().any(|&m| m) {
+        return Ok(None);
+    }
+    Ok(Some(NullBuffer::from_iter(missing.iter().map(|&m| !m))))
+}
+
+/// One column's conversion: its field and its plan.
+#[derive(Debug, Clone)]
+pub struct ColumnExport {
+    column: Column,
+    field: Arc<Field>,
+    plan: Plan,
+    strings: StringMode,
+}
+
+impl ColumnExport {
+    /// The conversion of `column` of `table`.
+    ///
+    /// # Errors
+    /// HDF5 errors reading a categorical column's labels; a categories
+    /// dataset that is not rank 1.
+    pub fn new(table: &Table, column: &Column, opts: &ExportOptions) -> Result<ColumnExport> {
+        let ctx = Ctx {
+            dataset: column.dataset(),
+            strings: opts.strings,
+            column: column.name(),
+        };
+        let (mut plan, mut dt) = Plan::of(column.dtype(), &ctx)?;
+        let mut ordered = false;
+        let mut meta: BTreeMap<String, String> = BTreeMap::new();
+        if let (ColumnKind::Categorical, Some(cats)) = (column.kind(), &column.categories) {
+            let ds = table.group().file().dataset(&cats.path)?;
+            let cctx = Ctx {
+                dataset: &ds,
+                strings: opts.strings,
+                column: column.name(),
+            };
+            let (lplan, ldt) = Plan::of(ds.dtype(), &cctx)?;
+            let raw = ds.read_raw()?;
+            let n = usz(ds.len());
+            let labels = lplan.build(&raw, n, None, &cctx)?;
+            plan = Plan::Categorical {
+                code: column.dtype().clone(),
+                labels,
+            };
+            dt = DataType::Dictionary(Box::new(DataType::Int32), Box::new(ldt));
+            ordered = cats.ordered.unwrap_or(false);
+            meta.insert("hdf5:categories".into(), cats.path.clone());
+        }
+        for (k, v) in [
+            ("units", &column.units),
+            ("units_vocabulary", &column.units_vocabulary),
+            ("description", &column.description),
+        ] {
+            if let Some(v) = v {
+                meta.insert(k.into(), v.clone());
+            }
+        }
+        let fill = column.fill();
+        if let Some(v) = &fill.value {
+            meta.insert("hdf5:fill".into(), crate::text::format_value(v));
+            meta.insert("hdf5:fill_hex".into(), crate::text::hex(&fill.bytes));
+        }
+        match column.dtype() {
+            Datatype::Opaque { tag, .. } => {
+                meta.insert("hdf5:opaque_tag".into(), tag.clone());
+            }
+            d if matches!(plan, Plan::Raw { .. }) => {
+                meta.insert("hdf5:datatype".into(), format!("{d:?}"));
+            }
+            _ => {}
+        }
+        let mut field = Field::new(column.name(), dt, true);
+        if ordered {
+            field = field.with_dict_is_ordered(true);
+        }
+        let field = field.with_metadata(meta.into_iter().collect());
+        Ok(ColumnExport {
+            column: column.clone(),
+            field: Arc::new(field),
+            plan,
+            strings: opts.strings,
+        })
+    }
+
+    /// The Arrow field.
+    pub fn field(&self) -> &Arc<Field> {
+        &self.field
+    }
+
+    /// The column.
+    pub fn column(&self) -> &Column {
+        &self.column
+    }
+
+    /// Rows `rows` as one Arrow array, missing rows null.
+    ///
+    /// # Errors
+    /// As [`Column::read_raw`]; [`Error::Invalid`] for strings that are not
+    /// UTF-8 (in [`StringMode::Utf8`]) and codes that name no category or
+    /// enum member; corrupt heap objects.
+    pub fn array(&self, rows: Range<u64>) -> Result<ArrayRef> {
+        let n = usz(rows.end.saturating_sub(rows.start));
+        let raw = self.column.read_raw(rows)?;
+        let nulls = null_mask(&self.column, &self.plan, &raw, n)?;
+        let ctx = Ctx {
+            dataset: self.column.dataset(),
+            strings: self.strings,
+            column: self.column.name(),
+        };
+        self.plan.build(&raw, n, nulls, &ctx)
+    }
+}
+
+/// The conversions of `columns` of `table` (all columns in logical order
+/// when `None`).
+fn exports(
+    table: &Table,
+    columns: Option<&[&str]>,
+    opts: &ExportOptions,
+) -> Result<Vec<ColumnExport>> {
+    let cols: Vec<&Column> = match columns {
+        None => table.columns().iter().collect(),
+        Some(names) => names
+            .iter()
+            .map(|n| table.column(n))
+            .collect::<Result<_>>()?,
+    };
+    cols.into_iter()
+        .map(|c| ColumnExport::new(table, c, opts))
+        .collect()
+}
+
+fn schema_of(table: &Table, exports: &[ColumnExport]) -> SchemaRef {
+    let mut meta: BTreeMap<String, String> = BTreeMap::new();
+    meta.insert("hep001:path".into(), table.path().to_string());
+    meta.insert("hep001:version".into(), table.version().to_string());
+    meta.insert("hep001:nrows".into(), table.nrows().to_string());
+    if let Some(t) = &table.title {
+        meta.insert("TITLE".into(), t.clone());
+    }
+    if let Some(d) = &table.description {
+        meta.insert("description".into(), d.clone());
+    }
+    if !table.index_columns.is_empty() {
+        meta.insert("INDEX_COLUMNS".into(), table.index_columns.join(","));
+    }
+    let fields: Vec<Arc<Field>> = exports.iter().map(|e| e.field.clone()).collect();
+    Arc::new(Schema::new_with_metadata(
+        Fields::from(fields),
+        meta.into_iter().collect(),
+    ))
+}
+
+/// The Arrow schema of `table`, or of the projection `columns` in that
+/// order (see the [module documentation](self) for the mapping).
+///
+/// # Errors
+/// `Usage` for an unknown column name; as [`ColumnExport::new`].
+pub fn schema(table: &Table, columns: Option<&[&str]>, opts: &ExportOptions) -> Result<SchemaRef> {
+    Ok(schema_of(table, &exports(table, columns, opts)?))
+}
+
+/// Rows `rows` of `table` (or of the projection `columns`) as one batch.
+///
+/// # Errors
+/// `Usage` for an unknown column or rows past NROWS; as [`ColumnExport::array`].
+pub fn read_batch(
+    table: &Table,
+    columns: Option<&[&str]>,
+    rows: Range<u64>,
+    opts: &ExportOptions,
+) -> Result<RecordBatch> {
+    let mut b = batches(table, columns, rows.clone(), opts)?;
+    b.batch_rows = rows.end.saturating_sub(rows.start).max(1);
+    match b.next_batch()? {
+        Some(batch) => Ok(batch),
+        None => Ok(RecordBatch::new_empty(b.schema.clone())),
+    }
+}
+
+/// A reader of `table`'s rows `rows` (within `[0, NROWS)`), projected on
+/// `columns` (all, in logical order, when `None`), in batches of
+/// `opts.batch_rows` rows.
+///
+/// # Errors
+/// `Usage` for an unknown column or rows past NROWS; as [`ColumnExport::new`].
+pub fn batches(
+    table: &Table,
+    columns: Option<&[&str]>,
+    rows: Range<u64>,
+    opts: &ExportOptions,
+) -> Result<TableBatches> {
+    if rows.start > rows.end || rows.end > table.nrows() {
+        return Err(Error::usage(format!(
+            "rows {}..{} outside table {} of {} rows",
+            rows.start,
+            rows.end,
+            table.path(),
+            table.nrows()
+        )));
+    }
+    let exports = exports(table, columns, opts)?;
+    Ok(TableBatches {
+        schema: schema_of(table, &exports),
+        exports,
+        next: rows.start,
+        end: rows.end,
+        batch_rows: opts.batch_rows.max(1),
+    })
+}
+
+/// Batches of a table's rows (see [`batches`]). An [`Iterator`] of
+/// `Result<RecordBatch, ArrowError>` and an
+/// [`arrow_array::RecordBatchReader`]; [`TableBatches::next_batch`] gives
+/// this crate's errors instead.
+#[derive(Debug)]
+pub struct TableBatches {
+    schema: SchemaRef,
+    exports: Vec<ColumnExport>,
+    next: u64,
+    end: u64,
+    batch_rows: u64,
+}
+
+impl TableBatches {
+    /// The schema of every batch.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// The column conversions, in schema order.
+    pub fn columns(&self) -> &[ColumnExport] {
+        &self.exports
+    }
+
+    /// The next batch, `None` after the last row.
+    ///
+    /// # Errors
+    /// As [`ColumnExport::array`].
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if self.next >= self.end {
+            return Ok(None);
+        }
+        let hi = self.end.min(self.next.saturating_add(self.batch_rows));
+        let rows = self.next..hi;
+        let arrays = self
+            .exports
+            .iter()
+            .map(|e| e.array(rows.clone()))
+            .collect::<Result<Vec<_>>>()?;
+        let opts = RecordBatchOptions::new().with_row_count(Some(usz(hi - self.next)));
+        let batch = RecordBatch::try_new_with_options(self.schema.clone(), arrays, &opts)
+            .map_err(|e| arrow_err("(batch)", e))?;
+        self.next = hi;
+        Ok(Some(batch))
+    }
+}
+
+impl Iterator for TableBatches {
+    type Item = core::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_batch() {
+            Ok(b) => b.map(Ok),
+            Err(e) => {
+                self.next = self.end;
+                Some(Err(ArrowError::ExternalError(Box::new(e))))
+            }
+        }
+    }
+}
+
+impl arrow_array::RecordBatchReader for TableBatches {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
