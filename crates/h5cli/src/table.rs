@@ -56,6 +56,19 @@ enum Cmd {
         /// Print only the number of matching rows.
         #[arg(long, conflicts_with = "rows")]
         count: bool,
+        /// Print the matching rows' values as CSV (with --columns: only those).
+        #[arg(long, value_enum, conflicts_with_all = ["rows", "count"])]
+        format: Option<Format>,
+        /// Columns for --format, comma-separated.
+        #[arg(long, value_delimiter = ',', requires = "format")]
+        columns: Option<Vec<String>>,
+        /// Search indexes: ignore (default: indexes are untrusted), verify (use only indexes
+        /// equal to their recomputation), trust (use them as stored).
+        #[arg(long, value_enum, default_value_t = Indexes::Ignore)]
+        indexes: Indexes,
+        /// Print the plan to stderr: indexes used, candidate and scanned rows.
+        #[arg(long)]
+        explain: bool,
     },
     /// Validate every table in the file against HEP001: exit 0 conformant, 1 not.
     Check {
@@ -69,6 +82,16 @@ enum Cmd {
         #[arg(long)]
         verify_indexes: bool,
     },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Indexes {
+    /// Never consult a search index.
+    Ignore,
+    /// Use an index only after recomputing it from its column.
+    Verify,
+    /// Use indexes as stored.
+    Trust,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,7 +141,25 @@ pub fn run(args: &[String]) -> Result<Status, String> {
             where_,
             rows: _,
             count,
-        } => query(&spec, &where_, count, &mut out),
+            format,
+            columns,
+            indexes,
+            explain,
+        } => {
+            let policy = match indexes {
+                Indexes::Ignore => h5table::query::IndexPolicy::Ignore,
+                Indexes::Verify => h5table::query::IndexPolicy::Verify,
+                Indexes::Trust => h5table::query::IndexPolicy::Trust,
+            };
+            let how = QueryOut {
+                count,
+                csv: format.is_some(),
+                columns,
+                policy,
+                explain,
+            };
+            query(&spec, &where_, &how, &mut out)
+        }
         Cmd::Check {
             file,
             strict,
@@ -327,12 +368,32 @@ fn cat_csv(
     Ok(0)
 }
 
-fn query(spec: &str, expr: &str, count: bool, out: &mut dyn Write) -> Result<Status, String> {
+struct QueryOut {
+    count: bool,
+    csv: bool,
+    columns: Option<Vec<String>>,
+    policy: h5table::query::IndexPolicy,
+    explain: bool,
+}
+
+fn query(spec: &str, expr: &str, how: &QueryOut, out: &mut dyn Write) -> Result<Status, String> {
     let t = open_table(spec)?;
     let q = h5table::query::Query::parse(expr).map_err(|e| e.to_string())?;
-    let rows = q.run(&t).map_err(|e| e.to_string())?;
-    if count {
+    let opts = h5table::query::RunOptions {
+        indexes: how.policy,
+    };
+    let (rows, plan) = q.run_with(&t, &opts).map_err(|e| e.to_string())?;
+    if how.explain {
+        for l in &plan.lines {
+            eprintln!("plan: {l}");
+        }
+        eprintln!("plan: {} matching row(s)", rows.len());
+    }
+    if how.count {
         w(out, &format!("{}\n", rows.len()))?;
+    } else if how.csv {
+        let cols = select(&t, how.columns.as_deref())?;
+        write_rows_csv(&cols, &rows, out)?;
     } else {
         let mut text = String::new();
         for r in rows {
@@ -342,6 +403,44 @@ fn query(spec: &str, expr: &str, count: bool, out: &mut dyn Write) -> Result<Sta
         w(out, &text)?;
     }
     Ok(0)
+}
+
+/// The given rows (increasing) of `cols` as CSV, reading only the batches that hold them.
+fn write_rows_csv(cols: &[&Column], rows: &[u64], out: &mut dyn Write) -> Result<(), String> {
+    let header: Vec<String> = cols.iter().map(|c| csv_field(c.name())).collect();
+    w(out, &(header.join(",") + "\n"))?;
+    let mut i = 0;
+    while i < rows.len() {
+        let start = rows[i];
+        let end = start + BATCH;
+        let j = i + rows[i..].partition_point(|&r| r < end);
+        let stop = rows[j - 1] + 1;
+        let slices = cols
+            .iter()
+            .map(|c| {
+                c.read(start..stop)
+                    .map_err(|e| format!("{}: {e}", c.dataset().path()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut text = String::new();
+        for &r in &rows[i..j] {
+            let k = usize::try_from(r - start).unwrap_or(0);
+            for (n, (c, s)) in cols.iter().zip(&slices).enumerate() {
+                if n > 0 {
+                    text.push(',');
+                }
+                text.push_str(&csv_field(&h5table::text::format_cell(
+                    c,
+                    &s.values[k],
+                    s.missing[k],
+                )));
+            }
+            text.push('\n');
+        }
+        w(out, &text)?;
+        i = j;
+    }
+    Ok(())
 }
 
 fn check(file: &str, strict: bool, verify: bool, out: &mut dyn Write) -> Result<Status, String> {

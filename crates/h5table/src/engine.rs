@@ -3,9 +3,12 @@
 //! that stop reading columns as soon as no row of the batch can match.
 
 use crate::error::Result;
+use crate::index::prune::{Candidates, ColumnIndexes, IndexPolicy, Predicate as PrunePred};
 use crate::model::{Column, ColumnKind, Table};
 use crate::query::{compare, matches, Expr, Literal, Op, Predicate, Query};
 use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
@@ -638,29 +641,277 @@ fn eval(n: &Node, b: &mut Batch<'_>) -> Result<Tri> {
     })
 }
 
-/// Evaluate `q` over rows `[0, NROWS)` of `table`.
-pub(crate) fn run(q: &Query, table: &Table) -> Result<Vec<u64>> {
-    let mut cols = Vec::new();
-    let node = compile(&q.expr, table, &mut cols)?;
-    let n = table.nrows();
+/// How a query runs: which search indexes may narrow the rows (§16).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Index policy; the default ignores indexes (they are untrusted).
+    pub indexes: IndexPolicy,
+}
+
+/// What a run did: per pruned leaf, the indexes used and the rows left.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Explain {
+    /// One line per step, for `h5 table query --explain`.
+    pub lines: Vec<String>,
+    /// Rows the scan evaluated (after pruning).
+    pub rows_scanned: u64,
+}
+
+/// The index predicates a fused leaf implies, in the HEP001 index order
+/// (categorical and enum leaves in code space).
+fn prune_predicates(c: &Column, test: &Test) -> Vec<PrunePred> {
+    let int = |x: i128| -> Option<Value> {
+        if let Ok(v) = i64::try_from(x) {
+            Some(Value::Int(v))
+        } else {
+            u64::try_from(x).ok().map(Value::UInt)
+        }
+    };
+    match test {
+        Test::Ints(set) => {
+            let rs = &set.0;
+            if rs.is_empty() {
+                return vec![PrunePred::In(Vec::new())];
+            }
+            if rs.len() <= 64 && rs.iter().all(|(a, b)| a == b) {
+                return vec![PrunePred::In(
+                    rs.iter().filter_map(|(a, _)| int(*a)).collect(),
+                )];
+            }
+            let (lo, hi) = (rs[0].0, rs[rs.len() - 1].1);
+            let mut v = Vec::new();
+            if lo > i128::from(i64::MIN) {
+                v.extend(int(lo).map(PrunePred::Ge));
+            }
+            if hi < i128::from(u64::MAX) {
+                v.extend(int(hi).map(PrunePred::Le));
+            }
+            v
+        }
+        Test::Floats(set) => {
+            let rs = &set.0;
+            if rs.is_empty() {
+                return vec![PrunePred::In(Vec::new())];
+            }
+            if rs.iter().all(|r| r.lo == r.hi) {
+                return vec![PrunePred::In(rs.iter().map(|r| Value::F64(r.lo)).collect())];
+            }
+            let (lo, lo_in) = rs
+                .iter()
+                .map(|r| (r.lo, r.lo_in))
+                .fold((f64::INFINITY, true), |a, b| if b.0 < a.0 { b } else { a });
+            let (hi, hi_in) =
+                rs.iter()
+                    .map(|r| (r.hi, r.hi_in))
+                    .fold(
+                        (f64::NEG_INFINITY, true),
+                        |a, b| if b.0 > a.0 { b } else { a },
+                    );
+            let mut v = Vec::new();
+            if lo.is_finite() {
+                v.push(if lo_in {
+                    PrunePred::Ge(Value::F64(lo))
+                } else {
+                    PrunePred::Gt(Value::F64(lo))
+                });
+            }
+            if hi.is_finite() {
+                v.push(if hi_in {
+                    PrunePred::Le(Value::F64(hi))
+                } else {
+                    PrunePred::Lt(Value::F64(hi))
+                });
+            }
+            v
+        }
+        Test::Generic(Predicate::Compare {
+            op,
+            value: Literal::Str(s),
+            ..
+        }) if c.kind() == ColumnKind::String => {
+            let v = Value::Str(s.clone());
+            match op {
+                Op::Eq => vec![PrunePred::Eq(v)],
+                Op::Lt => vec![PrunePred::Lt(v)],
+                Op::Le => vec![PrunePred::Le(v)],
+                Op::Gt => vec![PrunePred::Gt(v)],
+                Op::Ge => vec![PrunePred::Ge(v)],
+                Op::Ne => vec![],
+            }
+        }
+        Test::Generic(Predicate::In { values, .. }) if c.kind() == ColumnKind::String => {
+            let vs: Option<Vec<Value>> = values
+                .iter()
+                .map(|l| match l {
+                    Literal::Str(s) => Some(Value::Str(s.clone())),
+                    _ => None,
+                })
+                .collect();
+            vs.map(|v| vec![PrunePred::In(v)]).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Candidate rows of the expression from the indexes of its top-level AND leaves.
+fn candidates(
+    node: &Node,
+    table: &Table,
+    opts: &RunOptions,
+    explain: &mut Explain,
+) -> Result<Candidates> {
+    if opts.indexes == IndexPolicy::Ignore {
+        explain
+            .lines
+            .push("indexes: ignored (--indexes ignore)".into());
+        return Ok(Candidates::All);
+    }
+    let leaves: Vec<&Node> = match node {
+        Node::And(parts) => parts.iter().collect(),
+        n @ Node::Leaf { .. } => vec![n],
+        _ => Vec::new(),
+    };
+    let mut acc = Candidates::All;
+    for l in leaves {
+        let Node::Leaf { col, test } = l else {
+            continue;
+        };
+        let c = &table.columns()[*col];
+        let preds = prune_predicates(c, test);
+        if preds.is_empty() {
+            continue;
+        }
+        let idx = ColumnIndexes::open(table, c.name(), opts.indexes)?;
+        for r in idx.rejected() {
+            explain.lines.push(format!("index not used: {r}"));
+        }
+        if idx.is_empty() {
+            explain
+                .lines
+                .push(format!("column {:?}: no usable index", c.name()));
+            continue;
+        }
+        let names: Vec<String> = idx
+            .indexes()
+            .map(|i| format!("{} {}", i.kind.as_str(), i.path))
+            .collect();
+        for p in &preds {
+            let cand = idx.candidates(p)?;
+            explain.lines.push(format!(
+                "column {:?} {:?}: {} candidate rows of {} ({})",
+                c.name(),
+                p,
+                cand.count(table.nrows()),
+                table.nrows(),
+                names.join(", ")
+            ));
+            acc = acc.intersect(cand);
+        }
+    }
+    Ok(acc)
+}
+
+fn eval_range(node: &Node, table: &Table, start: u64, end: u64) -> Result<Vec<u64>> {
     let mut out = Vec::new();
-    let mut start = 0;
-    while start < n {
-        let end = (start + BATCH).min(n);
+    let mut s = start;
+    while s < end {
+        let e = (s + BATCH).min(end);
         let mut b = Batch {
             table,
-            start,
-            end,
+            start: s,
+            end: e,
             loaded: (0..table.columns().len()).map(|_| None).collect(),
         };
-        let r = eval(&node, &mut b)?;
+        let r = eval(node, &mut b)?;
         out.extend(
             r.t.iter()
                 .enumerate()
                 .filter(|(_, t)| **t)
-                .map(|(i, _)| start + i as u64),
+                .map(|(i, _)| s + i as u64),
         );
-        start = end;
+        s = e;
+    }
+    Ok(out)
+}
+
+/// Evaluate `q` over rows `[0, NROWS)` of `table`.
+pub(crate) fn run(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Vec<u64>, Explain)> {
+    let mut cols = Vec::new();
+    let node = compile(&q.expr, table, &mut cols)?;
+    let mut explain = Explain::default();
+    let ranges: Vec<core::ops::Range<u64>> = match candidates(&node, table, opts, &mut explain)? {
+        Candidates::All => core::iter::once(0..table.nrows()).collect(),
+        Candidates::Rows(r) => r,
+    };
+    // Work items of at most BATCH rows, chunk-aligned where the ranges allow.
+    let mut items = Vec::new();
+    for r in ranges {
+        let mut s = r.start;
+        while s < r.end {
+            let e = ((s / BATCH + 1) * BATCH).min(r.end);
+            items.push(s..e);
+            s = e;
+        }
+    }
+    explain.rows_scanned = items.iter().map(|r| r.end - r.start).sum();
+    explain.lines.push(format!(
+        "scan: {} of {} rows in {} batch(es)",
+        explain.rows_scanned,
+        table.nrows(),
+        items.len()
+    ));
+    let rows = run_items(&node, table, &items)?;
+    Ok((rows, explain))
+}
+
+#[cfg(feature = "std")]
+fn run_items(node: &Node, table: &Table, items: &[core::ops::Range<u64>]) -> Result<Vec<u64>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len())
+        .max(1);
+    if threads == 1 {
+        return run_seq(node, table, items);
+    }
+    // Interleaved work items per thread; results merged in row order.
+    type Part = Result<Vec<(usize, Vec<u64>)>>;
+    let parts: Vec<Part> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                sc.spawn(move || {
+                    let mut mine = Vec::new();
+                    for (i, r) in items.iter().enumerate().skip(t).step_by(threads) {
+                        mine.push((i, eval_range(node, table, r.start, r.end)?));
+                    }
+                    Ok(mine)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(crate::Error::Usage("query worker panicked".into())))
+            })
+            .collect()
+    });
+    let mut all: Vec<(usize, Vec<u64>)> = Vec::with_capacity(items.len());
+    for p in parts {
+        all.extend(p?);
+    }
+    all.sort_unstable_by_key(|(i, _)| *i);
+    Ok(all.into_iter().flat_map(|(_, v)| v).collect())
+}
+
+#[cfg(not(feature = "std"))]
+fn run_items(node: &Node, table: &Table, items: &[core::ops::Range<u64>]) -> Result<Vec<u64>> {
+    run_seq(node, table, items)
+}
+
+fn run_seq(node: &Node, table: &Table, items: &[core::ops::Range<u64>]) -> Result<Vec<u64>> {
+    let mut out = Vec::new();
+    for r in items {
+        out.extend(eval_range(node, table, r.start, r.end)?);
     }
     Ok(out)
 }

@@ -30,7 +30,7 @@ extern crate std;
 #[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod check;
-mod engine;
+pub(crate) mod engine;
 pub mod error;
 pub mod index;
 pub mod model;
