@@ -849,7 +849,10 @@ fn task_bench_query() -> R {
     let v = ensure_venv()?;
     let dir = root.join("target").join("bench").join("query");
     let script = root.join("xtask").join("bench").join("table_query.py");
-    let reps = env::var("BENCH_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(5usize);
+    let reps = env::var("BENCH_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5usize);
     let rows = env::var("BENCH_ROWS").unwrap_or_else(|_| "10000000".into());
     let meta = dir.join("meta.json");
     let stale = fs::read_to_string(&meta)
@@ -857,40 +860,87 @@ fn task_bench_query() -> R {
         .is_none_or(|m| !m.contains(&format!("\"nrows\": {rows}")));
     if stale {
         println!("generating {rows} rows in {} …", dir.display());
-        run(Command::new(&v.python).arg(&script).arg("gen").arg(&dir).arg(&rows))?;
+        run(Command::new(&v.python)
+            .arg(&script)
+            .arg("gen")
+            .arg(&dir)
+            .arg(&rows))?;
     }
     let qfile = dir.join("queries.json");
-    let q = output(Command::new(&v.python).arg(&script).arg("queries").arg(&dir))?;
+    let q = output(
+        Command::new(&v.python)
+            .arg(&script)
+            .arg("queries")
+            .arg(&dir),
+    )?;
     fs::write(&qfile, q).map_err(|e| e.to_string())?;
-    run(Command::new(cargo())
-        .current_dir(&root)
-        .args(["build", "--release", "-p", "h5table", "--example", "bench_query"]))?;
+    run(Command::new(cargo()).current_dir(&root).args([
+        "build",
+        "--release",
+        "-p",
+        "h5table",
+        "--example",
+        "bench_query",
+    ]))?;
     let exe = root.join("target/release/examples/bench_query");
-    let polars = output(Command::new(&v.python).arg(&script).arg("polars").arg(&dir).arg(reps.to_string()))?;
+    let polars = output(
+        Command::new(&v.python)
+            .arg(&script)
+            .arg("polars")
+            .arg(&dir)
+            .arg(reps.to_string()),
+    )?;
     let polars: serde_json::Value = serde_json::from_str(&polars).map_err(|e| e.to_string())?;
-    println!("\n{:<6} {:<6} {:>10} {:>10} {:>8} {:>10} {:>8}  results", "data", "query", "polars s", "ignore s", "ratio", "trust s", "ratio");
+    println!(
+        "\n{:<6} {:<6} {:>10} {:>10} {:>8} {:>10} {:>8}  results",
+        "data", "query", "polars s", "ignore s", "ratio", "trust s", "ratio"
+    );
     for var in ["t", "tz"] {
-        let out = output(Command::new(&exe).arg(dir.join(format!("{var}.h5"))).arg("/t").arg(&qfile).arg(reps.to_string()))?;
+        let out = output(
+            Command::new(&exe)
+                .arg(dir.join(format!("{var}.h5")))
+                .arg("/t")
+                .arg(&qfile)
+                .arg(reps.to_string()),
+        )?;
         let mut ours: std::collections::BTreeMap<(String, String), (f64, f64)> = Default::default();
         for l in out.lines() {
             let j: serde_json::Value = serde_json::from_str(l).map_err(|e| e.to_string())?;
             ours.insert(
-                (j["query"].as_str().unwrap_or("").into(), j["policy"].as_str().unwrap_or("").into()),
-                (j["secs"].as_f64().unwrap_or(f64::NAN), j["result"].as_f64().unwrap_or(f64::NAN)),
+                (
+                    j["query"].as_str().unwrap_or("").into(),
+                    j["policy"].as_str().unwrap_or("").into(),
+                ),
+                (
+                    j["secs"].as_f64().unwrap_or(f64::NAN),
+                    j["result"].as_f64().unwrap_or(f64::NAN),
+                ),
             );
         }
         for qn in ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"] {
             let p = &polars[format!("{var}/{qn}")];
             let ps = p["secs"].as_f64().unwrap_or(f64::NAN);
             let pr = p["result"].as_f64().unwrap_or(f64::NAN);
-            let (is, ir) = ours.get(&(qn.into(), "ignore".into())).copied().unwrap_or((f64::NAN, f64::NAN));
-            let (ts, tr) = ours.get(&(qn.into(), "trust".into())).copied().unwrap_or((f64::NAN, f64::NAN));
-            let agree = |x: f64| (x - pr).abs() <= 1e-6 * pr.abs().max(1.0) * if qn == "Q3" { 100.0 } else { 1.0 };
+            let (is, ir) = ours
+                .get(&(qn.into(), "ignore".into()))
+                .copied()
+                .unwrap_or((f64::NAN, f64::NAN));
+            let (ts, tr) = ours
+                .get(&(qn.into(), "trust".into()))
+                .copied()
+                .unwrap_or((f64::NAN, f64::NAN));
+            let agree = |x: f64| {
+                (x - pr).abs() <= 1e-6 * pr.abs().max(1.0) * if qn == "Q3" { 100.0 } else { 1.0 }
+            };
             println!(
                 "{var:<6} {qn:<6} {ps:>10.4} {is:>10.4} {:>7.2}x {ts:>10.4} {:>7.2}x  {}",
                 ps / is,
                 ps / ts,
-                if agree(ir) && agree(tr) { "equal".to_string() } else { format!("DIFFER: polars {pr} ours {ir} / {tr}") }
+                if agree(ir) && agree(tr) {
+                    "equal".to_string()
+                } else {
+                    format!("DIFFER: polars {pr} ours {ir} / {tr}")
+                }
             );
         }
     }

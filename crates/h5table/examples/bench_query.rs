@@ -13,7 +13,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: bench_query FILE TABLE QUERIES.json REPS".into());
     };
     let reps: usize = reps.parse()?;
-    let qs: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&std::fs::read(queries)?)?;
+    let qs: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(queries)?)?;
     for policy in [IndexPolicy::Ignore, IndexPolicy::Trust] {
         for (name, w) in &qs {
             let w = w.as_str().ok_or("query")?;
@@ -33,7 +34,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         let raw = c.read_raw(start..rows[j - 1] + 1)?;
                         for &r in &rows[i..j] {
                             let k = usize::try_from(r - start).unwrap_or(0) * 4;
-                            sum += f64::from(f32::from_le_bytes([raw[k], raw[k + 1], raw[k + 2], raw[k + 3]]));
+                            sum += f64::from(f32::from_le_bytes([
+                                raw[k],
+                                raw[k + 1],
+                                raw[k + 2],
+                                raw[k + 3],
+                            ]));
                         }
                         i = j;
                     }

@@ -462,8 +462,16 @@ impl Batch<'_> {
         if self.loaded[col].is_none() {
             let raw = c.read_raw(self.start..self.end)?;
             let (values, missing) = if c.dtype().is_variable_length() || need_values {
-                let s = c.read(self.start..self.end)?;
-                (Some(s.values), s.missing)
+                let file = c.dataset().file();
+                let v = h5fmt::data::decode::decode_elements(
+                    c.dtype(),
+                    &raw,
+                    self.end - self.start,
+                    file.ctx(),
+                    &file.heap(),
+                )?;
+                let m = c.missing_mask(&raw, &v);
+                (Some(v), m)
             } else {
                 (None, c.missing_mask_raw(&raw))
             };
@@ -529,34 +537,133 @@ fn int_values(
     })
 }
 
-fn float_values(raw: &[u8], size: u32, order: ByteOrder) -> impl Iterator<Item = f64> + '_ {
-    let big = order == ByteOrder::Big;
-    raw.chunks_exact(size as usize).map(move |b| match b.len() {
-        4 => {
-            let a: [u8; 4] = [b[0], b[1], b[2], b[3]];
-            f64::from(if big {
-                f32::from_be_bytes(a)
-            } else {
-                f32::from_le_bytes(a)
-            })
+/// Native integer storage types read by the integer kernel.
+trait Prim: Copy + PartialOrd + PartialEq {
+    const N: usize;
+    fn load(b: &[u8], big: bool) -> Self;
+    fn to_i128(self) -> i128;
+    fn clamp_from(x: i128) -> Self;
+    const MIN: i128;
+    const MAX: i128;
+}
+
+macro_rules! prim {
+    ($($t:ty),*) => {$(
+        impl Prim for $t {
+            const N: usize = core::mem::size_of::<$t>();
+            const MIN: i128 = <$t>::MIN as i128;
+            const MAX: i128 = <$t>::MAX as i128;
+            #[inline(always)]
+            fn load(b: &[u8], big: bool) -> Self {
+                let mut a = [0u8; core::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                if big { <$t>::from_be_bytes(a) } else { <$t>::from_le_bytes(a) }
+            }
+            #[inline(always)]
+            fn to_i128(self) -> i128 { self as i128 }
+            #[inline(always)]
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            fn clamp_from(x: i128) -> Self { x.clamp(<Self as Prim>::MIN, <Self as Prim>::MAX) as $t }
         }
-        8 => {
-            let a: [u8; 8] = [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
-            if big {
-                f64::from_be_bytes(a)
-            } else {
-                f64::from_le_bytes(a)
+    )*};
+}
+prim!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// `t[i]`/`f[i]`: the value is (not) in `set`; both false where the value is the fill.
+fn int_kernel<T: Prim>(
+    raw: &[u8],
+    big: bool,
+    fill: Option<&[u8]>,
+    set: &IntSet,
+    t: &mut [bool],
+    f: &mut [bool],
+) {
+    let fill = fill.filter(|b| b.len() == T::N).map(|b| T::load(b, big));
+    let single = match set.0.as_slice() {
+        [] => Some(None),
+        [(lo, hi)] if *lo <= T::MAX && *hi >= T::MIN => {
+            Some(Some((T::clamp_from(*lo), T::clamp_from(*hi))))
+        }
+        [(_, _)] => Some(None),
+        _ => None,
+    };
+    let it = raw.chunks_exact(T::N).map(|b| T::load(b, big));
+    match single {
+        Some(range) => {
+            for ((v, ti), fi) in it.zip(t.iter_mut()).zip(f.iter_mut()) {
+                let hit = range.is_some_and(|(lo, hi)| v >= lo && v <= hi);
+                let miss = fill == Some(v);
+                *ti = hit & !miss;
+                *fi = !hit & !miss;
             }
         }
-        _ => {
-            let bits = if big {
-                u16::from_be_bytes([b[0], b[1]])
-            } else {
-                u16::from_le_bytes([b[0], b[1]])
-            };
-            h5fmt::data::convert::f16_to_f64(bits)
+        None => {
+            for ((v, ti), fi) in it.zip(t.iter_mut()).zip(f.iter_mut()) {
+                let hit = set.contains(v.to_i128());
+                let miss = fill == Some(v);
+                *ti = hit & !miss;
+                *fi = !hit & !miss;
+            }
         }
-    })
+    }
+}
+
+fn float_kernel(
+    raw: &[u8],
+    size: u32,
+    big: bool,
+    fill: Option<(&[u8], bool)>,
+    set: &FloatSet,
+    t: &mut [bool],
+    f: &mut [bool],
+) {
+    let (fill_bits, fill_nan) = match fill {
+        Some((b, nan)) if b.len() == size as usize => (Some(b), nan),
+        _ => (None, false),
+    };
+    macro_rules! go {
+        ($ft:ty, $bits:ty, $n:expr, $conv:expr) => {{
+            let fb: Option<$bits> = fill_bits.map(|b| {
+                let mut a = [0u8; $n];
+                a.copy_from_slice(b);
+                if big {
+                    <$bits>::from_be_bytes(a)
+                } else {
+                    <$bits>::from_le_bytes(a)
+                }
+            });
+            let single = match set.0.as_slice() {
+                [r] => Some(*r),
+                _ => None,
+            };
+            for ((b, ti), fi) in raw.chunks_exact($n).zip(t.iter_mut()).zip(f.iter_mut()) {
+                let mut a = [0u8; $n];
+                a.copy_from_slice(b);
+                let bits = if big {
+                    <$bits>::from_be_bytes(a)
+                } else {
+                    <$bits>::from_le_bytes(a)
+                };
+                let x: f64 = $conv(bits);
+                let miss = if fill_nan {
+                    x.is_nan()
+                } else {
+                    fb == Some(bits)
+                };
+                let hit = match &single {
+                    Some(r) => r.contains(x),
+                    None => set.contains(x),
+                };
+                *ti = hit & !miss;
+                *fi = !hit & !miss;
+            }
+        }};
+    }
+    match size {
+        4 => go!(f32, u32, 4, |b: u32| f64::from(f32::from_bits(b))),
+        8 => go!(f64, u64, 8, f64::from_bits),
+        _ => go!(f16, u16, 2, h5fmt::data::convert::f16_to_f64),
+    }
 }
 
 fn eval(n: &Node, b: &mut Batch<'_>) -> Result<Tri> {
@@ -610,15 +717,53 @@ fn eval(n: &Node, b: &mut Batch<'_>) -> Result<Tri> {
                 }
                 Test::Ints(set) => {
                     let (size, order, signed) = int_storage(c).expect("int kernel");
-                    for (i, v) in int_values(&l.raw, size, order, signed).enumerate() {
-                        t[i] = set.contains(v);
+                    let big = order == ByteOrder::Big;
+                    let fill = c.fill().value.as_ref().map(|_| c.fill().bytes.as_slice());
+                    let mut f = vec![false; len];
+                    match (size, signed) {
+                        (1, true) => int_kernel::<i8>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (2, true) => int_kernel::<i16>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (4, true) => int_kernel::<i32>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (8, true) => int_kernel::<i64>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (1, false) => int_kernel::<u8>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (2, false) => int_kernel::<u16>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (4, false) => int_kernel::<u32>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (8, false) => int_kernel::<u64>(&l.raw, big, fill, set, &mut t, &mut f),
+                        _ => {
+                            // 3-, 5-, 6-, 7-byte integers: the generic path.
+                            for (i, v) in int_values(&l.raw, size, order, signed).enumerate() {
+                                t[i] = set.contains(v);
+                            }
+                            let missing = c.missing_mask_raw(&l.raw);
+                            for i in 0..len {
+                                if missing[i] {
+                                    t[i] = false;
+                                } else {
+                                    f[i] = !t[i];
+                                }
+                            }
+                        }
                     }
+                    return Ok(Tri { t, f });
                 }
                 Test::Floats(set) => {
                     let (size, order) = float_storage(c).expect("float kernel");
-                    for (i, v) in float_values(&l.raw, size, order).enumerate() {
-                        t[i] = set.contains(v);
-                    }
+                    let fill = c
+                        .fill()
+                        .value
+                        .as_ref()
+                        .map(|_| (c.fill().bytes.as_slice(), c.fill().is_nan));
+                    let mut f = vec![false; len];
+                    float_kernel(
+                        &l.raw,
+                        size,
+                        order == ByteOrder::Big,
+                        fill,
+                        set,
+                        &mut t,
+                        &mut f,
+                    );
+                    return Ok(Tri { t, f });
                 }
                 Test::Generic(p) => {
                     let vals = l.values.as_ref().expect("values loaded");
@@ -811,6 +956,26 @@ fn candidates(
     Ok(acc)
 }
 
+/// A window of rows to evaluate and the candidate ranges inside it.
+struct Item {
+    window: core::ops::Range<u64>,
+    clip: Vec<core::ops::Range<u64>>,
+}
+
+fn eval_item(node: &Node, table: &Table, it: &Item) -> Result<Vec<u64>> {
+    let mut rows = eval_range(node, table, it.window.start, it.window.end)?;
+    if it.clip.len() > 1 {
+        let mut k = 0;
+        rows.retain(|r| {
+            while k < it.clip.len() && it.clip[k].end <= *r {
+                k += 1;
+            }
+            k < it.clip.len() && it.clip[k].start <= *r
+        });
+    }
+    Ok(rows)
+}
+
 fn eval_range(node: &Node, table: &Table, start: u64, end: u64) -> Result<Vec<u64>> {
     let mut out = Vec::new();
     let mut s = start;
@@ -843,17 +1008,28 @@ pub(crate) fn run(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Vec<u6
         Candidates::All => core::iter::once(0..table.nrows()).collect(),
         Candidates::Rows(r) => r,
     };
-    // Work items of at most BATCH rows, chunk-aligned where the ranges allow.
-    let mut items = Vec::new();
+    // Work items: one window per BATCH-aligned block holding candidate rows,
+    // from its first to its last candidate; rows of the window that are not
+    // candidates are dropped from the result (the index said they cannot match).
+    let mut items: Vec<Item> = Vec::new();
     for r in ranges {
         let mut s = r.start;
         while s < r.end {
             let e = ((s / BATCH + 1) * BATCH).min(r.end);
-            items.push(s..e);
+            match items.last_mut() {
+                Some(it) if it.window.start / BATCH == s / BATCH => {
+                    it.window.end = e;
+                    it.clip.push(s..e);
+                }
+                _ => items.push(Item {
+                    window: s..e,
+                    clip: vec![s..e],
+                }),
+            }
             s = e;
         }
     }
-    explain.rows_scanned = items.iter().map(|r| r.end - r.start).sum();
+    explain.rows_scanned = items.iter().map(|r| r.window.end - r.window.start).sum();
     explain.lines.push(format!(
         "scan: {} of {} rows in {} batch(es)",
         explain.rows_scanned,
@@ -865,7 +1041,7 @@ pub(crate) fn run(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Vec<u6
 }
 
 #[cfg(feature = "std")]
-fn run_items(node: &Node, table: &Table, items: &[core::ops::Range<u64>]) -> Result<Vec<u64>> {
+fn run_items(node: &Node, table: &Table, items: &[Item]) -> Result<Vec<u64>> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(items.len())
@@ -881,7 +1057,7 @@ fn run_items(node: &Node, table: &Table, items: &[core::ops::Range<u64>]) -> Res
                 sc.spawn(move || {
                     let mut mine = Vec::new();
                     for (i, r) in items.iter().enumerate().skip(t).step_by(threads) {
-                        mine.push((i, eval_range(node, table, r.start, r.end)?));
+                        mine.push((i, eval_item(node, table, r)?));
                     }
                     Ok(mine)
                 })
@@ -904,14 +1080,14 @@ fn run_items(node: &Node, table: &Table, items: &[core::ops::Range<u64>]) -> Res
 }
 
 #[cfg(not(feature = "std"))]
-fn run_items(node: &Node, table: &Table, items: &[core::ops::Range<u64>]) -> Result<Vec<u64>> {
+fn run_items(node: &Node, table: &Table, items: &[Item]) -> Result<Vec<u64>> {
     run_seq(node, table, items)
 }
 
-fn run_seq(node: &Node, table: &Table, items: &[core::ops::Range<u64>]) -> Result<Vec<u64>> {
+fn run_seq(node: &Node, table: &Table, items: &[Item]) -> Result<Vec<u64>> {
     let mut out = Vec::new();
-    for r in items {
-        out.extend(eval_range(node, table, r.start, r.end)?);
+    for it in items {
+        out.extend(eval_item(node, table, it)?);
     }
     Ok(out)
 }
