@@ -1023,7 +1023,7 @@ pub(crate) fn run(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Vec<u6
                 }
                 _ => items.push(Item {
                     window: s..e,
-                    clip: vec![s..e],
+                    clip: core::iter::once(s..e).collect(),
                 }),
             }
             s = e;
