@@ -279,6 +279,39 @@ impl FileEditor {
         Ok(())
     }
 
+    /// Create or overwrite attribute `name` of the object at `path` with
+    /// `H5T_STD_REF` object references to the objects at `targets`
+    /// (absolute paths of committed objects: those of the file as opened
+    /// and those created in this session, which
+    /// [`FileEditor::create_group`] and [`FileEditor::create_dataset`]
+    /// commit at once): 1-D of `targets.len()` elements, or a scalar when
+    /// `scalar`. Staged until [`FileEditor::flush`] like
+    /// [`FileEditor::set_attr`].
+    ///
+    /// # Errors
+    /// `NotFound` for a target or the object; `Usage` for `scalar` with
+    /// other than one target; as [`FileEditor::set_attr`].
+    pub fn set_attr_object_refs(
+        &mut self,
+        path: &str,
+        name: &str,
+        targets: &[&str],
+        scalar: bool,
+    ) -> Result<()> {
+        if scalar && targets.len() != 1 {
+            return Err(usage(
+                "a scalar reference attribute takes exactly one target",
+            ));
+        }
+        let mut addrs = Vec::with_capacity(targets.len());
+        for t in targets {
+            addrs.push(Addr(self.object_addr(t)?));
+        }
+        let value = AttrValue::object_refs(&addrs, self.ctx.sizes.offsets, scalar)
+            .ok_or_else(|| usage("unsupported size of offsets for references"))?;
+        self.set_attr(path, name, value)
+    }
+
     /// Create or overwrite attribute `name` of the object at `path` (staged
     /// until [`FileEditor::flush`]). Variable-length values go to a new
     /// global heap collection. Dense attribute storage is edited (rebuilt
@@ -594,6 +627,21 @@ impl FileEditor {
         self.switch_last.push((a, ci));
         self.pending_free.extend(set.old);
         Ok(())
+    }
+
+    /// Store variable-length elements (the bytes of each string, or the
+    /// packed elements of each sequence) in a new global heap collection
+    /// at fresh space, and return their in-file descriptors: the element
+    /// bytes of `dtype` to give [`FileEditor::write_box`] for a dataset of
+    /// that variable-length type. The collection is referenced only once a
+    /// commit writes the data naming it (a crash before leaves unused
+    /// space). At most 65534 non-empty elements per call.
+    ///
+    /// # Errors
+    /// `Usage` for a fixed-size `dtype`, lengths that are not multiples of
+    /// a sequence's element size, or too many elements; `Io`.
+    pub fn put_varlen(&mut self, dtype: &Datatype, elems: &[Vec<u8>]) -> Result<Vec<u8>> {
+        self.place_varlen(dtype, elems)
     }
 
     /// Store variable-length elements in a new global heap collection (at
