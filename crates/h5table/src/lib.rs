@@ -31,6 +31,8 @@ pub mod check;
 pub mod error;
 pub mod model;
 pub mod text;
+#[cfg(feature = "std")]
+pub mod write;
 
 pub use error::{Error, Result};
 pub use model::{
