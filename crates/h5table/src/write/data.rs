@@ -104,7 +104,7 @@ impl ColumnData {
             ColumnData::Str(v) => v.len() as u64,
             ColumnData::Raw(b) => {
                 let es = dtype.size();
-                if es == 0 || dtype.is_variable_length() || (b.len() as u64) % es != 0 {
+                if es == 0 || dtype.is_variable_length() || !(b.len() as u64).is_multiple_of(es) {
                     return None;
                 }
                 b.len() as u64 / es
@@ -169,13 +169,7 @@ pub(crate) enum Encoded {
 impl Encoded {
     pub(crate) fn len(&self, es: u64) -> u64 {
         match self {
-            Encoded::Fixed(b) => {
-                if es == 0 {
-                    0
-                } else {
-                    b.len() as u64 / es
-                }
-            }
+            Encoded::Fixed(b) => (b.len() as u64).checked_div(es).unwrap_or(0),
             Encoded::VarLen(v) => v.len() as u64,
         }
     }
@@ -207,7 +201,7 @@ fn int_parts(dt: &Datatype) -> Option<(u32, ByteOrder, bool)> {
             order,
             signed,
             ..
-        } => Some((*size, order.clone(), *signed)),
+        } => Some((*size, *order, *signed)),
         _ => None,
     }
 }

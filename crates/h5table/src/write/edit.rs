@@ -1,6 +1,6 @@
 //! [`TableEditor`]: the §11 mutation protocol on an existing file.
 
-use super::data::{encode, fill_rows, Encoded, FillBytes, Target};
+use super::data::{encode, Encoded, FillBytes, Target};
 use super::{
     check_cat_fill, create_column, normalize, resolve_fill, set_column_attrs, usage, utf8_attr,
     utf8_list, ColumnData, ColumnSpec,
@@ -26,7 +26,6 @@ struct ColInfo {
     n_categories: Option<u64>,
     categories_addr: Option<Addr>,
     search: Vec<Addr>,
-    addr: Addr,
 }
 
 /// Changes an existing HEP001 table in place through a
@@ -188,7 +187,6 @@ impl<'a> TableEditor<'a> {
                 n_categories: c.categories.as_ref().map(|k| k.labels.len() as u64),
                 categories_addr,
                 search: c.search_index_list.iter().flatten().copied().collect(),
-                addr: c.dataset().addr(),
             });
         }
         let extent = extent.unwrap_or(table.nrows());
@@ -546,7 +544,6 @@ impl<'a> TableEditor<'a> {
             }
             None => None,
         };
-        let _ = fill_rows;
         let path = self.path.clone();
         create_column(self.ed, &path, &spec, &fill, self.extent)?;
         if let Some(Encoded::Fixed(b)) = &enc {
@@ -652,9 +649,4 @@ impl<'a> TableEditor<'a> {
         self.ed.flush()?;
         self.refresh()
     }
-}
-
-#[allow(dead_code)]
-fn _addr_of(c: &ColInfo) -> Addr {
-    c.addr
 }
