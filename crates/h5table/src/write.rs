@@ -102,12 +102,12 @@ impl ColumnSpec {
         self.shuffle = true;
         self
     }
-    /// Zstandard at `level` (new files only).
+    /// Zstandard at `level`.
     pub fn zstd(mut self, level: i32) -> Self {
         self.zstd = Some(level);
         self
     }
-    /// LZ4 (new files only).
+    /// LZ4.
     pub fn lz4(mut self) -> Self {
         self.lz4 = true;
         self
@@ -735,28 +735,6 @@ impl TableWriter {
     ) -> Result<()> {
         let (nrows, extent, prepared, cats) = self.prepare(rows)?;
         let path = normalize(path);
-        for p in &prepared {
-            if matches!(p.spec.dtype, Datatype::VarLenString { .. }) {
-                return Err(usage(format!(
-                    "column {:?}: variable-length string columns cannot be created in an existing file",
-                    p.spec.name
-                )));
-            }
-            if p.spec.zstd.is_some() || p.spec.lz4 {
-                return Err(usage(format!(
-                    "column {:?}: zstd and lz4 are not available in an existing file (deflate and shuffle are)",
-                    p.spec.name
-                )));
-            }
-        }
-        for (c, _) in &cats {
-            if matches!(c.dtype, Datatype::VarLenString { .. }) {
-                return Err(usage(format!(
-                    "categories {:?}: variable-length strings cannot be created in an existing file",
-                    c.name
-                )));
-            }
-        }
         match ed.reader().object(&path) {
             Ok(h5fmt::Object::Group(g)) => {
                 if crate::model::is_table_group(&g) {
@@ -796,25 +774,20 @@ impl TableWriter {
             let cpath = child("CATEGORIES");
             for (c, enc) in &cats {
                 let n = enc.len(c.dtype.size());
-                let Encoded::Fixed(bytes) = enc else {
-                    return Err(usage("variable-length categories"));
-                };
-                ed.create_dataset(&cpath, &c.name, &NewDataset::new(c.dtype.clone(), &[n]))?;
-                let cp = format!("{cpath}/{}", c.name);
-                if n > 0 {
-                    ed.write_box(&cp, &[0], &[n], bytes)?;
+                let mut nd = NewDataset::new(c.dtype.clone(), &[n]);
+                if matches!(enc, Encoded::VarLen(_)) {
+                    nd = nd.chunks(&[n.max(1)]);
                 }
+                ed.create_dataset(&cpath, &c.name, &nd)?;
+                let cp = format!("{cpath}/{}", c.name);
+                write_encoded(ed, &cp, &c.dtype, 0, enc)?;
                 ed.set_attr(&cp, "ordered", c.ordered)?;
             }
         }
         for p in &prepared {
             create_column(ed, &path, p.spec, &p.fill, extent)?;
             let cp = child(&p.spec.name);
-            if let Encoded::Fixed(bytes) = &p.rows {
-                if nrows > 0 {
-                    ed.write_box(&cp, &[0], &[nrows], bytes)?;
-                }
-            }
+            write_encoded(ed, &cp, &p.spec.dtype, 0, &p.rows)?;
             set_column_attrs(ed, &path, p.spec, p.valid.as_ref())?;
         }
         ed.flush()?;
@@ -883,8 +856,47 @@ pub(crate) fn create_column(
     if let Some(l) = spec.deflate {
         nd = nd.deflate(l);
     }
-    nd.fill = Some(fill.bytes.clone());
+    if let Some(l) = spec.zstd {
+        nd = nd.zstd(l);
+    }
+    if spec.lz4 {
+        nd = nd.lz4();
+    }
+    nd.fill = Some(match &fill.vlen {
+        Some(v) if !v.is_empty() && matches!(spec.dtype, Datatype::VarLenString { .. }) => {
+            ed.put_varlen(&spec.dtype, core::slice::from_ref(v))?
+        }
+        _ => fill.bytes.clone(),
+    });
     ed.create_dataset(table, &spec.name, &nd)?;
+    Ok(())
+}
+
+/// Write encoded rows at `start` of the dataset at `path` (variable-length
+/// elements go to the global heap first, at most 60000 per collection).
+pub(crate) fn write_encoded(
+    ed: &mut FileEditor,
+    path: &str,
+    dtype: &Datatype,
+    start: u64,
+    enc: &Encoded,
+) -> Result<()> {
+    match enc {
+        Encoded::Fixed(b) => {
+            let k = enc.len(dtype.size());
+            if k > 0 {
+                ed.write_box(path, &[start], &[k], b)?;
+            }
+        }
+        Encoded::VarLen(v) => {
+            let mut off = start;
+            for part in v.chunks(60_000) {
+                let b = ed.put_varlen(dtype, part)?;
+                ed.write_box(path, &[off], &[part.len() as u64], &b)?;
+                off += part.len() as u64;
+            }
+        }
+    }
     Ok(())
 }
 
@@ -938,9 +950,6 @@ impl ColumnSpec {
     }
     pub(crate) fn categories_name(&self) -> Option<&str> {
         self.categories.as_deref()
-    }
-    pub(crate) fn uses_new_file_filters(&self) -> bool {
-        self.zstd.is_some() || self.lz4
     }
     pub(crate) fn valid_of(&self, fill: &FillBytes) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         resolve_valid(self, fill)

@@ -827,19 +827,31 @@ fn editor_creates_tables_in_existing_files_and_drops_categories() {
             "/other/new/t2",
         ),
         (
-            TableWriter::new().column(ColumnSpec::new("k", Datatype::vlen_utf8())),
-            "/other/x",
+            TableWriter::new().column(ColumnSpec::new("k", Datatype::int_le(4, false))),
+            "/g",
         ),
         (
-            TableWriter::new().column(ColumnSpec::new("k", Datatype::int_le(4, false)).zstd(1)),
-            "/other/x",
+            TableWriter::new().column(ColumnSpec::new("k", Datatype::int_le(4, false))),
+            "/g/t/v",
         ),
         (
             TableWriter::new().column(ColumnSpec::new("CLASS", Datatype::int_le(4, false))),
             "/other/x",
         ),
+        (
+            TableWriter::new().column(ColumnSpec::new("k", Datatype::vlen_utf8())),
+            "/other/x",
+        ),
     ] {
-        assert!(tw.create_in(&mut ed, p, &[]).is_err());
+        let rows: &[(&str, ColumnData)] = if p == "/other/x" {
+            &[
+                ("k", ColumnData::strs(&["a", "b"])),
+                ("zz", ColumnData::strs(&["a"])),
+            ]
+        } else {
+            &[]
+        };
+        assert!(tw.create_in(&mut ed, p, rows).is_err(), "{p}");
     }
     assert_eq!(
         std::fs::read(&path).unwrap(),
@@ -971,4 +983,128 @@ fn editor_appends_to_libhdf5_written_tables() {
     }
     assert!(after.iter().all(|l| !l.contains("SEARCH_INDEX_LIST")));
     assert!(after.iter().any(|l| l.contains("INDEX_COLUMNS STDREF")));
+}
+
+#[test]
+fn editor_vlen_zstd_lz4_columns_in_existing_files() {
+    let path = tmp("vlen_edit.h5");
+    editor_base(&path);
+    let mut ed = FileEditor::open(&path).unwrap();
+    TableWriter::new()
+        .column(
+            ColumnSpec::new("vs", Datatype::vlen_utf8())
+                .chunk(2)
+                .fill(FillSpec::Str("n/a".into())),
+        )
+        .column(
+            ColumnSpec::new("z", Datatype::int_le(4, true))
+                .chunk(3)
+                .zstd(5),
+        )
+        .column(
+            ColumnSpec::new("l", Datatype::float_le(4))
+                .chunk(3)
+                .shuffle()
+                .lz4(),
+        )
+        .column(
+            ColumnSpec::new("c", Datatype::int_le(1, false))
+                .chunk(3)
+                .categorical("names"),
+        )
+        .categories(
+            "names",
+            Datatype::vlen_utf8(),
+            ColumnData::strs(&["zero", "один"]),
+            false,
+        )
+        .create_in(
+            &mut ed,
+            "/t3",
+            &[
+                (
+                    "vs",
+                    ColumnData::Str(vec![Some("a".into()), None, Some("ç".into())]),
+                ),
+                ("z", ColumnData::Int32(vec![1, 2, 3])),
+                ("l", ColumnData::Float32(vec![0.5, 1.5, 2.5])),
+                ("c", ColumnData::UInt8(vec![1, 0, 1])),
+            ],
+        )
+        .unwrap();
+    {
+        let mut te = TableEditor::open(&mut ed, "/t3").unwrap();
+        te.append(&[
+            (
+                "vs",
+                ColumnData::Str(vec![None, Some("long string ".repeat(10))]),
+            ),
+            ("z", ColumnData::Int32(vec![4, 5])),
+            (
+                "l",
+                ColumnData::Float32(vec![3.5, 4.5]).with_missing(vec![true, false]),
+            ),
+            ("c", ColumnData::UInt8(vec![0, 0])),
+        ])
+        .unwrap();
+        te.add_column(
+            ColumnSpec::new("w", Datatype::vlen_utf8()).chunk(4),
+            Some(ColumnData::strs(&["p", "q", "r", "s", "t"])),
+        )
+        .unwrap();
+        te.update("vs", 1, ColumnData::strs(&["B"])).unwrap();
+    }
+    drop(ed);
+    let lines = dump(&path, "/t3");
+    check_table_attrs(&lines, "/t3", 5);
+    assert_eq!(line(&lines, "C vs"), "C vs |O 5 2 - n/a");
+    assert_eq!(line(&lines, "C z"), "C z <i4 5 3 32015 -2147483647");
+    assert_eq!(
+        line(&lines, "C l"),
+        "C l <f4 5 3 32004,shuffle 9.969209968386869e+36"
+    );
+    assert_eq!(
+        values(&lines, "vs"),
+        vec![
+            "a".to_owned(),
+            "B".into(),
+            "ç".into(),
+            "M".into(),
+            "long string ".repeat(10)
+        ]
+    );
+    assert_eq!(values(&lines, "z"), s(&["1", "2", "3", "4", "5"]));
+    assert_eq!(values(&lines, "l"), s(&["0.5", "1.5", "2.5", "M", "4.5"]));
+    assert_eq!(values(&lines, "w"), s(&["p", "q", "r", "s", "t"]));
+    assert_eq!(line(&lines, "K\tnames"), "K\tnames\tzero\tодин");
+    let file = File::open(&path).unwrap();
+    let t = Table::open(&file.group("/t3").unwrap()).unwrap();
+    assert_eq!(t.nrows(), 5);
+    let c = t.column("c").unwrap();
+    assert_eq!(
+        c.categories.as_ref().unwrap().labels[1],
+        Value::Str("один".into())
+    );
+}
+
+#[test]
+fn editor_appends_to_every_family_of_new_files() {
+    // zstd, lz4, opaque, compound, vlen columns written by FileWriter.
+    let (tw, rows) = families();
+    let path = tmp("families_append.h5");
+    let mut w = FileWriter::create(&path).unwrap();
+    tw.write_at(&mut w, "/t", &rows).unwrap();
+    w.close().unwrap();
+    let mut ed = FileEditor::open(&path).unwrap();
+    let mut te = TableEditor::open(&mut ed, "/t").unwrap();
+    let err = te.append(&rows[..3]).unwrap_err().to_string();
+    assert!(err.contains("no data given"), "{err}");
+    te.append(&rows).unwrap();
+    drop(ed);
+    let lines = dump(&path, "/t");
+    for (name, want) in expected_family_values() {
+        let mut twice = s(&want);
+        twice.extend(s(&want));
+        assert_eq!(values(&lines, name), twice, "column {name}");
+    }
 }

@@ -3,7 +3,7 @@
 use super::data::{encode, Encoded, FillBytes, Target};
 use super::{
     check_cat_fill, create_column, normalize, resolve_fill, set_column_attrs, usage, utf8_attr,
-    utf8_list, ColumnData, ColumnSpec,
+    utf8_list, write_encoded, ColumnData, ColumnSpec,
 };
 use crate::error::{Error, Result};
 use crate::model::{attr_refs, Table};
@@ -257,27 +257,8 @@ impl<'a> TableEditor<'a> {
 
     fn write_rows(&mut self, i: usize, start: u64, enc: &Encoded) -> Result<()> {
         let c = &self.cols[i];
-        let k = enc.len(c.dtype.size());
-        if k == 0 {
-            return Ok(());
-        }
-        let path = c.path.clone();
-        let bytes = match enc {
-            Encoded::Fixed(b) => b.clone(),
-            Encoded::VarLen(v) => {
-                // One heap collection per call holds at most 65534 elements.
-                let dtype = c.dtype.clone();
-                let mut off = start;
-                for part in v.chunks(60_000) {
-                    let b = self.ed.put_varlen(&dtype, part)?;
-                    self.ed.write_box(&path, &[off], &[part.len() as u64], &b)?;
-                    off += part.len() as u64;
-                }
-                return Ok(());
-            }
-        };
-        self.ed.write_box(&path, &[start], &[k], &bytes)?;
-        Ok(())
+        let (path, dtype) = (c.path.clone(), c.dtype.clone());
+        write_encoded(self.ed, &path, &dtype, start, enc)
     }
 
     /// Remove the search indexes of columns `which` (§11.2 step 4): the
@@ -477,12 +458,10 @@ impl<'a> TableEditor<'a> {
     /// `NROWS` values), else the column's fill value (missing); its extent
     /// matches the other columns'. Appended to `column-order`. A
     /// categorical column names a categories dataset that exists in the
-    /// table's `CATEGORIES` group. Variable-length string columns and the
-    /// zstd and lz4 filters are not available in existing files.
+    /// table's `CATEGORIES` group.
     ///
     /// # Errors
-    /// `Usage` for a reserved or existing name, unsupported types or
-    /// filters, a fill inside the valid range or colliding with a category
+    /// `Usage` for a reserved or existing name, unsupported types, a fill inside the valid range or colliding with a category
     /// code, data of the wrong length; HDF5 errors.
     pub fn add_column(&mut self, spec: ColumnSpec, rows: Option<ColumnData>) -> Result<()> {
         spec.check()?;
@@ -494,16 +473,6 @@ impl<'a> TableEditor<'a> {
             || self.ed.reader().object(&self.child(&name)).is_ok()
         {
             return Err(usage(format!("{name:?} exists in the table group")));
-        }
-        if matches!(spec.dtype(), Datatype::VarLenString { .. }) {
-            return Err(usage(format!(
-                "column {name:?}: variable-length string columns cannot be added to an existing file"
-            )));
-        }
-        if spec.uses_new_file_filters() {
-            return Err(usage(format!(
-                "column {name:?}: zstd and lz4 are not available in an existing file"
-            )));
         }
         let fill = resolve_fill(&name, spec.dtype(), spec.spec_fill())?;
         let valid = spec.valid_of(&fill)?;
@@ -546,11 +515,9 @@ impl<'a> TableEditor<'a> {
         };
         let path = self.path.clone();
         create_column(self.ed, &path, &spec, &fill, self.extent)?;
-        if let Some(Encoded::Fixed(b)) = &enc {
-            if self.nrows > 0 {
-                let cp = self.child(&name);
-                self.ed.write_box(&cp, &[0], &[self.nrows], b)?;
-            }
+        if let Some(e) = &enc {
+            let cp = self.child(&name);
+            write_encoded(self.ed, &cp, spec.dtype(), 0, e)?;
         }
         set_column_attrs(self.ed, &path, &spec, valid.as_ref())?;
         let mut order = self.column_names();

@@ -740,7 +740,9 @@ impl FileEditor {
                 }
                 let pipeline = ds.filters().clone();
                 for f in &pipeline.filters {
-                    if !matches!(f.id, 1..=3) {
+                    let encodable = matches!(f.id, 1..=3 | crate::filter::LZ4)
+                        || (f.id == crate::filter::ZSTD && crate::filter::can_encode(f.id));
+                    if !encodable {
                         return Err(Error::unsupported(alloc::format!(
                             "writing with filter {} ({})",
                             f.id,

@@ -1055,15 +1055,24 @@ impl FileEditor {
     /// Write data afterwards with [`FileEditor::write_box`] or
     /// [`FileEditor::append`].
     ///
+    /// Variable-length datatypes are created chunked (chunks required);
+    /// write their elements as descriptors from [`FileEditor::put_varlen`].
+    ///
     /// # Errors
     /// `Usage` for inconsistent shapes, a bad or existing name, a
-    /// variable-length type; as [`FileEditor::create_group`].
+    /// variable-length type without chunks; `Unsupported` for zstd in a
+    /// build without it; as [`FileEditor::create_group`].
     pub fn create_dataset(&mut self, parent: &str, name: &str, spec: &NewDataset) -> Result<()> {
         let ctx = self.ctx;
         let es = spec.dtype.size();
-        if es == 0 || spec.dtype.is_variable_length() {
+        if es == 0 {
             return Err(usage(
-                "datasets of variable-length or empty elements are not created by the editor",
+                "datasets of empty elements are not created by the editor",
+            ));
+        }
+        if spec.dtype.is_variable_length() && spec.chunks.is_none() {
+            return Err(usage(
+                "variable-length datasets are created chunked by the editor (give chunks)",
             ));
         }
         let rank = spec.shape.len();
@@ -1104,6 +1113,26 @@ impl FileEditor {
                     name: None,
                     flags: 1,
                     client_data: vec![u32::from(level.min(9))],
+                });
+            }
+            if let Some(level) = spec.zstd {
+                if !crate::filter::can_encode(crate::filter::ZSTD) {
+                    return Err(Error::unsupported("zstd is not available in this build"));
+                }
+                filters.push(crate::format::message::Filter {
+                    id: crate::filter::ZSTD,
+                    name: None,
+                    flags: 1,
+                    #[allow(clippy::cast_sign_loss)] // negative levels as the plugin reads them
+                    client_data: vec![level as u32],
+                });
+            }
+            if spec.lz4 {
+                filters.push(crate::format::message::Filter {
+                    id: crate::filter::LZ4,
+                    name: None,
+                    flags: 1,
+                    client_data: vec![0],
                 });
             }
             crate::format::message::FilterPipeline { filters }
@@ -1669,8 +1698,14 @@ pub struct NewDataset {
     pub deflate: Option<u8>,
     /// Shuffle before deflate.
     pub shuffle: bool,
-    /// Fill value bytes (one element); default zeros.
+    /// Fill value bytes (one element); default zeros. For a
+    /// variable-length type: the in-file descriptor of the fill
+    /// ([`FileEditor::put_varlen`]; zeros are the empty string/sequence).
     pub fill: Option<Vec<u8>>,
+    /// Zstandard at this level (registered filter 32015, after deflate).
+    pub zstd: Option<i32>,
+    /// LZ4 (registered filter 32004, the HDF5 LZ4 plugin's format).
+    pub lz4: bool,
 }
 
 impl NewDataset {
@@ -1684,7 +1719,19 @@ impl NewDataset {
             deflate: None,
             shuffle: false,
             fill: None,
+            zstd: None,
+            lz4: false,
         }
+    }
+    /// Zstandard at `level`.
+    pub fn zstd(mut self, level: i32) -> Self {
+        self.zstd = Some(level);
+        self
+    }
+    /// LZ4.
+    pub fn lz4(mut self) -> Self {
+        self.lz4 = true;
+        self
     }
     /// Maximum shape.
     pub fn maxshape(mut self, m: &[Option<u64>]) -> Self {
