@@ -154,12 +154,16 @@ fn kill_child() {
             next.f.extend(&f);
             next.s.extend(s.iter().cloned());
             note("P", &next);
-            te.append(&[
+            let names = te.column_names();
+            let mut rows = vec![
                 ("a", ColumnData::Int64(a)),
                 ("f", ColumnData::Float64(f)),
                 ("s", ColumnData::Str(s.into_iter().map(Some).collect())),
-            ])
-            .unwrap();
+            ];
+            for x in names.iter().filter(|n| n.starts_with("extra")) {
+                rows.push((x.as_str(), ColumnData::Int16(vec![7; k as usize])));
+            }
+            te.append(&rows).unwrap();
         } else if op < 7 {
             let to = rng.below(n + 1);
             next.a.truncate(to as usize);
@@ -180,9 +184,22 @@ fn kill_child() {
             }
             note("P", &next);
             te.update("a", start, ColumnData::Int64(a)).unwrap();
-        } else {
+        } else if rng.below(2) == 0 {
             // Preallocation changes no row: nothing pending.
             te.reserve(1 + rng.below(20)).unwrap();
+        } else {
+            // Adding or dropping a column changes none of a, f, s.
+            let names = te.column_names();
+            match names.iter().find(|n| n.starts_with("extra")) {
+                Some(x) => te.drop_column(x).unwrap(),
+                None => te
+                    .add_column(
+                        ColumnSpec::new(&format!("extra{counter}"), Datatype::int_le(2, true))
+                            .chunk(3),
+                        Some(ColumnData::Int16(vec![7; te.nrows() as usize])),
+                    )
+                    .unwrap(),
+            }
         }
         drop(te);
         state = next;
@@ -256,7 +273,17 @@ fn kill_test_300_random_sigkills() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(5 + rng.below(120)));
+        // Wait for the child to start working (the machine may be loaded),
+        // then kill it at a random moment of its work.
+        let start_len = std::fs::metadata(&side).map(|m| m.len()).unwrap_or(0);
+        let t0 = std::time::Instant::now();
+        while std::fs::metadata(&side).map(|m| m.len()).unwrap_or(0) == start_len
+            && t0.elapsed() < Duration::from_secs(60)
+            && matches!(child.try_wait(), Ok(None))
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(rng.below(60)));
         if let Ok(Some(status)) = child.try_wait() {
             let mut err = String::new();
             if let Some(mut e) = child.stderr.take() {
