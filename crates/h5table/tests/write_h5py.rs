@@ -1108,3 +1108,84 @@ fn editor_appends_to_every_family_of_new_files() {
         assert_eq!(values(&lines, name), twice, "column {name}");
     }
 }
+
+#[test]
+fn editor_appends_missing_rows_to_every_corpus_table() {
+    // Tables written by h5col/libhdf5 (every family, layouts, filters,
+    // big-endian columns, preallocated tails): append one all-missing row.
+    // h5py sees the old rows unchanged and the new row missing by numpy's
+    // test; a table the editor cannot write is refused unchanged.
+    let dir = std::path::Path::new("/work/shared/hep001/files");
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let n = e.ok()?.file_name().into_string().ok()?;
+            (n.starts_with('c') && n.ends_with(".h5")).then_some(n)
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() > 10, "corpus missing");
+    let (mut appended, mut refused) = (0, 0);
+    for name in names {
+        let path = tmp(&format!("corpus-{name}"));
+        std::fs::copy(dir.join(&name), &path).unwrap();
+        let tables = {
+            let f = File::open(&path).unwrap();
+            h5table::find_tables(&f).unwrap()
+        };
+        for t in tables {
+            let before = std::fs::read(&path).unwrap();
+            let (rows, nrows): (Vec<(String, ColumnData)>, u64) = {
+                let f = File::open(&path).unwrap();
+                let table = Table::open(&f.group(&t).unwrap()).unwrap();
+                let rows = table
+                    .columns()
+                    .iter()
+                    .map(|c| {
+                        let d = match c.dtype() {
+                            Datatype::VarLenString { .. } => ColumnData::Str(vec![None]),
+                            dt => ColumnData::Raw(vec![0; dt.size() as usize])
+                                .with_missing(vec![true]),
+                        };
+                        (c.name().to_owned(), d)
+                    })
+                    .collect();
+                (rows, table.nrows())
+            };
+            let old = dump(&path, &t);
+            let rows_ref: Vec<(&str, ColumnData)> =
+                rows.iter().map(|(n, d)| (n.as_str(), d.clone())).collect();
+            let mut ed = FileEditor::open(&path).unwrap();
+            let r = TableEditor::open(&mut ed, &t).and_then(|mut te| te.append(&rows_ref));
+            drop(ed);
+            match r {
+                Err(e) => {
+                    assert!(
+                        matches!(e, h5table::Error::Usage(_)),
+                        "{name}:{t}: unexpected error {e}"
+                    );
+                    assert_eq!(std::fs::read(&path).unwrap(), before, "{name}:{t}: {e}");
+                    eprintln!("refused {name}:{t}: {e}");
+                    refused += 1;
+                }
+                Ok(()) => {
+                    let new = dump(&path, &t);
+                    assert_eq!(
+                        line(&new, &format!("A {t} NROWS")),
+                        format!("A {t} NROWS <u8 8 - - scalar {}", nrows + 1),
+                        "{name}"
+                    );
+                    for (c, _) in &rows {
+                        let (o, n) = (values(&old, c), values(&new, c));
+                        assert_eq!(&n[..o.len()], o.as_slice(), "{name}:{t}/{c}: old rows");
+                        assert_eq!(n.len(), o.len() + 1, "{name}:{t}/{c}");
+                        assert_eq!(n.last().unwrap(), "M", "{name}:{t}/{c}: new row missing");
+                    }
+                    appended += 1;
+                }
+            }
+        }
+    }
+    eprintln!("corpus tables appended to: {appended}, refused unchanged: {refused}");
+    assert!(appended > 10);
+}

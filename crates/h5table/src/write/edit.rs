@@ -255,6 +255,39 @@ impl<'a> TableEditor<'a> {
         Ok((n.unwrap_or(0), out))
     }
 
+    /// Check, before anything is staged, that columns `which` can be
+    /// written (their filters encoded, their storage edited) and grown to
+    /// `extent` rows.
+    fn preflight(&mut self, which: &[usize], extent: u64) -> Result<()> {
+        for &i in which {
+            let Some(c) = self.cols.get(i) else {
+                return Err(usage("no such column"));
+            };
+            let (name, path) = (c.name.clone(), c.path.clone());
+            if extent > self.extent {
+                if c.chunk.is_none() {
+                    return Err(usage(format!(
+                        "column {name:?} is not chunked and cannot grow"
+                    )));
+                }
+                let ds = self.ed.reader().dataset(&path)?;
+                if let Some(Some(max)) = ds.maxshape().and_then(|m| m.first().copied()) {
+                    if max < extent {
+                        return Err(usage(format!(
+                            "column {name:?} cannot grow to {extent} rows (maximum {max})"
+                        )));
+                    }
+                }
+            }
+            // Loads the column's storage state: refuses what the editor
+            // cannot write (unknown filters, shared messages…).
+            self.ed
+                .shape(&path)
+                .map_err(|e| usage(format!("column {name:?} cannot be written here: {e}")))?;
+        }
+        Ok(())
+    }
+
     fn write_rows(&mut self, i: usize, start: u64, enc: &Encoded) -> Result<()> {
         let c = &self.cols[i];
         let (path, dtype) = (c.path.clone(), c.dtype.clone());
@@ -349,21 +382,14 @@ impl<'a> TableEditor<'a> {
         let end = start
             .checked_add(k)
             .ok_or_else(|| usage("row count overflows"))?;
+        let all: Vec<usize> = (0..self.cols.len()).collect();
+        self.preflight(&all, end)?;
         if end > self.extent {
-            for c in &self.cols {
-                if c.chunk.is_none() {
-                    return Err(usage(format!(
-                        "column {:?} is not chunked and cannot grow",
-                        c.name
-                    )));
-                }
-            }
             let paths: Vec<String> = self.cols.iter().map(|c| c.path.clone()).collect();
             for p in paths {
                 self.ed.resize(&p, &[end])?;
             }
         }
-        let all: Vec<usize> = (0..self.cols.len()).collect();
         self.drop_search_indexes(&all)?;
         for (i, e) in &enc {
             self.write_rows(*i, start, e)?;
@@ -395,12 +421,8 @@ impl<'a> TableEditor<'a> {
         if target <= self.extent {
             return Ok(());
         }
-        if let Some(col) = self.cols.iter().find(|c| c.chunk.is_none()) {
-            return Err(usage(format!(
-                "column {:?} is not chunked and cannot grow",
-                col.name
-            )));
-        }
+        let all: Vec<usize> = (0..self.cols.len()).collect();
+        self.preflight(&all, target)?;
         let paths: Vec<String> = self.cols.iter().map(|c| c.path.clone()).collect();
         for p in paths {
             self.ed.resize(&p, &[target])?;
@@ -448,6 +470,8 @@ impl<'a> TableEditor<'a> {
         let Some((i, e)) = enc.into_iter().next() else {
             return Ok(());
         };
+        let extent = self.extent;
+        self.preflight(&[i], extent)?;
         self.drop_search_indexes(&[i])?;
         self.write_rows(i, start, &e)?;
         let n = self.nrows;

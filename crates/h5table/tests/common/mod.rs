@@ -95,6 +95,10 @@ PADS = {h5t.STR_NULLTERM: 'NULLTERM', h5t.STR_NULLPAD: 'NULLPAD', h5t.STR_SPACEP
 CSETS = {h5t.CSET_ASCII: 'ASCII', h5t.CSET_UTF8: 'UTF8'}
 
 def fmt(x, dt):
+    if dt.subdtype is not None:
+        dt = dt.subdtype[0]
+    if isinstance(x, np.ndarray) and x.ndim > 0:
+        return '[' + ';'.join(fmt(y, dt) for y in x) + ']'
     if dt.names:
         return ';'.join(fmt(x[n], dt[n]) for n in dt.names)
     if h5py.check_string_dtype(dt) is not None and dt.kind == 'O':
@@ -111,6 +115,15 @@ def fmt(x, dt):
     if dt.kind == 'b':
         return str(bool(x))
     return repr(x)
+
+def read_all(obj):
+    try:
+        return obj[()]
+    except Exception:
+        # Tagged opaque (also inside compounds): read in the dataset's own type.
+        allv = np.empty(obj.shape, dtype=obj.dtype)
+        obj.id.read(h5py.h5s.ALL, h5py.h5s.ALL, allv, mtype=obj.id.get_type())
+        return allv
 
 def attr_lines(obj):
     for name in sorted(obj.attrs.keys()):
@@ -138,7 +151,11 @@ def attr_lines(obj):
             continue
         v = obj.attrs[name]
         dt = v.dtype
-        print('A', obj.name, name, dt.str, ty.get_size(), '-', '-', shape, fmt(v if aid.shape == () else v[0], dt))
+        try:
+            val = fmt(v if aid.shape == () else v.flat[0], dt)
+        except Exception:
+            val = '?'
+        print('A', obj.name, name, dt.str, ty.get_size(), '-', '-', shape, val)
 
 nrows = int(t.attrs['NROWS'])
 attr_lines(t)
@@ -148,7 +165,7 @@ for name in t:
         for cn in obj:
             d = obj[cn]
             attr_lines(d)
-            print('K', cn, *[fmt(x, d.dtype) for x in d[()]], sep='\t')
+            print('K', cn, *[fmt(x, d.dtype) for x in read_all(d)], sep='\t')
         continue
     attr_lines(obj)
     dt = obj.dtype
@@ -165,21 +182,16 @@ for name in t:
     filters = ','.join(sorted(str(k) for k in obj._filters.keys())) or '-'
     print('C', name, dt.str if not dt.names else 'compound', obj.shape[0], obj.chunks[0] if obj.chunks else '-',
           filters, 'M' if fv is None else fmt(fv, dt))
-    if dt.kind == 'V' and not dt.names:
-        # Tagged opaque: read in the dataset's own type (h5py converts none).
-        allv = np.empty(obj.shape, dtype=dt)
-        obj.id.read(h5py.h5s.ALL, h5py.h5s.ALL, allv, mtype=obj.id.get_type())
-        vals = allv[:nrows]
-    else:
-        vals = obj[:nrows]
+    vals = read_all(obj)[:nrows]
     out = []
     for x in vals:
-        if dt.kind == 'f' and math.isnan(float(fv)):
+        if dt.kind == 'f' and dt.subdtype is None and math.isnan(float(fv)):
             miss = math.isnan(float(x))
-        elif dt.kind in 'VO' or dt.names:
-            miss = (x == fv) if dt.kind == 'O' else bytes(np.asarray(x).tobytes()) == bytes(np.asarray(fv, dtype=dt).tobytes())
+        elif dt.kind == 'O':
+            miss = x == fv
         else:
-            miss = bool(x == fv)
+            # Bit equality (§8.5), in the column's own byte order.
+            miss = np.asarray(x, dtype=dt).tobytes() == np.asarray(fv, dtype=dt).tobytes()
         out.append('M' if miss else fmt(x, dt))
     print('V', name, *out, sep='\t')
 "#;
