@@ -36,6 +36,8 @@ pub mod index;
 pub mod model;
 pub mod query;
 pub mod text;
+#[cfg(feature = "std")]
+pub mod write;
 
 pub use error::{Error, Result};
 pub use model::{
