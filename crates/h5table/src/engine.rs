@@ -473,7 +473,8 @@ impl Batch<'_> {
                 let m = c.missing_mask(&raw, &v);
                 (Some(v), m)
             } else {
-                (None, c.missing_mask_raw(&raw))
+                // Fixed-size columns: computed on demand (the kernels test the fill inline).
+                (None, Vec::new())
             };
             self.loaded[col] = Some(Loaded {
                 raw,
@@ -485,13 +486,15 @@ impl Batch<'_> {
         if need_values && l.values.is_none() {
             let file = c.dataset().file();
             let n = self.end - self.start;
-            l.values = Some(h5fmt::data::decode::decode_elements(
+            let v = h5fmt::data::decode::decode_elements(
                 c.dtype(),
                 &l.raw,
                 n,
                 file.ctx(),
                 &file.heap(),
-            )?);
+            )?;
+            l.missing = c.missing_mask(&l.raw, &v);
+            l.values = Some(v);
         }
         Ok(self.loaded[col].as_ref().expect("loaded"))
     }
@@ -711,7 +714,14 @@ fn eval(n: &Node, b: &mut Batch<'_>) -> Result<Tri> {
             let mut t = vec![false; len];
             match test {
                 Test::Null { negated } => {
-                    let f: Vec<bool> = l.missing.iter().map(|m| *m == *negated).collect();
+                    let computed;
+                    let missing = if l.values.is_none() {
+                        computed = c.missing_mask_raw(&l.raw);
+                        &computed
+                    } else {
+                        &l.missing
+                    };
+                    let f: Vec<bool> = missing.iter().map(|m| *m == *negated).collect();
                     let t: Vec<bool> = f.iter().map(|x| !x).collect();
                     return Ok(Tri { t, f });
                 }
