@@ -5,10 +5,10 @@
 
 use crate::cli::{obj_err, Fail, Outcome};
 use crate::text::{type_name, value_text, Blocks};
-use h5fmt::data::Value;
+use h5fmt::data::{Reference, Value};
 use h5fmt::format::message::LinkTarget;
-use h5fmt::{Attribute, Dataset, File, Object};
-use std::collections::{BTreeMap, HashSet};
+use h5fmt::{Addr, Attribute, Dataset, File, Object};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 
 /// Options of `h5 diff`.
@@ -99,6 +99,9 @@ fn number(v: &Value) -> Option<f64> {
 struct Differ<'a> {
     opts: &'a Options,
     names: (&'a str, &'a str),
+    /// The path of each object by address, in each file: references are
+    /// compared by the objects they point to, as h5diff does.
+    targets: (HashMap<Addr, String>, HashMap<Addr, String>),
     out: &'a mut dyn Write,
     differences: u64,
 }
@@ -122,6 +125,7 @@ impl Differ<'_> {
             (Value::Array(x), Value::Array(y)) | (Value::Vlen(x), Value::Vlen(y)) => {
                 x.len() == y.len() && x.iter().zip(y).all(|(v1, v2)| self.same_value(v1, v2))
             }
+            (Value::Ref(x), Value::Ref(y)) => self.same_ref(x, y),
             _ => match (number(a), number(b)) {
                 (Some(x), Some(y)) => {
                     if x.is_nan() || y.is_nan() {
@@ -142,6 +146,26 @@ impl Differ<'_> {
                 }
                 _ => a == b,
             },
+        }
+    }
+
+    fn same_ref(&self, a: &Reference, b: &Reference) -> bool {
+        let (ta, tb) = (&self.targets.0, &self.targets.1);
+        let same = |x: &Addr, y: &Addr| match (ta.get(x), tb.get(y)) {
+            (Some(p), Some(q)) => p == q,
+            _ => false,
+        };
+        match (a, b) {
+            (Reference::Null, Reference::Null) => true,
+            (Reference::Object(x), Reference::Object(y)) => same(x, y),
+            (Reference::Region { obj: x, region: r }, Reference::Region { obj: y, region: q }) => {
+                same(x, y) && r == q
+            }
+            (
+                Reference::Attribute { obj: x, name: n },
+                Reference::Attribute { obj: y, name: m },
+            ) => same(x, y) && n == m,
+            _ => a == b,
         }
     }
 
@@ -286,9 +310,25 @@ pub fn diff(
 ) -> Result<Outcome, Fail> {
     let ma = walk(a, path).map_err(|e| Fail::File(format!("{a_name}: {e}")))?;
     let mb = walk(b, path).map_err(|e| Fail::File(format!("{b_name}: {e}")))?;
+    // Reference targets anywhere in the files, not only below `path`.
+    let targets = |file: &File, m: &BTreeMap<String, Entry>| -> HashMap<Addr, String> {
+        let all = if path == "/" {
+            None
+        } else {
+            walk(file, "/").ok()
+        };
+        let mut t = HashMap::new();
+        for (p, e) in all.as_ref().unwrap_or(m) {
+            if let Entry::Obj(o) = e {
+                t.entry(o.addr()).or_insert_with(|| p.clone());
+            }
+        }
+        t
+    };
     let mut d = Differ {
         opts,
         names: (a_name, b_name),
+        targets: (targets(a, &ma), targets(b, &mb)),
         out,
         differences: 0,
     };

@@ -675,3 +675,129 @@ fn a_closed_pipe_ends_quietly_with_exit_0() {
     }
     std::fs::remove_file(&p).unwrap();
 }
+
+/// `h5 diff`'s verdict (exit 0 or 1) against h5diff's (Debian's hdf5-tools) on
+/// file pairs of `testdata/`, the corpus and files written here with known
+/// differences and tolerances. Pairs h5diff cannot read (exit 2: libhdf5 2.0
+/// files, filters missing from Debian's build) are left out.
+#[test]
+fn diff_agrees_with_h5diff() {
+    if Command::new("h5diff").arg("--version").output().is_err() {
+        println!("SKIPPED: no h5diff on PATH (apt-get install -y hdf5-tools)");
+        return;
+    }
+    let td = |n: &str| testdata(n);
+    let mut pairs: Vec<(String, String, Vec<&str>)> = Vec::new();
+    for (a, b) in [
+        ("attrs_earliest.h5", "attrs_v108.h5"),
+        ("attrs_v108.h5", "attrs_v110.h5"),
+        ("datasets_earliest.h5", "datasets_v108.h5"),
+        ("datasets_v108.h5", "datasets_v110.h5"),
+        ("dtypes_earliest.h5", "dtypes_v108.h5"),
+        ("dtypes_v108.h5", "dtypes_v110.h5"),
+        ("groups_earliest.h5", "groups_v110.h5"),
+        ("freespace_fsm_v110.h5", "freespace_page_v110.h5"),
+        ("attrs_v108.h5", "datasets_v108.h5"),
+        ("groups_v108.h5", "dtypes_v108.h5"),
+        ("attrs_v108.h5", "attr_large_v108.h5"),
+    ] {
+        pairs.push((td(a), td(b), vec![]));
+    }
+    if let Some(c) = common::corpus_dir() {
+        let dir = c.join("files/jamesmudd__jhdf");
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .map(|r| {
+                r.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        for n in &names {
+            if let Some(stem) = n.strip_suffix("_earliest.hdf5") {
+                let latest = format!("{stem}_latest.hdf5");
+                if names.contains(&latest) {
+                    let p = |x: &str| dir.join(x).to_string_lossy().into_owned();
+                    pairs.push((p(n), p(&latest), vec![]));
+                }
+            }
+        }
+        let p = |x: &str| {
+            dir.join(format!("jhdf__src__test__resources__hdf5__{x}.hdf5"))
+                .to_string_lossy()
+                .into_owned()
+        };
+        pairs.push((p("test_file"), p("test_file2"), vec![]));
+        pairs.push((
+            p("test_attribute_earliest"),
+            p("test_enum_datasets_latest"),
+            vec![],
+        ));
+    } else {
+        println!("no corpus beside the repository: testdata pairs only");
+    }
+    // Values differing by known amounts, with tolerances.
+    let write = |name: &str, bump: f64| {
+        let p = scratch(name);
+        let mut w = h5fmt::write::FileWriter::create(&p).unwrap();
+        {
+            let mut root = w.root();
+            let xs: Vec<f64> = (0..500)
+                .map(|i| 1.0 + f64::from(i) * 0.1 + if i % 7 == 3 { bump } else { 0.0 })
+                .collect();
+            root.create_dataset("v")
+                .shape(&[50, 10])
+                .write(&xs)
+                .unwrap();
+        }
+        w.close().unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let (a, b) = (write("tol-a.h5", 0.0), write("tol-b.h5", 0.004));
+    for opts in [
+        vec![],
+        vec!["-d", "0.01"],
+        vec!["-d", "0.001"],
+        vec!["-p", "0.01"],
+        vec!["-p", "0.0001"],
+    ] {
+        pairs.push((a.clone(), b.clone(), opts));
+    }
+    let mut compared = 0;
+    let mut disagree = Vec::new();
+    for (a, b, opts) in &pairs {
+        let theirs = Command::new("h5diff")
+            .args(opts)
+            .args([a, b])
+            .output()
+            .unwrap();
+        let verdict = theirs.status.code();
+        if verdict == Some(2) {
+            println!("h5diff cannot compare {a} {b}: left out");
+            continue;
+        }
+        let ours_opts: Vec<&str> = opts
+            .iter()
+            .map(|o| match *o {
+                "-d" => "--delta",
+                "-p" => "--relative",
+                x => x,
+            })
+            .collect();
+        let mut args = vec!["diff", "-q"];
+        args.extend(&ours_opts);
+        args.extend([a.as_str(), b.as_str()]);
+        let ours = h5(&args);
+        compared += 1;
+        if ours.status.code() != verdict {
+            disagree.push(format!(
+                "{a} {b} {opts:?}: h5diff {verdict:?}, ours {:?} {}",
+                ours.status.code(),
+                text(&ours.stderr)
+            ));
+        }
+    }
+    println!("h5 diff agrees with h5diff on {compared} pairs");
+    assert!(disagree.is_empty(), "{disagree:#?}");
+    assert!(compared >= 20, "only {compared} pairs compared");
+}
