@@ -62,14 +62,18 @@ pub fn bytes_bar(show: bool, total: u64, msg: &str) -> indicatif::ProgressBar {
     bar
 }
 
-/// A file problem as one line: `FILE: PATH: error` (the path once, also
-/// when the error names it already).
-pub fn obj_err(file_name: &str, path: &str, e: impl std::fmt::Display) -> Fail {
-    let e = e.to_string();
-    let e = e.split_whitespace().collect::<Vec<_>>().join(" ");
-    if e.starts_with(&format!("{path}:")) || e.starts_with(&format!("{path} (")) {
-        Fail::File(format!("{file_name}: {e}"))
+/// `path: msg` on one line, the path once also when `msg` names it already.
+pub fn named(path: &str, msg: impl std::fmt::Display) -> String {
+    let msg = msg.to_string();
+    let msg = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    if msg.starts_with(&format!("{path}:")) || msg.starts_with(&format!("{path} (")) {
+        msg
     } else {
-        Fail::File(format!("{file_name}: {path}: {e}"))
+        format!("{path}: {msg}")
     }
+}
+
+/// A file problem as one line: `FILE: PATH: error`.
+pub fn obj_err(file_name: &str, path: &str, e: impl std::fmt::Display) -> Fail {
+    Fail::File(format!("{file_name}: {}", named(path, e)))
 }

@@ -3,7 +3,7 @@
 //! Dataset values are read and printed in blocks of bounded size, so a dump
 //! of a dataset of any size takes bounded memory.
 
-use crate::cli::{bytes_bar, obj_err, Fail, Outcome};
+use crate::cli::{bytes_bar, named, obj_err, Fail, Outcome};
 use h5fmt::data::hyperslab::{Selection, SliceDim};
 use h5fmt::data::{Reference, Value};
 use h5fmt::format::datatype::{ByteOrder, Datatype, RefKind};
@@ -313,7 +313,7 @@ fn for_each_block(d: &Dataset, progress: bool, f: &mut BlockFn<'_>) -> Result<()
         let n = sel.num_elements().unwrap_or(0);
         let raw = d
             .read_slice(&sel)
-            .map_err(|e| Fail::File(format!("{}: {e}", d.path())))?;
+            .map_err(|e| Fail::File(named(d.path(), e)))?;
         f(&raw, n)?;
         bar.inc(n.saturating_mul(elem));
     }
@@ -329,7 +329,7 @@ fn decode(
     what: &str,
 ) -> Result<Vec<Value>, Fail> {
     h5fmt::data::decode::decode_elements(dtype, raw, n, file.ctx(), &file.heap())
-        .map_err(|e| Fail::File(format!("{what}: {e}")))
+        .map_err(|e| Fail::File(named(what, e)))
 }
 
 /// The text of the element at flat index `i` of `shape` as `(i0,i1,…)`.
@@ -692,7 +692,7 @@ impl Dumper<'_> {
         e: &str,
     ) -> Result<(), Fail> {
         writeln!(out, "{indent}<error: {}>", one_line(e))?;
-        self.bad.push(format!("{what}: {}", one_line(e)));
+        self.bad.push(named(what, e));
         Ok(())
     }
 
@@ -941,7 +941,7 @@ impl Dumper<'_> {
                                     self.obj_json(out, &child, &format!("{inner}  "), depth + 1)?
                                 }
                                 Err(e) => {
-                                    self.bad.push(format!("{p}: {}", one_line(&e.to_string())));
+                                    self.bad.push(named(&p, e.to_string()));
                                     write!(out, "{}", json!({"error": e.to_string()}))?;
                                 }
                             },
