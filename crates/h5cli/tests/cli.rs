@@ -801,3 +801,55 @@ fn diff_agrees_with_h5diff() {
     assert!(disagree.is_empty(), "{disagree:#?}");
     assert!(compared >= 20, "only {compared} pairs compared");
 }
+
+#[test]
+fn ls_marks_an_unreadable_object_and_goes_on() {
+    let p = scratch("badobj.h5");
+    let mut w = h5fmt::write::FileWriter::create(&p).unwrap();
+    {
+        let mut root = w.root();
+        root.create_dataset("a").write(&[1i32]).unwrap();
+        root.create_dataset("b").write(&[2i32]).unwrap();
+        let mut g = root.create_group("c").unwrap();
+        g.create_dataset("d").write(&[3i32]).unwrap();
+    }
+    w.close().unwrap();
+    // Break the signature of /b's object header (v2: "OHDR").
+    let addr = h5fmt::File::open(&p)
+        .unwrap()
+        .dataset("/b")
+        .unwrap()
+        .addr()
+        .0 as usize;
+    let mut bytes = std::fs::read(&p).unwrap();
+    assert_eq!(&bytes[addr..addr + 4], b"OHDR");
+    bytes[addr..addr + 4].copy_from_slice(b"XXXX");
+    std::fs::write(&p, &bytes).unwrap();
+    let s = p.to_str().unwrap();
+    let o = h5(&["ls", "-r", s]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    assert!(
+        lines[2].starts_with("/b") && lines[2].contains("error"),
+        "{out}"
+    );
+    assert!(lines[4].starts_with("/c/d"), "{out}");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("badobj.h5") && err.contains("1 object"),
+        "{err}"
+    );
+    // JSON Lines: an "error" member.
+    let o = h5(&["ls", "-r", "--json", s]);
+    assert_eq!(o.status.code(), Some(1));
+    let b: serde_json::Value =
+        serde_json::from_str(text(&o.stdout).lines().nth(2).unwrap()).unwrap();
+    assert_eq!(b["path"], "/b");
+    assert!(b["error"].is_string());
+    // The dump goes on too.
+    let o = h5(&["dump", s]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).contains("DATASET \"d\""));
+}
