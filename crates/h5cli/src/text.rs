@@ -332,6 +332,90 @@ fn decode(
         .map_err(|e| Fail::File(named(what, e)))
 }
 
+/// `(size, signed)` of an integer type stored in whole bytes (1, 2, 4 or 8)
+/// with all its bits significant: formatted straight from the bytes.
+fn plain_int(t: &Datatype) -> Option<(usize, bool)> {
+    match t {
+        Datatype::Integer {
+            size: size @ (1 | 2 | 4 | 8),
+            order: ByteOrder::Little | ByteOrder::Big,
+            signed,
+            bit_offset: 0,
+            precision,
+        } if u32::from(*precision) == size * 8 => Some((*size as usize, *signed)),
+        _ => None,
+    }
+}
+
+/// The decimal text of a native-order integer element of `e.len()` bytes.
+fn int_text<'b>(e: &[u8], signed: bool, buf: &'b mut [u8; 24]) -> &'b str {
+    let mut v = match *e {
+        [a] => u64::from(a),
+        [a, b] => u64::from(u16::from_ne_bytes([a, b])),
+        [a, b, c, d] => u64::from(u32::from_ne_bytes([a, b, c, d])),
+        [a, b, c, d, e5, f, g, h] => u64::from_ne_bytes([a, b, c, d, e5, f, g, h]),
+        _ => return "?",
+    };
+    let bits = e.len() * 8;
+    let neg = signed && (v >> (bits - 1)) & 1 == 1;
+    if neg {
+        // Two's complement magnitude within `bits`.
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        v = ((!v) & mask).wrapping_add(1) & mask;
+        if bits == 64 && v == 0 {
+            v = 1 << 63;
+        }
+    }
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if neg {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    std::str::from_utf8(&buf[i..]).unwrap_or("?")
+}
+
+/// Elements of a block in text: integers straight from the bytes, the rest
+/// through [`Value`]s.
+fn for_each_text(
+    file: &File,
+    d: &Dataset,
+    raw: &[u8],
+    n: u64,
+    json: bool,
+    f: &mut dyn FnMut(&str) -> Result<(), Fail>,
+) -> Result<(), Fail> {
+    if let Some((size, signed)) = plain_int(d.dtype()) {
+        let mut bytes = raw.to_vec();
+        h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
+            .map_err(|e| Fail::File(named(d.path(), e)))?;
+        let mut buf = [0u8; 24];
+        for e in bytes.chunks_exact(size) {
+            f(int_text(e, signed, &mut buf))?;
+        }
+        return Ok(());
+    }
+    for v in decode(file, d.dtype(), raw, n, d.path())? {
+        if json {
+            f(&value_json(&v).to_string())?;
+        } else {
+            f(&value_text(&v))?;
+        }
+    }
+    Ok(())
+}
+
 /// The text of the element at flat index `i` of `shape` as `(i0,i1,…)`.
 fn coords(shape: &[u64], mut i: u64) -> String {
     if shape.is_empty() {
@@ -742,10 +826,7 @@ impl Dumper<'_> {
         let file = self.file;
         let mut rows = Rows::new(out, indent, d.shape());
         let r = for_each_block(d, self.opts.progress, &mut |raw, n| {
-            for v in decode(file, d.dtype(), raw, n, d.path())? {
-                rows.push(&value_text(&v))?;
-            }
-            Ok(())
+            for_each_text(file, d, raw, n, false, &mut |t| rows.push(t))
         });
         rows.end()?;
         match r {
@@ -977,8 +1058,7 @@ impl Dumper<'_> {
                     let mut col = WIDTH;
                     let mut first = true;
                     let r = for_each_block(d, self.opts.progress, &mut |raw, n| {
-                        for v in decode(file, d.dtype(), raw, n, d.path())? {
-                            let t = value_json(&v).to_string();
+                        for_each_text(file, d, raw, n, true, &mut |t| {
                             if !first {
                                 write!(out, ",")?;
                             }
@@ -989,11 +1069,11 @@ impl Dumper<'_> {
                                 write!(out, " ")?;
                                 col += 1;
                             }
-                            write!(out, "{t}")?;
+                            out.write_all(t.as_bytes())?;
                             col += t.len() + 1;
                             first = false;
-                        }
-                        Ok(())
+                            Ok(())
+                        })
                     });
                     match r {
                         Err(Fail::File(e)) => {
@@ -1128,6 +1208,27 @@ mod tests {
             assert_eq!(cover(&shape, 8), n, "{shape:?}");
         }
         assert_eq!(Blocks::new(&[0, 5], 8).count(), 0);
+    }
+
+    #[test]
+    fn integers_formatted_from_bytes() {
+        let mut buf = [0u8; 24];
+        for v in [0i64, 1, -1, 42, -42, i64::MIN, i64::MAX] {
+            assert_eq!(int_text(&v.to_ne_bytes(), true, &mut buf), v.to_string());
+        }
+        for v in [0u64, 9, 10, u64::MAX] {
+            assert_eq!(int_text(&v.to_ne_bytes(), false, &mut buf), v.to_string());
+        }
+        for v in [i8::MIN, -1, 0, i8::MAX] {
+            assert_eq!(int_text(&v.to_ne_bytes(), true, &mut buf), v.to_string());
+        }
+        assert_eq!(int_text(&[255], false, &mut buf), "255");
+        for v in [i16::MIN, -300, i16::MAX] {
+            assert_eq!(int_text(&v.to_ne_bytes(), true, &mut buf), v.to_string());
+        }
+        for v in [i32::MIN, -70_000, i32::MAX] {
+            assert_eq!(int_text(&v.to_ne_bytes(), true, &mut buf), v.to_string());
+        }
     }
 
     #[test]
