@@ -111,6 +111,17 @@ pub fn type_name(t: &Datatype) -> String {
     }
 }
 
+/// A float as its shortest decimal text, in exponent form when that is
+/// long (1e-300, not 0.000…0001).
+fn float_text<F: std::fmt::Display + std::fmt::LowerExp>(x: F) -> String {
+    let s = x.to_string();
+    if s.len() > 16 {
+        format!("{x:e}")
+    } else {
+        s
+    }
+}
+
 /// A value as readable text.
 pub fn value_text(v: &Value) -> String {
     match v {
@@ -119,8 +130,8 @@ pub fn value_text(v: &Value) -> String {
         Value::BigInt(x) => x.to_string(),
         Value::BigUInt(x) | Value::NonStandardFloat(x) => x.to_string(),
         Value::F16(b) => format!("{}", h5fmt::data::convert::f16_to_f64(*b)),
-        Value::F32(f) => format!("{f}"),
-        Value::F64(f) => format!("{f}"),
+        Value::F32(f) => float_text(*f),
+        Value::F64(f) => float_text(*f),
         Value::F128(b) => format!("0x{b:032x}"),
         Value::Str(s) => format!("{s:?}"),
         Value::RawStr(b) => format!("{:?}", String::from_utf8_lossy(b)),
@@ -403,6 +414,24 @@ fn for_each_text(
         let mut buf = [0u8; 24];
         for e in bytes.chunks_exact(size) {
             f(int_text(e, signed, &mut buf))?;
+        }
+        return Ok(());
+    }
+    let size = d.dtype().size();
+    if !json && d.dtype().is_ieee_standard() && (size == 4 || size == 8) {
+        // As `value_text` of F32/F64, without a Value each.
+        let mut bytes = raw.to_vec();
+        h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
+            .map_err(|e| Fail::File(named(d.path(), e)))?;
+        for e in bytes.chunks_exact(size as usize) {
+            let t = match *e {
+                [a, b, c, d] => float_text(f32::from_ne_bytes([a, b, c, d])),
+                [a, b, c, d, e5, f6, g, h] => {
+                    float_text(f64::from_ne_bytes([a, b, c, d, e5, f6, g, h]))
+                }
+                _ => "?".into(),
+            };
+            f(&t)?;
         }
         return Ok(());
     }
