@@ -4,6 +4,8 @@
 
 pub mod canon;
 pub mod check;
+pub mod cli;
+pub mod diff;
 pub mod repack;
 pub mod table;
 pub mod text;

@@ -126,6 +126,14 @@ pub fn run(args: &[String]) -> Result<Status, String> {
             return Err(e.render().to_string().trim_end().to_string());
         }
     };
+    run_parsed(cli)
+}
+
+/// Run an already parsed `h5 table` command (the top-level `h5` parser's subcommand).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let r = match cli.cmd {
         Cmd::Ls { file } => ls(&file, &mut out),
