@@ -371,6 +371,19 @@ fn check_no_std_tree(root: &Path, krate: &str) -> R {
     Ok(())
 }
 
+/// Install Debian `packages` when `probe` is not on PATH.
+fn ensure_apt(probe: &str, packages: &[&str]) -> R {
+    if Command::new(probe).arg("--version").output().is_ok() {
+        return Ok(());
+    }
+    eprintln!("installing Debian {} (for {probe})", packages.join(" "));
+    run(Command::new("apt-get").arg("update").env("DEBIAN_FRONTEND", "noninteractive"))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "--no-install-recommends"])
+        .args(packages)
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
 fn have_wasm_toolchain() -> bool {
     Path::new("/usr/bin/rustc").exists()
         && Path::new("/usr/bin/cargo").exists()
@@ -652,6 +665,8 @@ fn task_test() -> R {
         run(&mut c)
     });
     step("test", &mut || {
+        // `h5 diff` is checked against Debian's h5diff (crates/h5cli/tests/cli.rs).
+        ensure_apt("h5diff", &["hdf5-tools"])?;
         let Some(v) = &venv else {
             return Err("no venv: the Python cross-checks cannot run".into());
         };
