@@ -703,14 +703,15 @@ impl<'a> TableEditor<'a> {
             .map(|(ci, i)| match i.kind {
                 IndexKind::ChunkMinMax | IndexKind::ChunkBloom => {
                     match self.chunks_of(*ci, nrows..nrows) {
-                        Refresh::Chunks(r) if nrows % self.cols[*ci].chunk.unwrap_or(1) != 0 => {
+                        Refresh::Chunks(r)
+                            if !nrows.is_multiple_of(self.cols[*ci].chunk.unwrap_or(1).max(1)) =>
+                        {
                             Refresh::Chunks(r.start..r.start + 1)
                         }
                         Refresh::Chunks(_) => Refresh::Tokens,
                         other => other,
                     }
                 }
-                IndexKind::Bitmap => Refresh::Tokens,
                 _ => Refresh::Full,
             })
             .collect();

@@ -99,8 +99,7 @@ impl IndexSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AppendIndexes {
     /// Recompute them over the new rows `[0, NROWS)` before the commit (a
-    /// `BITMAP` keeps its values dataset: new distinct values are not
-    /// indexed).
+    /// `BITMAP` over the new rows' distinct values, whatever their number).
     #[default]
     Rebuild,
     /// Delete them before the commit.
@@ -566,7 +565,7 @@ pub(crate) fn refresh_index(
             };
             let bp = BloomParams { k, m_bits, seed };
             let mb = bp.m_bytes() as u64;
-            if shape.len() != 2 || shape[1] != mb || m_bits % 8 != 0 || k == 0 {
+            if shape.len() != 2 || shape[1] != mb || !m_bits.is_multiple_of(8) || k == 0 {
                 return Ok(false);
             }
             if !growable(0, nch) {
@@ -608,19 +607,38 @@ pub(crate) fn refresh_index(
             ed.set_attr(&path, "ordered", bool_true())?;
         }
         (IndexKind::Bitmap, _) => {
-            let Ok(stored) = bitmap::load(info, col.dtype(), 0) else {
+            // Rebuilt with the distinct values of the new rows: the values
+            // dataset and the bit rows are resized to the new K.
+            let Some(vpath) = info.params.values.clone() else {
+                return Ok(false);
+            };
+            let Ok(vds) = ed.reader().dataset(&vpath) else {
                 return Ok(false);
             };
             let rb = nrows.div_ceil(8);
-            if shape.len() != 2 || !growable(1, rb) {
+            let v_growable = vds.shape().len() == 1
+                && vds.maxshape().and_then(|m| m.first().copied()) == Some(None);
+            let b_growable = shape.len() == 2
+                && info
+                    .dataset
+                    .maxshape()
+                    .is_some_and(|m| m.len() == 2 && m[0].is_none() && m[1].is_none());
+            if !v_growable || !b_growable {
                 return Ok(false);
             }
             let rows = Rows::read(col, 0..nrows)?;
-            let b = bitmap::compute(&rows.slice, nrows, &stored.values);
-            let k = shape[0];
-            if shape[1] < rb {
-                ed.resize(&path, &[k, rb])?;
+            let d = distinct_rows(&rows, nrows);
+            let k = d.len() as u64;
+            let elems: Vec<Elem> = d.iter().map(|&r| rows.elem(r)).collect();
+            let vbytes = encode_elems(ed, col.dtype(), &elems)?;
+            let values: Vec<Value> = d.iter().map(|&r| rows.value(r).clone()).collect();
+            let b = bitmap::compute(&rows.slice, nrows, &values);
+            let width = shape[1].max(rb);
+            ed.resize(&vpath, &[k])?;
+            if k > 0 {
+                ed.write_box(&vpath, &[0], &[k], &vbytes)?;
             }
+            ed.resize(&path, &[k, width])?;
             if k > 0 && rb > 0 {
                 ed.write_box(&path, &[0, 0], &[k, rb], &b.bits)?;
             }
