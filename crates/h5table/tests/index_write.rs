@@ -438,3 +438,74 @@ fn create_in_builds_requested_indexes_and_refuses_forbidden_ones() {
     assert!(e.to_string().contains("search indexes"), "{e}");
     let _ = Severity::Error;
 }
+
+#[test]
+fn stale_and_untokened_indexes_are_rebuilt_and_orphans_replaced() {
+    let path = common::tmp("idx_stale.h5");
+    make(&path, 17, 11);
+    let built = build_all(&path);
+    {
+        let mut ed = FileEditor::open(&path).unwrap();
+        // A crash left these stale / a producer wrote this without tokens,
+        // with wrong content.
+        ed.set_attr(
+            "/t/SEARCH_INDEXES/i32.SORTED_ROWS",
+            "SOURCE_GENERATION",
+            77u64,
+        )
+        .unwrap();
+        ed.write_box(
+            "/t/SEARCH_INDEXES/i32.SORTED_ROWS",
+            &[0],
+            &[1],
+            &5u64.to_le_bytes(),
+        )
+        .unwrap();
+        ed.set_attr("/t/SEARCH_INDEXES/f64.CHUNK_MINMAX", "SOURCE_NROWS", 3u64)
+            .unwrap();
+        ed.delete_attr("/t/SEARCH_INDEXES/vs.BITMAP", "SOURCE_GENERATION")
+            .unwrap();
+        ed.delete_attr("/t/SEARCH_INDEXES/vs.BITMAP", "SOURCE_NROWS")
+            .unwrap();
+        ed.flush().unwrap();
+    }
+    {
+        let file = h5fmt::File::open(&path).unwrap();
+        let t = Table::open(&file.group(TABLE).unwrap()).unwrap();
+        let stale = discover(&t)
+            .unwrap()
+            .indexes
+            .iter()
+            .filter(|i| i.validity != Validity::Current)
+            .count();
+        assert_eq!(stale, 3);
+    }
+    {
+        let mut ed = FileEditor::open(&path).unwrap();
+        let mut te = TableEditor::open(&mut ed, TABLE).unwrap();
+        assert_eq!(te.rebuild_stale_indexes().unwrap(), 3);
+        assert_eq!(te.rebuild_stale_indexes().unwrap(), 0);
+    }
+    assert_eq!(verified(&path), built);
+    assert_eq!(oracle(&path, false), built);
+    // An orphan left by a build killed before linking is replaced.
+    {
+        let mut ed = FileEditor::open(&path).unwrap();
+        let mut te = TableEditor::open(&mut ed, TABLE).unwrap();
+        te.drop_index("u16", IndexKind::Bitmap).unwrap();
+    }
+    {
+        let mut ed = FileEditor::open(&path).unwrap();
+        ed.create_dataset(
+            "/t/SEARCH_INDEXES",
+            "u16.BITMAP",
+            &h5fmt::write::edit::NewDataset::new(Datatype::int_le(1, false), &[1, 1]),
+        )
+        .unwrap();
+        ed.flush().unwrap();
+        let mut te = TableEditor::open(&mut ed, TABLE).unwrap();
+        te.build_index("u16", IndexSpec::bitmap()).unwrap();
+    }
+    assert_eq!(verified(&path), built);
+    assert_eq!(oracle(&path, false), built);
+}

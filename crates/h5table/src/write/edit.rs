@@ -553,14 +553,20 @@ impl<'a> TableEditor<'a> {
         }
         let sidx = self.child("SEARCH_INDEXES");
         let name = super::index::index_name(column, &kind);
-        if self.ed.reader().object(&format!("{sidx}/{name}")).is_ok()
-            || self
-                .ed
-                .reader()
-                .object(&format!("{sidx}/{name}.VALUES"))
-                .is_ok()
-        {
-            return Err(usage(format!("{sidx}/{name} exists")));
+        // Leftovers of a build killed before it linked them: no column
+        // references them (any referenced index of this family was refused
+        // above), so they are removed.
+        for n in [name.clone(), format!("{name}.VALUES")] {
+            let p = format!("{sidx}/{n}");
+            if self.ed.reader().object(&p).is_ok() {
+                if list
+                    .iter()
+                    .any(|(_, i)| i.path == p || i.params.values.as_deref() == Some(p.as_str()))
+                {
+                    return Err(usage(format!("{p} exists and is in use")));
+                }
+                self.ed.delete_link(&sidx, &n)?;
+            }
         }
         let table = self.table()?;
         let col = table.column(column)?;
@@ -585,6 +591,48 @@ impl<'a> TableEditor<'a> {
         self.set_search_list(ci, &paths)?;
         self.ed.flush()?;
         self.refresh()
+    }
+
+    /// Recompute every stale or untokened search index of the table (one a
+    /// crash during a change left stale, or one written by a producer
+    /// without validity tokens) over rows `[0, NROWS)` and give it tokens
+    /// equal to the table's `GENERATION`/`NROWS`. Each is first marked
+    /// stale (`SOURCE_GENERATION` = the next `GENERATION`, flushed), then
+    /// rewritten (flushed), then tokened (flushed). Rows, `NROWS` and
+    /// `GENERATION` do not change. Returns how many were rebuilt; indexes
+    /// that cannot be maintained are deleted.
+    ///
+    /// # Errors
+    /// HDF5 errors.
+    pub fn rebuild_stale_indexes(&mut self) -> Result<usize> {
+        let list: Vec<(usize, IndexInfo)> = self
+            .index_list()?
+            .into_iter()
+            .filter(|(_, i)| i.validity != Validity::Current)
+            .collect();
+        if list.is_empty() {
+            return Ok(0);
+        }
+        let g = self.generation;
+        for (_, i) in &list {
+            self.ed
+                .set_attr(&i.path, "SOURCE_GENERATION", g.saturating_add(1))?;
+        }
+        self.ed.flush()?;
+        let n = self.nrows;
+        self.finish_indexes(&list, |_, _| Refresh::Full, n)?;
+        let left: Vec<String> = self
+            .index_list()?
+            .into_iter()
+            .filter(|(_, i)| list.iter().any(|(_, l)| l.path == i.path))
+            .map(|(_, i)| i.path)
+            .collect();
+        for p in &left {
+            self.ed.set_attr(p, "SOURCE_GENERATION", g)?;
+        }
+        self.ed.flush()?;
+        self.refresh()?;
+        Ok(left.len())
     }
 
     /// Delete a column's search index of family `kind` (its
