@@ -21,6 +21,22 @@
 //!
 //! Every column is a chunked, unlimited rank-1 dataset with a user-defined
 //! fill value (§8.5), its own chunk length and filters (§8.4).
+//!
+//! Search indexes (§10): [`ColumnSpec::index`] (with
+//! [`TableWriter::create_in`]) and [`TableEditor::build_index`] write
+//! `CHUNK_MINMAX`, `SORTED_ROWS`, `BITMAP` and `CHUNK_BLOOM` ([`IndexSpec`])
+//! with the validity tokens `SOURCE_GENERATION`/`SOURCE_NROWS`;
+//! [`TableEditor`] keeps them consistent across appends, truncations and
+//! updates (see its documentation for the crash-safe order).
+//!
+//! ```no_run
+//! use h5table::write::{IndexSpec, TableEditor};
+//! let mut ed = h5fmt::FileEditor::open("events.h5")?;
+//! let mut t = TableEditor::open(&mut ed, "/my_table")?;
+//! t.build_index("energy", IndexSpec::minmax())?;
+//! t.build_index("id", IndexSpec::ChunkBloom { fpr: 0.001, seed: 0 })?;
+//! # Ok::<(), h5table::Error>(())
+//! ```
 
 mod data;
 mod edit;
