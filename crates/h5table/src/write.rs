@@ -21,12 +21,30 @@
 //!
 //! Every column is a chunked, unlimited rank-1 dataset with a user-defined
 //! fill value (§8.5), its own chunk length and filters (§8.4).
+//!
+//! Search indexes (§10): [`ColumnSpec::index`] (with
+//! [`TableWriter::create_in`]) and [`TableEditor::build_index`] write
+//! `CHUNK_MINMAX`, `SORTED_ROWS`, `BITMAP` and `CHUNK_BLOOM` ([`IndexSpec`])
+//! with the validity tokens `SOURCE_GENERATION`/`SOURCE_NROWS`;
+//! [`TableEditor`] keeps them consistent across appends, truncations and
+//! updates (see its documentation for the crash-safe order).
+//!
+//! ```no_run
+//! use h5table::write::{IndexSpec, TableEditor};
+//! let mut ed = h5fmt::FileEditor::open("events.h5")?;
+//! let mut t = TableEditor::open(&mut ed, "/my_table")?;
+//! t.build_index("energy", IndexSpec::minmax())?;
+//! t.build_index("id", IndexSpec::ChunkBloom { fpr: 0.001, seed: 0 })?;
+//! # Ok::<(), h5table::Error>(())
+//! ```
 
 mod data;
 mod edit;
+mod index;
 
 pub use data::{ColumnData, FillSpec, Scalar};
 pub use edit::TableEditor;
+pub use index::{bloom_size, kind_allowed, minmax_dtype, AppendIndexes, IndexSpec};
 
 use crate::error::{Error, Result};
 use crate::model::RESERVED_NAMES;
@@ -60,6 +78,7 @@ pub struct ColumnSpec {
     units: Option<String>,
     units_vocabulary: Option<String>,
     description: Option<String>,
+    indexes: Vec<IndexSpec>,
 }
 
 impl ColumnSpec {
@@ -81,7 +100,17 @@ impl ColumnSpec {
             units: None,
             units_vocabulary: None,
             description: None,
+            indexes: Vec::new(),
         }
+    }
+    /// Build a search index of this kind on the column (§10), after the
+    /// rows are written ([`TableWriter::create_in`] only; refused by
+    /// [`TableWriter::write`]). At most one index per family and column.
+    pub fn index(mut self, spec: IndexSpec) -> Self {
+        if !self.indexes.iter().any(|s| s.kind() == spec.kind()) {
+            self.indexes.push(spec);
+        }
+        self
     }
     /// The column name.
     pub fn name(&self) -> &str {
@@ -558,6 +587,13 @@ impl TableWriter {
         group: ObjectId,
         rows: &[(&str, ColumnData)],
     ) -> Result<()> {
+        if let Some(c) = self.columns.iter().find(|c| !c.indexes.is_empty()) {
+            return Err(usage(format!(
+                "column {:?} asks for search indexes: they are built in existing files \
+                 (TableWriter::create_in, TableEditor::build_index), not by TableWriter::write",
+                c.name
+            )));
+        }
         let (nrows, extent, prepared, cats) = self.prepare(rows)?;
         let mut cat_ids = Vec::new();
         if !cats.is_empty() {
@@ -734,6 +770,17 @@ impl TableWriter {
         rows: &[(&str, ColumnData)],
     ) -> Result<()> {
         let (nrows, extent, prepared, cats) = self.prepare(rows)?;
+        for c in &self.columns {
+            for ix in &c.indexes {
+                if !kind_allowed(&ix.kind(), &c.dtype) {
+                    return Err(usage(format!(
+                        "a {} index is not permitted on column {:?} (§10)",
+                        ix.kind().as_str(),
+                        c.name
+                    )));
+                }
+            }
+        }
         let path = normalize(path);
         match ed.reader().object(&path) {
             Ok(h5fmt::Object::Group(g)) => {
@@ -813,6 +860,14 @@ impl TableWriter {
         ed.set_attr(&path, "GENERATION", 0u64)?;
         ed.set_attr(&path, "CLASS", class_attr())?;
         ed.flush()?;
+        if self.columns.iter().any(|c| !c.indexes.is_empty()) {
+            let mut t = TableEditor::open(ed, &path)?;
+            for c in &self.columns {
+                for s in &c.indexes {
+                    t.build_index(&c.name, *s)?;
+                }
+            }
+        }
         Ok(())
     }
 }

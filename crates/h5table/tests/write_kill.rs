@@ -6,12 +6,19 @@
 //! `[0, NROWS)` equal to the last committed state or the pending one that
 //! follows it. Every killed file is kept and checked again by h5py at the
 //! end (values compared with the side file's states).
+//!
+//! Columns `a`, `f` and `s` carry all four search indexes (12 in all):
+//! after every kill, every index that is current by its validity tokens
+//! must verify clean (`index::verify_table`) for rows `[0, NROWS)`, and
+//! when the child was killed between operations all 12 must be current.
 
 mod common;
 
 use h5fmt::format::datatype::Datatype;
 use h5fmt::{File, FileEditor, FileWriter, Value};
-use h5table::write::{ColumnData, ColumnSpec, TableEditor, TableWriter};
+use h5table::check::Severity;
+use h5table::index::{discover, verify_table, Validity};
+use h5table::write::{ColumnData, ColumnSpec, IndexSpec, TableEditor, TableWriter};
 use h5table::Table;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -60,6 +67,28 @@ impl Rng {
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
+}
+
+/// Every current index verifies clean; returns (current, all) counts.
+fn check_indexes(path: &Path) -> Result<(usize, usize), String> {
+    let file = File::open(path).map_err(|e| e.to_string())?;
+    let g = file.group(TABLE).map_err(|e| e.to_string())?;
+    let t = Table::open(&g).map_err(|e| e.to_string())?;
+    let d = discover(&t).map_err(|e| e.to_string())?;
+    let findings = verify_table(&t).map_err(|e| e.to_string())?;
+    let errors: Vec<_> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
+    if !errors.is_empty() {
+        return Err(format!("verify_table: {errors:#?}"));
+    }
+    let current = d
+        .indexes
+        .iter()
+        .filter(|i| i.validity == Validity::Current)
+        .count();
+    Ok((current, d.indexes.len()))
 }
 
 fn read_state(path: &Path) -> Result<State, String> {
@@ -188,7 +217,9 @@ fn kill_child() {
             // Preallocation changes no row: nothing pending.
             te.reserve(1 + rng.below(20)).unwrap();
         } else {
-            // Adding or dropping a column changes none of a, f, s.
+            // Adding or dropping a column changes none of a, f, s, but its
+            // commit changes GENERATION (and so the index tokens): pending.
+            note("P", &next);
             let names = te.column_names();
             match names.iter().find(|n| n.starts_with("extra")) {
                 Some(x) => te.drop_column(x).unwrap(),
@@ -238,6 +269,22 @@ fn kill_test_300_random_sigkills() {
         .write_at(&mut w, TABLE, &[])
         .unwrap();
     w.close().unwrap();
+    {
+        let mut ed = FileEditor::open(&path).unwrap();
+        let mut te = TableEditor::open(&mut ed, TABLE).unwrap();
+        for c in ["a", "f", "s"] {
+            for k in [
+                IndexSpec::minmax(),
+                IndexSpec::sorted(),
+                IndexSpec::bitmap(),
+                IndexSpec::bloom(),
+            ] {
+                te.build_index(c, k).unwrap();
+            }
+        }
+    }
+    assert_eq!(check_indexes(&path), Ok((12, 12)));
+    let (mut stale_seen, mut current_seen) = (0, 0);
     let mut known = State {
         a: vec![],
         f: vec![],
@@ -283,7 +330,9 @@ fn kill_test_300_random_sigkills() {
         {
             std::thread::sleep(Duration::from_millis(1));
         }
-        std::thread::sleep(Duration::from_millis(rng.below(60)));
+        // Index maintenance (four indexes on three columns, unoptimised test
+        // build) makes each operation take tens of milliseconds.
+        std::thread::sleep(Duration::from_millis(rng.below(400)));
         if let Ok(Some(status)) = child.try_wait() {
             let mut err = String::new();
             if let Some(mut e) = child.stderr.take() {
@@ -302,6 +351,19 @@ fn kill_test_300_random_sigkills() {
                  file      {got:?}\ncommitted {committed:?}\npending   {pending:?}"
             );
         }
+        let (cur, all) = check_indexes(&path).unwrap_or_else(|e| panic!("kill {i}: {e}"));
+        assert_eq!(all, 12, "kill {i}: indexes lost");
+        if pending.is_none() {
+            assert_eq!(
+                cur, 12,
+                "kill {i}: between operations every index is current"
+            );
+        }
+        if cur < 12 {
+            stale_seen += 1;
+        } else {
+            current_seen += 1;
+        }
         if got != known {
             moved += 1;
         }
@@ -318,7 +380,8 @@ fn kill_test_300_random_sigkills() {
     }
     eprintln!(
         "{kills} kills: {moved} saw a new state; {mid_op} during an operation \
-         ({mid_op_new} of those after its NROWS commit)"
+         ({mid_op_new} of those after its NROWS commit); indexes all current after \
+         {current_seen}, some stale by their tokens after {stale_seen}"
     );
     assert!(
         moved > kills / 4,

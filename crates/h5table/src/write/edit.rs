@@ -1,11 +1,13 @@
 //! [`TableEditor`]: the §11 mutation protocol on an existing file.
 
 use super::data::{encode, Encoded, FillBytes, Target};
+use super::index::{create_index, refresh_index, AppendIndexes, IndexSpec, Refresh};
 use super::{
     check_cat_fill, create_column, normalize, resolve_fill, set_column_attrs, usage, utf8_attr,
     utf8_list, write_encoded, ColumnData, ColumnSpec,
 };
 use crate::error::{Error, Result};
+use crate::index::{discover, IndexInfo, IndexKind, Validity};
 use crate::model::{attr_refs, Table};
 use alloc::borrow::ToOwned;
 use alloc::format;
@@ -36,10 +38,18 @@ struct ColInfo {
 /// A crash at any point leaves the table as it was before the operation
 /// (or after it, once `NROWS` is committed).
 ///
-/// Search indexes (§10) are not maintained: the operations that change
-/// rows delete the search indexes of the columns they touch (removing the
-/// `SEARCH_INDEX_LIST` reference first, then the index datasets), before
-/// committing, as §11.2 step 4 allows.
+/// Search indexes (§10) are maintained before every commit, in this order:
+/// first every index of the table gets `SOURCE_GENERATION` = the next
+/// `GENERATION` (flushed: from then on it is stale for the committed
+/// table, so a crash can never leave a current-looking wrong index), then
+/// the rows are written, then each index is recomputed where the change
+/// touches it (`CHUNK_MINMAX`/`CHUNK_BLOOM`: only the affected chunks;
+/// `SORTED_ROWS`/`BITMAP`: rebuilt, or on append deleted when
+/// [`AppendIndexes::Drop`] is chosen) and gets `SOURCE_NROWS` (flushed),
+/// and last `NROWS`/`GENERATION` are committed. An index this editor cannot
+/// maintain (not growable, unusable parameters) is deleted instead
+/// (`SEARCH_INDEX_LIST` reference first). Stale and untokened indexes are
+/// recomputed in full.
 ///
 /// Every operation validates its input against the table before the file
 /// changes; on error the file is unchanged.
@@ -62,6 +72,7 @@ pub struct TableEditor<'a> {
     cols: Vec<ColInfo>,
     column_order: Option<Vec<String>>,
     index: Vec<String>,
+    append_indexes: AppendIndexes,
 }
 
 impl<'a> TableEditor<'a> {
@@ -82,6 +93,7 @@ impl<'a> TableEditor<'a> {
             cols: Vec::new(),
             column_order: None,
             index: Vec::new(),
+            append_indexes: AppendIndexes::default(),
         };
         t.refresh()?;
         Ok(t)
@@ -365,6 +377,284 @@ impl<'a> TableEditor<'a> {
         self.refresh()
     }
 
+    /// What an append does to `SORTED_ROWS` and `BITMAP` indexes (default
+    /// [`AppendIndexes::Rebuild`]).
+    pub fn set_append_indexes(&mut self, a: AppendIndexes) {
+        self.append_indexes = a;
+    }
+
+    /// The table as committed (and flushed) in the file.
+    fn table(&self) -> Result<Table> {
+        let file = self.ed.reader().clone();
+        let group = file.group(&self.path)?;
+        Table::open(&group)
+    }
+
+    /// The search indexes of known kinds linked from a column, with the
+    /// column's position.
+    fn index_list(&self) -> Result<Vec<(usize, IndexInfo)>> {
+        let t = self.table()?;
+        let d = discover(&t)?;
+        Ok(d.indexes
+            .into_iter()
+            .filter(|i| !matches!(i.kind, IndexKind::Unknown(_)))
+            .filter_map(|i| {
+                let c = i.column.as_ref()?;
+                let ci = self.cols.iter().position(|x| &x.name == c)?;
+                Some((ci, i))
+            })
+            .collect())
+    }
+
+    /// Set (or delete, when empty) column `ci`'s `SEARCH_INDEX_LIST`.
+    fn set_search_list(&mut self, ci: usize, paths: &[String]) -> Result<()> {
+        let cp = self.cols[ci].path.clone();
+        if paths.is_empty() {
+            if self
+                .ed
+                .reader()
+                .dataset(&cp)?
+                .attr("SEARCH_INDEX_LIST")
+                .is_ok()
+            {
+                self.ed.delete_attr(&cp, "SEARCH_INDEX_LIST")?;
+            }
+        } else {
+            let t: Vec<&str> = paths.iter().map(String::as_str).collect();
+            self.ed
+                .set_attr_object_refs(&cp, "SEARCH_INDEX_LIST", &t, false)?;
+        }
+        Ok(())
+    }
+
+    /// Delete indexes: their `SEARCH_INDEX_LIST` references first
+    /// (flushed), then the datasets with their `VALUES` datasets.
+    fn remove_indexes(&mut self, doomed: &[(usize, IndexInfo)]) -> Result<()> {
+        if doomed.is_empty() {
+            return Ok(());
+        }
+        let all = self.index_list()?;
+        let mut cols: Vec<usize> = doomed.iter().map(|d| d.0).collect();
+        cols.sort_unstable();
+        cols.dedup();
+        for ci in cols {
+            let keep: Vec<String> = all
+                .iter()
+                .filter(|(c, i)| *c == ci && !doomed.iter().any(|d| d.1.path == i.path))
+                .map(|(_, i)| i.path.clone())
+                .collect();
+            self.set_search_list(ci, &keep)?;
+        }
+        self.ed.flush()?;
+        let sidx = self.child("SEARCH_INDEXES");
+        for (_, info) in doomed {
+            let mut names = alloc::vec![info.name.clone()];
+            if let Some(v) = &info.params.values {
+                if let Some(n) = v.strip_prefix(&format!("{sidx}/")) {
+                    names.push(n.to_owned());
+                }
+            }
+            for n in names {
+                if self.ed.reader().object(&format!("{sidx}/{n}")).is_ok() {
+                    self.ed.delete_link(&sidx, &n)?;
+                }
+            }
+        }
+        self.ed.flush()?;
+        self.refresh()
+    }
+
+    /// Step 1 of index maintenance: delete the indexes `drop` selects, give
+    /// every other one `SOURCE_GENERATION` = the next `GENERATION`, flush.
+    /// Returns the indexes to bring up to date.
+    fn begin_indexes(
+        &mut self,
+        drop: impl Fn(usize, &IndexInfo) -> bool,
+    ) -> Result<Vec<(usize, IndexInfo)>> {
+        let list = self.index_list()?;
+        let (doomed, keep): (Vec<_>, Vec<_>) = list.into_iter().partition(|(c, i)| drop(*c, i));
+        self.remove_indexes(&doomed)?;
+        if keep.is_empty() {
+            return Ok(keep);
+        }
+        let g = self.generation.saturating_add(1);
+        for (_, i) in &keep {
+            self.ed.set_attr(&i.path, "SOURCE_GENERATION", g)?;
+        }
+        self.ed.flush()?;
+        Ok(keep)
+    }
+
+    /// Step 3: recompute each index as `how` says over rows `[0, nrows)`
+    /// (written and flushed), set `SOURCE_NROWS`, flush; indexes that
+    /// cannot be maintained are deleted.
+    fn finish_indexes(
+        &mut self,
+        list: &[(usize, IndexInfo)],
+        how: impl Fn(usize, &IndexInfo) -> Refresh,
+        nrows: u64,
+    ) -> Result<()> {
+        if list.is_empty() {
+            return Ok(());
+        }
+        let table = self.table()?;
+        let mut doomed = Vec::new();
+        for (ci, info) in list {
+            let col = table.column(&self.cols[*ci].name)?;
+            let h = if info.validity == Validity::Current {
+                how(*ci, info)
+            } else {
+                Refresh::Full
+            };
+            if refresh_index(self.ed, col, info, &h, nrows)? {
+                self.ed.set_attr(&info.path, "SOURCE_NROWS", nrows)?;
+            } else {
+                doomed.push((*ci, info.clone()));
+            }
+        }
+        self.ed.flush()?;
+        self.remove_indexes(&doomed)
+    }
+
+    /// Chunks of column `ci` covering rows `rows` (for incremental
+    /// `CHUNK_MINMAX`/`CHUNK_BLOOM` maintenance); `Full` for an
+    /// unchunked column.
+    fn chunks_of(&self, ci: usize, rows: core::ops::Range<u64>) -> Refresh {
+        match self.cols[ci].chunk {
+            Some(l) if l > 0 => Refresh::Chunks(rows.start / l..rows.end.div_ceil(l)),
+            _ => Refresh::Full,
+        }
+    }
+
+    /// Build a search index on a column from its rows `[0, NROWS)` (§10):
+    /// the dataset(s) are written with `SOURCE_GENERATION`/`SOURCE_NROWS`
+    /// equal to the table's `GENERATION`/`NROWS` and flushed, then linked
+    /// from the column's `SEARCH_INDEX_LIST` (a crash before leaves an
+    /// unreferenced, unused dataset). `NROWS` and `GENERATION` do not
+    /// change.
+    ///
+    /// # Errors
+    /// `Usage` for an unknown column, a family the column's datatype does
+    /// not admit, an index of that family already on the column, or a
+    /// `BITMAP` over too many distinct values; HDF5 errors.
+    pub fn build_index(&mut self, column: &str, spec: IndexSpec) -> Result<()> {
+        let ci = self
+            .cols
+            .iter()
+            .position(|c| c.name == column)
+            .ok_or_else(|| usage(format!("table {} has no column {column:?}", self.path)))?;
+        let list = self.index_list()?;
+        let kind = spec.kind();
+        if list.iter().any(|(c, i)| *c == ci && i.kind == kind) {
+            return Err(usage(format!(
+                "column {column:?} already has a {} index",
+                kind.as_str()
+            )));
+        }
+        let sidx = self.child("SEARCH_INDEXES");
+        let name = super::index::index_name(column, &kind);
+        // Leftovers of a build killed before it linked them: no column
+        // references them (any referenced index of this family was refused
+        // above), so they are removed.
+        for n in [name.clone(), format!("{name}.VALUES")] {
+            let p = format!("{sidx}/{n}");
+            if self.ed.reader().object(&p).is_ok() {
+                if list
+                    .iter()
+                    .any(|(_, i)| i.path == p || i.params.values.as_deref() == Some(p.as_str()))
+                {
+                    return Err(usage(format!("{p} exists and is in use")));
+                }
+                self.ed.delete_link(&sidx, &n)?;
+            }
+        }
+        let table = self.table()?;
+        let col = table.column(column)?;
+        if !super::index::kind_allowed(&kind, col.dtype()) {
+            return Err(usage(format!(
+                "a {} index is not permitted on column {column:?} (§10)",
+                kind.as_str()
+            )));
+        }
+        if self.ed.reader().object(&sidx).is_err() {
+            let p = self.path.clone();
+            self.ed.create_group(&p, "SEARCH_INDEXES")?;
+        }
+        let path = create_index(self.ed, &sidx, col, spec, self.nrows, self.generation)?;
+        self.ed.flush()?;
+        let mut paths: Vec<String> = list
+            .iter()
+            .filter(|(c, _)| *c == ci)
+            .map(|(_, i)| i.path.clone())
+            .collect();
+        paths.push(path);
+        self.set_search_list(ci, &paths)?;
+        self.ed.flush()?;
+        self.refresh()
+    }
+
+    /// Recompute every stale or untokened search index of the table (one a
+    /// crash during a change left stale, or one written by a producer
+    /// without validity tokens) over rows `[0, NROWS)` and give it tokens
+    /// equal to the table's `GENERATION`/`NROWS`. Each is first marked
+    /// stale (`SOURCE_GENERATION` = the next `GENERATION`, flushed), then
+    /// rewritten (flushed), then tokened (flushed). Rows, `NROWS` and
+    /// `GENERATION` do not change. Returns how many were rebuilt; indexes
+    /// that cannot be maintained are deleted.
+    ///
+    /// # Errors
+    /// HDF5 errors.
+    pub fn rebuild_stale_indexes(&mut self) -> Result<usize> {
+        let list: Vec<(usize, IndexInfo)> = self
+            .index_list()?
+            .into_iter()
+            .filter(|(_, i)| i.validity != Validity::Current)
+            .collect();
+        if list.is_empty() {
+            return Ok(0);
+        }
+        let g = self.generation;
+        for (_, i) in &list {
+            self.ed
+                .set_attr(&i.path, "SOURCE_GENERATION", g.saturating_add(1))?;
+        }
+        self.ed.flush()?;
+        let n = self.nrows;
+        self.finish_indexes(&list, |_, _| Refresh::Full, n)?;
+        let left: Vec<String> = self
+            .index_list()?
+            .into_iter()
+            .filter(|(_, i)| list.iter().any(|(_, l)| l.path == i.path))
+            .map(|(_, i)| i.path)
+            .collect();
+        for p in &left {
+            self.ed.set_attr(p, "SOURCE_GENERATION", g)?;
+        }
+        self.ed.flush()?;
+        self.refresh()?;
+        Ok(left.len())
+    }
+
+    /// Delete a column's search index of family `kind` (its
+    /// `SEARCH_INDEX_LIST` reference first, then the dataset and its
+    /// `VALUES` dataset). Nothing happens when there is none.
+    ///
+    /// # Errors
+    /// `Usage` for an unknown column; HDF5 errors.
+    pub fn drop_index(&mut self, column: &str, kind: IndexKind) -> Result<()> {
+        let ci = self
+            .cols
+            .iter()
+            .position(|c| c.name == column)
+            .ok_or_else(|| usage(format!("table {} has no column {column:?}", self.path)))?;
+        let doomed: Vec<(usize, IndexInfo)> = self
+            .index_list()?
+            .into_iter()
+            .filter(|(c, i)| *c == ci && i.kind == kind)
+            .collect();
+        self.remove_indexes(&doomed)
+    }
+
     /// Append rows (§11.2): one entry per column, equal lengths. Columns
     /// are extended as needed (spare preallocated capacity is used first),
     /// the rows written and flushed, then `NROWS` committed.
@@ -390,11 +680,20 @@ impl<'a> TableEditor<'a> {
                 self.ed.resize(&p, &[end])?;
             }
         }
-        self.drop_search_indexes(&all)?;
+        let drop_rebuilt = self.append_indexes == AppendIndexes::Drop;
+        let list = self.begin_indexes(|_, i| {
+            drop_rebuilt && matches!(i.kind, IndexKind::SortedRows | IndexKind::Bitmap)
+        })?;
         for (i, e) in &enc {
             self.write_rows(*i, start, e)?;
         }
         self.ed.flush()?;
+        let how = |ci: usize, i: &IndexInfo| match i.kind {
+            IndexKind::ChunkMinMax | IndexKind::ChunkBloom => self.chunks_of(ci, start..end),
+            _ => Refresh::Full,
+        };
+        let hows: Vec<Refresh> = list.iter().map(|(c, i)| how(*c, i)).collect();
+        self.finish_indexes(&list, |ci, i| pick(&list, &hows, ci, i), end)?;
         self.commit(end)
     }
 
@@ -446,8 +745,25 @@ impl<'a> TableEditor<'a> {
         if nrows == self.nrows {
             return Ok(());
         }
-        let all: Vec<usize> = (0..self.cols.len()).collect();
-        self.drop_search_indexes(&all)?;
+        let list = self.begin_indexes(|_, _| false)?;
+        let hows: Vec<Refresh> = list
+            .iter()
+            .map(|(ci, i)| match i.kind {
+                IndexKind::ChunkMinMax | IndexKind::ChunkBloom => {
+                    match self.chunks_of(*ci, nrows..nrows) {
+                        Refresh::Chunks(r)
+                            if !nrows.is_multiple_of(self.cols[*ci].chunk.unwrap_or(1).max(1)) =>
+                        {
+                            Refresh::Chunks(r.start..r.start + 1)
+                        }
+                        Refresh::Chunks(_) => Refresh::Tokens,
+                        other => other,
+                    }
+                }
+                _ => Refresh::Full,
+            })
+            .collect();
+        self.finish_indexes(&list, |ci, i| pick(&list, &hows, ci, i), nrows)?;
         self.commit(nrows)
     }
 
@@ -472,9 +788,24 @@ impl<'a> TableEditor<'a> {
         };
         let extent = self.extent;
         self.preflight(&[i], extent)?;
-        self.drop_search_indexes(&[i])?;
+        let list = self.begin_indexes(|_, _| false)?;
         self.write_rows(i, start, &e)?;
+        self.ed.flush()?;
+        let end = start + k;
+        let hows: Vec<Refresh> = list
+            .iter()
+            .map(|(ci, ix)| {
+                if *ci != i {
+                    Refresh::Tokens
+                } else if matches!(ix.kind, IndexKind::ChunkMinMax | IndexKind::ChunkBloom) {
+                    self.chunks_of(*ci, start..end)
+                } else {
+                    Refresh::Full
+                }
+            })
+            .collect();
         let n = self.nrows;
+        self.finish_indexes(&list, |ci, ix| pick(&list, &hows, ci, ix), n)?;
         self.commit(n)
     }
 
@@ -537,6 +868,9 @@ impl<'a> TableEditor<'a> {
             }
             None => None,
         };
+        let list = self.begin_indexes(|_, _| false)?;
+        let n = self.nrows;
+        self.finish_indexes(&list, |_, _| Refresh::Tokens, n)?;
         let path = self.path.clone();
         create_column(self.ed, &path, &spec, &fill, self.extent)?;
         if let Some(e) = &enc {
@@ -570,6 +904,9 @@ impl<'a> TableEditor<'a> {
         if self.cols.len() == 1 {
             return Err(usage("cannot drop the last column of a table"));
         }
+        let list = self.begin_indexes(|_, _| false)?;
+        let n = self.nrows;
+        self.finish_indexes(&list, |_, _| Refresh::Tokens, n)?;
         let path = self.path.clone();
         let order: Vec<String> = self
             .column_names()
@@ -640,4 +977,12 @@ impl<'a> TableEditor<'a> {
         self.ed.flush()?;
         self.refresh()
     }
+}
+
+/// The refresh chosen for index `info` of column `ci` in `list`.
+fn pick(list: &[(usize, IndexInfo)], hows: &[Refresh], ci: usize, info: &IndexInfo) -> Refresh {
+    list.iter()
+        .position(|(c, i)| *c == ci && i.path == info.path)
+        .and_then(|p| hows.get(p).cloned())
+        .unwrap_or(Refresh::Full)
 }
