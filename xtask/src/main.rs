@@ -327,10 +327,25 @@ fn task_nostd() -> R {
         "--features",
         "derive",
     ]))?;
-    let tree = output(Command::new(cargo()).current_dir(&root).args([
+    // HEP001 tables are read without std too (WASM pages, embedded consumers).
+    run(Command::new(cargo()).current_dir(&root).args([
+        "build",
+        "-p",
+        "h5table",
+        "--no-default-features",
+    ]))?;
+    for krate in ["h5fmt", "h5table"] {
+        check_no_std_tree(&root, krate)?;
+    }
+    println!("nostd: h5fmt builds without default features (also with `derive`), and so does h5table; no `std` feature in their trees");
+    Ok(())
+}
+
+fn check_no_std_tree(root: &Path, krate: &str) -> R {
+    let tree = output(Command::new(cargo()).current_dir(root).args([
         "tree",
         "-p",
-        "h5fmt",
+        krate,
         "--no-default-features",
         "-e",
         "features,normal",
@@ -348,11 +363,10 @@ fn task_nostd() -> R {
         uniq.sort_unstable();
         uniq.dedup();
         return Err(format!(
-            "`std` is enabled without default features:\n  {}",
+            "{krate}: `std` is enabled without default features:\n  {}",
             uniq.join("\n  ")
         ));
     }
-    println!("nostd: h5fmt builds without default features (also with `derive`); no `std` feature in its tree");
     Ok(())
 }
 

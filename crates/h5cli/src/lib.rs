@@ -5,4 +5,5 @@
 pub mod canon;
 pub mod check;
 pub mod repack;
+pub mod table;
 pub mod text;

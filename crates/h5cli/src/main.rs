@@ -13,6 +13,8 @@ const USAGE: &str = "usage:
   h5 check [--strict] FILE        validate the file: one line per problem
                                   (ADDRESS PATH: finding), exit 0 only when clean
                                   (--strict: warnings count as problems)
+  h5 table ls|schema|cat|query|check …
+                                  HEP001 column tables (h5 table --help)
   h5 repack SRC DST [--format earliest|v18|latest|v200] [--filter SPEC] [--chunk DIMS]
                                   rewrite SRC as DST with this library's writer;
                                   SPEC: none | gzip=N,shuffle | zstd=N | lz4 | fletcher32
@@ -44,6 +46,13 @@ fn run(args: &[String]) -> Result<(), String> {
     let (cmd, rest) = args.split_first().ok_or_else(|| USAGE.to_string())?;
     if cmd == "repack" {
         return repack(rest);
+    }
+    if cmd == "table" {
+        return match h5cli::table::run(rest) {
+            Ok(0) => Ok(()),
+            Ok(code) => std::process::exit(i32::from(code)),
+            Err(e) => Err(e),
+        };
     }
     let mut flags: Vec<&str> = Vec::new();
     let mut pos: Vec<&str> = Vec::new();

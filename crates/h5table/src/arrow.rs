@@ -858,7 +858,7 @@ impl ColumnExport {
         if ordered {
             field = field.with_dict_is_ordered(true);
         }
-        let field = field.with_metadata(meta);
+        let field = field.with_metadata(meta.into_iter().collect());
         Ok(ColumnExport {
             column: column.clone(),
             field: Arc::new(field),
@@ -930,7 +930,10 @@ fn schema_of(table: &Table, exports: &[ColumnExport]) -> SchemaRef {
         meta.insert("INDEX_COLUMNS".into(), table.index_columns.join(","));
     }
     let fields: Vec<Arc<Field>> = exports.iter().map(|e| e.field.clone()).collect();
-    Arc::new(Schema::new_with_metadata(Fields::from(fields), meta))
+    Arc::new(Schema::new_with_metadata(
+        Fields::from(fields),
+        meta.into_iter().collect(),
+    ))
 }
 
 /// The Arrow schema of `table`, or of the projection `columns` in that

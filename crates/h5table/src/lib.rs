@@ -30,8 +30,11 @@ extern crate std;
 #[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod check;
+mod engine;
 pub mod error;
+pub mod index;
 pub mod model;
+pub mod query;
 pub mod text;
 
 pub use error::{Error, Result};

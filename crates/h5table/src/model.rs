@@ -421,6 +421,37 @@ impl Column {
             .collect()
     }
 
+    /// The canonical missing test over rows given as file bytes only; for
+    /// fixed-size datatypes (variable-length ones need the decoded values:
+    /// use [`Column::missing_mask`]).
+    pub fn missing_mask_raw(&self, raw: &[u8]) -> Vec<bool> {
+        let size = usize::try_from(self.dtype().size()).unwrap_or(0).max(1);
+        let n = raw.len() / size;
+        if self.fill.value.is_none() {
+            return vec![false; n];
+        }
+        if self.fill.is_nan {
+            return match self.dtype() {
+                Datatype::Float { order, .. } => raw
+                    .chunks_exact(size)
+                    .map(|b| {
+                        let bits =
+                            h5fmt::data::convert::int_value(b, *order, false, 0, (size * 8) as u16);
+                        let (exp, man) = match size {
+                            2 => (0x7c00i128, 0x03ffi128),
+                            4 => (0x7f80_0000, 0x007f_ffff),
+                            _ => (0x7ff0_0000_0000_0000, 0x000f_ffff_ffff_ffff),
+                        };
+                        bits & exp == exp && bits & man != 0
+                    })
+                    .collect(),
+                _ => vec![false; n],
+            };
+        }
+        let fill = self.fill.bytes.as_slice();
+        raw.chunks_exact(size).map(|e| e == fill).collect()
+    }
+
     /// Whether one decoded value is missing (for values not read through
     /// [`Column::read`], e.g. query literals).
     pub fn is_missing_value(&self, v: &Value) -> bool {

@@ -114,3 +114,53 @@ pub fn format_cell(column: &Column, v: &Value, missing: bool) -> String {
     }
     format_value(v)
 }
+
+/// A short name of a datatype, numpy-like: `int32`, `>float64`, `string[8,nullpad,utf8]`,
+/// `vlen-string[utf8]`, `enum[int8]{…}`, `opaque[8]`, `compound{x:float32,…}`.
+pub fn dtype_name(dt: &h5fmt::Datatype) -> String {
+    use h5fmt::format::datatype::{ByteOrder, CharSet, StringPad};
+    let be = |o: &ByteOrder| if *o == ByteOrder::Big { ">" } else { "" };
+    let cs = |c: &CharSet| if *c == CharSet::Utf8 { "utf8" } else { "ascii" };
+    match dt {
+        h5fmt::Datatype::Integer {
+            size,
+            order,
+            signed,
+            ..
+        } => format!(
+            "{}{}int{}",
+            be(order),
+            if *signed { "" } else { "u" },
+            size * 8
+        ),
+        h5fmt::Datatype::Float { size, order, .. } => format!("{}float{}", be(order), size * 8),
+        h5fmt::Datatype::String { size, pad, cset } => {
+            let p = match pad {
+                StringPad::NullTerm => "nullterm",
+                StringPad::NullPad => "nullpad",
+                StringPad::SpacePad => "spacepad",
+            };
+            format!("string[{size},{p},{}]", cs(cset))
+        }
+        h5fmt::Datatype::VarLenString { cset, .. } => format!("vlen-string[{}]", cs(cset)),
+        h5fmt::Datatype::Enum { base, members } => {
+            let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+            format!("enum[{}]{{{}}}", dtype_name(base), names.join(","))
+        }
+        h5fmt::Datatype::Opaque { size, tag } if tag.is_empty() => format!("opaque[{size}]"),
+        h5fmt::Datatype::Opaque { size, tag } => format!("opaque[{size},{tag:?}]"),
+        h5fmt::Datatype::Compound { members, .. } => {
+            let f: Vec<String> = members
+                .iter()
+                .map(|m| format!("{}:{}", m.name, dtype_name(&m.dtype)))
+                .collect();
+            format!("compound{{{}}}", f.join(","))
+        }
+        h5fmt::Datatype::Array { dims, base } => format!("array{dims:?}[{}]", dtype_name(base)),
+        h5fmt::Datatype::VarLenSequence { base, .. } => format!("vlen[{}]", dtype_name(base)),
+        h5fmt::Datatype::Reference { .. } => "reference".into(),
+        h5fmt::Datatype::Bitfield { size, .. } => format!("bitfield[{size}]"),
+        h5fmt::Datatype::Time { size, .. } => format!("time[{size}]"),
+        h5fmt::Datatype::Complex { base, .. } => format!("complex[{}]", dtype_name(base)),
+    }
+}

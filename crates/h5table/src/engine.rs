@@ -1,0 +1,705 @@
+//! Evaluation of [`Query`] expressions: typed column kernels, predicates on
+//! one column fused into one interval set, SQL three-valued logic, batches
+//! that stop reading columns as soon as no row of the batch can match.
+
+use crate::error::Result;
+use crate::model::{Column, ColumnKind, Table};
+use crate::query::{compare, matches, Expr, Literal, Op, Predicate, Query};
+use alloc::boxed::Box;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::cmp::Ordering;
+use h5fmt::format::datatype::{ByteOrder, Datatype};
+use h5fmt::Value;
+
+/// Rows per evaluation batch.
+const BATCH: u64 = 1 << 16;
+
+/// A union of inclusive integer intervals, sorted and disjoint.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct IntSet(pub Vec<(i128, i128)>);
+
+impl IntSet {
+    fn normalize(mut v: Vec<(i128, i128)>) -> Self {
+        v.retain(|(a, b)| a <= b);
+        v.sort_unstable();
+        let mut out: Vec<(i128, i128)> = Vec::with_capacity(v.len());
+        for (a, b) in v {
+            match out.last_mut() {
+                Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+                _ => out.push((a, b)),
+            }
+        }
+        IntSet(out)
+    }
+    fn intersect(&self, o: &IntSet) -> IntSet {
+        let mut v = Vec::new();
+        for &(a, b) in &self.0 {
+            for &(c, d) in &o.0 {
+                v.push((a.max(c), b.min(d)));
+            }
+        }
+        IntSet::normalize(v)
+    }
+    #[inline]
+    fn contains(&self, x: i128) -> bool {
+        match self.0.as_slice() {
+            [(a, b)] => *a <= x && x <= *b,
+            r => r.iter().any(|(a, b)| *a <= x && x <= *b),
+        }
+    }
+}
+
+/// One float interval: bounds and whether each is included.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct FRange {
+    lo: f64,
+    lo_in: bool,
+    hi: f64,
+    hi_in: bool,
+}
+
+impl FRange {
+    #[inline]
+    fn contains(&self, x: f64) -> bool {
+        (x > self.lo || (self.lo_in && x == self.lo))
+            && (x < self.hi || (self.hi_in && x == self.hi))
+    }
+}
+
+/// A union of float intervals (NaN is in none).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FloatSet(pub Vec<FRange>);
+
+impl FloatSet {
+    fn intersect(&self, o: &FloatSet) -> FloatSet {
+        let mut v = Vec::new();
+        for a in &self.0 {
+            for b in &o.0 {
+                let (lo, lo_in) = if a.lo > b.lo {
+                    (a.lo, a.lo_in)
+                } else if b.lo > a.lo {
+                    (b.lo, b.lo_in)
+                } else {
+                    (a.lo, a.lo_in && b.lo_in)
+                };
+                let (hi, hi_in) = if a.hi < b.hi {
+                    (a.hi, a.hi_in)
+                } else if b.hi < a.hi {
+                    (b.hi, b.hi_in)
+                } else {
+                    (a.hi, a.hi_in && b.hi_in)
+                };
+                if lo < hi || (lo == hi && lo_in && hi_in) {
+                    v.push(FRange {
+                        lo,
+                        lo_in,
+                        hi,
+                        hi_in,
+                    });
+                }
+            }
+        }
+        FloatSet(v)
+    }
+    #[inline]
+    fn contains(&self, x: f64) -> bool {
+        match self.0.as_slice() {
+            [r] => r.contains(x),
+            rs => rs.iter().any(|r| r.contains(x)),
+        }
+    }
+}
+
+/// How a leaf reads its column.
+#[derive(Debug, Clone, PartialEq)]
+enum Test {
+    /// `IS [NOT] NULL`.
+    Null { negated: bool },
+    /// Integer values (codes of categoricals and enums) in a set.
+    Ints(IntSet),
+    /// Float values in a set.
+    Floats(FloatSet),
+    /// Anything else, value by value.
+    Generic(Predicate),
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    And(Vec<Node>),
+    Or(Vec<Node>),
+    Not(Box<Node>),
+    Leaf { col: usize, test: Test },
+}
+
+/// Whether the column is read by the integer kernel: plain integers (not
+/// categorical), of full precision and at most 8 bytes.
+fn int_storage(c: &Column) -> Option<(u32, ByteOrder, bool)> {
+    let dt = match c.dtype() {
+        Datatype::Enum { base, .. } => base.as_ref(),
+        d => d,
+    };
+    match dt {
+        Datatype::Integer {
+            size,
+            order,
+            signed,
+            bit_offset: 0,
+            precision,
+        } if *size <= 8 && u32::from(*precision) == size * 8 && *order != ByteOrder::Vax => {
+            Some((*size, *order, *signed))
+        }
+        _ => None,
+    }
+}
+
+fn float_storage(c: &Column) -> Option<(u32, ByteOrder)> {
+    match c.dtype() {
+        Datatype::Float { size, order, .. }
+            if matches!(size, 2 | 4 | 8)
+                && c.dtype().is_ieee_standard()
+                && *order != ByteOrder::Vax =>
+        {
+            Some((*size, *order))
+        }
+        _ => None,
+    }
+}
+
+fn op_matches(o: Option<Ordering>, op: Op) -> bool {
+    o.is_some_and(|o| match op {
+        Op::Eq => o == Ordering::Equal,
+        Op::Ne => o != Ordering::Equal,
+        Op::Lt => o == Ordering::Less,
+        Op::Le => o != Ordering::Greater,
+        Op::Gt => o == Ordering::Greater,
+        Op::Ge => o != Ordering::Less,
+    })
+}
+
+/// The integer set of `v OP lit` over all integers `v`.
+fn int_set(op: Op, lit: &Literal) -> IntSet {
+    let (lo_val, exact) = match lit {
+        Literal::Int(i) => (*i, true),
+        Literal::Float(f) if f.is_nan() => return IntSet(Vec::new()),
+        Literal::Float(f) => {
+            if *f >= 1.7e38 {
+                (i128::MAX, false)
+            } else if *f <= -1.7e38 {
+                (i128::MIN, false)
+            } else {
+                #[allow(clippy::cast_possible_truncation)]
+                let t = *f as i128;
+                #[allow(clippy::cast_precision_loss)]
+                let exact = t as f64 == *f;
+                // floor(f) for a non-integer f
+                (if exact || *f > 0.0 { t } else { t - 1 }, exact)
+            }
+        }
+        Literal::Str(_) => return IntSet(Vec::new()),
+    };
+    // With a non-integer f: v < f ⇔ v <= floor(f); v > f ⇔ v >= floor(f)+1.
+    let fl = lo_val;
+    let s = match (op, exact) {
+        (Op::Eq, true) => vec![(fl, fl)],
+        (Op::Eq, false) => vec![],
+        (Op::Ne, true) => vec![
+            (i128::MIN, fl.saturating_sub(1)),
+            (fl.saturating_add(1), i128::MAX),
+        ],
+        (Op::Ne, false) => vec![(i128::MIN, i128::MAX)],
+        (Op::Lt, true) => vec![(i128::MIN, fl.saturating_sub(1))],
+        (Op::Lt | Op::Le, false) | (Op::Le, true) => vec![(i128::MIN, fl)],
+        (Op::Gt, true) => vec![(fl.saturating_add(1), i128::MAX)],
+        (Op::Gt | Op::Ge, false) => vec![(fl.saturating_add(1), i128::MAX)],
+        (Op::Ge, true) => vec![(fl, i128::MAX)],
+    };
+    IntSet::normalize(s)
+}
+
+fn float_set(op: Op, lit: &Literal) -> FloatSet {
+    #[allow(clippy::cast_precision_loss)]
+    let x = match lit {
+        Literal::Int(i) => *i as f64,
+        Literal::Float(f) => *f,
+        Literal::Str(_) => return FloatSet(Vec::new()),
+    };
+    // Large integer literals are not always exact as f64; fall back to the
+    // exact generic comparison for them.
+    if x.is_nan() {
+        return FloatSet(Vec::new());
+    }
+    let r = |lo, lo_in, hi, hi_in| FRange {
+        lo,
+        lo_in,
+        hi,
+        hi_in,
+    };
+    let (ninf, inf) = (f64::NEG_INFINITY, f64::INFINITY);
+    FloatSet(match op {
+        Op::Eq => vec![r(x, true, x, true)],
+        Op::Ne => vec![r(ninf, true, x, false), r(x, false, inf, true)],
+        Op::Lt => vec![r(ninf, true, x, false)],
+        Op::Le => vec![r(ninf, true, x, true)],
+        Op::Gt => vec![r(x, false, inf, true)],
+        Op::Ge => vec![r(x, true, inf, true)],
+    })
+}
+
+fn float_exact(lit: &Literal) -> bool {
+    match lit {
+        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+        Literal::Int(i) => (*i as f64) as i128 == *i,
+        _ => true,
+    }
+}
+
+/// The codes `0..n` (categorical) or enum member codes whose label satisfies the predicate.
+fn code_set(c: &Column, p: &Predicate) -> Option<IntSet> {
+    let labels: Vec<(i128, Value)> = if c.kind() == ColumnKind::Categorical {
+        let cats = c.categories.as_ref()?;
+        cats.labels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i as i128, l.clone()))
+            .collect()
+    } else if let Datatype::Enum { members, base } = c.dtype() {
+        members
+            .iter()
+            .filter_map(|m| {
+                let code = h5fmt::data::decode::integer_code(base, &m.value).ok()?;
+                Some((
+                    code,
+                    Value::Enum {
+                        code,
+                        name: Some(m.name.clone()),
+                    },
+                ))
+            })
+            .collect()
+    } else {
+        return None;
+    };
+    let cmp = |v: &Value, l: &Literal| {
+        if c.kind() == ColumnKind::Categorical {
+            crate::query::compare_value_pub(v, l)
+        } else {
+            compare(c, v, l)
+        }
+    };
+    let ok = |v: &Value| match p {
+        Predicate::Compare { op, value, .. } => op_matches(cmp(v, value), *op),
+        Predicate::In { values, .. } => values.iter().any(|l| cmp(v, l) == Some(Ordering::Equal)),
+        Predicate::Between { lo, hi, .. } => {
+            op_matches(cmp(v, lo), Op::Ge) && op_matches(cmp(v, hi), Op::Le)
+        }
+        _ => false,
+    };
+    let codes: Vec<(i128, i128)> = labels
+        .iter()
+        .filter(|(_, v)| ok(v))
+        .map(|(k, _)| (*k, *k))
+        .collect();
+    Some(IntSet::normalize(codes))
+}
+
+fn compile_leaf(c: &Column, p: &Predicate) -> Test {
+    if let Predicate::IsNull { negated, .. } = p {
+        return Test::Null { negated: *negated };
+    }
+    if matches!(p, Predicate::Prefix { .. }) {
+        return Test::Generic(p.clone());
+    }
+    let categorical =
+        c.kind() == ColumnKind::Categorical || matches!(c.dtype(), Datatype::Enum { .. });
+    if categorical && int_storage(c).is_some() {
+        if let Some(s) = code_set(c, p) {
+            return Test::Ints(s);
+        }
+    }
+    if !categorical && int_storage(c).is_some() {
+        return Test::Ints(match p {
+            Predicate::Compare { op, value, .. } => int_set(*op, value),
+            Predicate::In { values, .. } => {
+                let mut v = Vec::new();
+                for l in values {
+                    v.extend(int_set(Op::Eq, l).0);
+                }
+                IntSet::normalize(v)
+            }
+            Predicate::Between { lo, hi, .. } => {
+                int_set(Op::Ge, lo).intersect(&int_set(Op::Le, hi))
+            }
+            _ => return Test::Generic(p.clone()),
+        });
+    }
+    if float_storage(c).is_some() {
+        let lits: Vec<&Literal> = match p {
+            Predicate::Compare { value, .. } => vec![value],
+            Predicate::In { values, .. } => values.iter().collect(),
+            Predicate::Between { lo, hi, .. } => vec![lo, hi],
+            _ => vec![],
+        };
+        if lits.iter().all(|l| float_exact(l)) {
+            return Test::Floats(match p {
+                Predicate::Compare { op, value, .. } => float_set(*op, value),
+                Predicate::In { values, .. } => {
+                    FloatSet(values.iter().flat_map(|l| float_set(Op::Eq, l).0).collect())
+                }
+                Predicate::Between { lo, hi, .. } => {
+                    float_set(Op::Ge, lo).intersect(&float_set(Op::Le, hi))
+                }
+                _ => return Test::Generic(p.clone()),
+            });
+        }
+    }
+    Test::Generic(p.clone())
+}
+
+fn compile(e: &Expr, t: &Table, cols: &mut Vec<usize>) -> Result<Node> {
+    Ok(match e {
+        Expr::And(v) => {
+            let mut parts = v
+                .iter()
+                .map(|x| compile(x, t, cols))
+                .collect::<Result<Vec<_>>>()?;
+            fuse(&mut parts);
+            Node::And(parts)
+        }
+        Expr::Or(v) => Node::Or(
+            v.iter()
+                .map(|x| compile(x, t, cols))
+                .collect::<Result<_>>()?,
+        ),
+        Expr::Not(x) => Node::Not(Box::new(compile(x, t, cols)?)),
+        Expr::Pred(p) => {
+            let c = t.column(p.column())?;
+            let idx = t
+                .columns()
+                .iter()
+                .position(|x| core::ptr::eq(x, c))
+                .unwrap_or(0);
+            if !cols.contains(&idx) {
+                cols.push(idx);
+            }
+            Node::Leaf {
+                col: idx,
+                test: compile_leaf(c, p),
+            }
+        }
+    })
+}
+
+/// Merge the integer / float sets of sibling leaves on the same column into one.
+fn fuse(parts: &mut Vec<Node>) {
+    let mut i = 0;
+    while i < parts.len() {
+        let mut j = i + 1;
+        while j < parts.len() {
+            let merged = match (&parts[i], &parts[j]) {
+                (
+                    Node::Leaf {
+                        col: a,
+                        test: Test::Ints(x),
+                    },
+                    Node::Leaf {
+                        col: b,
+                        test: Test::Ints(y),
+                    },
+                ) if a == b => Some(Node::Leaf {
+                    col: *a,
+                    test: Test::Ints(x.intersect(y)),
+                }),
+                (
+                    Node::Leaf {
+                        col: a,
+                        test: Test::Floats(x),
+                    },
+                    Node::Leaf {
+                        col: b,
+                        test: Test::Floats(y),
+                    },
+                ) if a == b => Some(Node::Leaf {
+                    col: *a,
+                    test: Test::Floats(x.intersect(y)),
+                }),
+                _ => None,
+            };
+            if let Some(m) = merged {
+                parts[i] = m;
+                parts.remove(j);
+            } else {
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+}
+
+/// One column's rows of the current batch.
+struct Loaded {
+    raw: Vec<u8>,
+    missing: Vec<bool>,
+    values: Option<Vec<Value>>,
+}
+
+struct Batch<'t> {
+    table: &'t Table,
+    start: u64,
+    end: u64,
+    loaded: Vec<Option<Loaded>>,
+}
+
+impl Batch<'_> {
+    fn len(&self) -> usize {
+        usize::try_from(self.end - self.start).unwrap_or(0)
+    }
+    fn load(&mut self, col: usize, need_values: bool) -> Result<&Loaded> {
+        let c = &self.table.columns()[col];
+        if self.loaded[col].is_none() {
+            let raw = c.read_raw(self.start..self.end)?;
+            let (values, missing) = if c.dtype().is_variable_length() || need_values {
+                let s = c.read(self.start..self.end)?;
+                (Some(s.values), s.missing)
+            } else {
+                (None, c.missing_mask_raw(&raw))
+            };
+            self.loaded[col] = Some(Loaded {
+                raw,
+                missing,
+                values,
+            });
+        }
+        let l = self.loaded[col].as_mut().expect("just loaded");
+        if need_values && l.values.is_none() {
+            let file = c.dataset().file();
+            let n = self.end - self.start;
+            l.values = Some(h5fmt::data::decode::decode_elements(
+                c.dtype(),
+                &l.raw,
+                n,
+                file.ctx(),
+                &file.heap(),
+            )?);
+        }
+        Ok(self.loaded[col].as_ref().expect("loaded"))
+    }
+}
+
+/// Rows where the expression is true (`t`) and where it is false (`f`);
+/// neither means unknown (SQL NULL).
+struct Tri {
+    t: Vec<bool>,
+    f: Vec<bool>,
+}
+
+fn int_values(
+    raw: &[u8],
+    size: u32,
+    order: ByteOrder,
+    signed: bool,
+) -> impl Iterator<Item = i128> + '_ {
+    let sz = size as usize;
+    raw.chunks_exact(sz).map(move |b| {
+        let mut v: u64 = 0;
+        if order == ByteOrder::Big {
+            for &x in b {
+                v = (v << 8) | u64::from(x);
+            }
+        } else {
+            for &x in b.iter().rev() {
+                v = (v << 8) | u64::from(x);
+            }
+        }
+        if signed && sz < 8 {
+            let shift = 64 - 8 * sz as u32;
+            #[allow(clippy::cast_possible_wrap)]
+            let s = ((v << shift) as i64) >> shift;
+            i128::from(s)
+        } else if signed {
+            #[allow(clippy::cast_possible_wrap)]
+            let s = v as i64;
+            i128::from(s)
+        } else {
+            i128::from(v)
+        }
+    })
+}
+
+fn float_values(raw: &[u8], size: u32, order: ByteOrder) -> impl Iterator<Item = f64> + '_ {
+    let big = order == ByteOrder::Big;
+    raw.chunks_exact(size as usize).map(move |b| match b.len() {
+        4 => {
+            let a: [u8; 4] = [b[0], b[1], b[2], b[3]];
+            f64::from(if big {
+                f32::from_be_bytes(a)
+            } else {
+                f32::from_le_bytes(a)
+            })
+        }
+        8 => {
+            let a: [u8; 8] = [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
+            if big {
+                f64::from_be_bytes(a)
+            } else {
+                f64::from_le_bytes(a)
+            }
+        }
+        _ => {
+            let bits = if big {
+                u16::from_be_bytes([b[0], b[1]])
+            } else {
+                u16::from_le_bytes([b[0], b[1]])
+            };
+            h5fmt::data::convert::f16_to_f64(bits)
+        }
+    })
+}
+
+fn eval(n: &Node, b: &mut Batch<'_>) -> Result<Tri> {
+    let len = b.len();
+    Ok(match n {
+        Node::And(parts) => {
+            let mut t = vec![true; len];
+            let mut f = vec![false; len];
+            for p in parts {
+                // Rows already false stay false: stop reading columns when all are.
+                if f.iter().all(|x| *x) {
+                    break;
+                }
+                let r = eval(p, b)?;
+                for i in 0..len {
+                    t[i] &= r.t[i];
+                    f[i] |= r.f[i];
+                }
+            }
+            Tri { t, f }
+        }
+        Node::Or(parts) => {
+            let mut t = vec![false; len];
+            let mut f = vec![true; len];
+            for p in parts {
+                if t.iter().all(|x| *x) {
+                    break;
+                }
+                let r = eval(p, b)?;
+                for i in 0..len {
+                    t[i] |= r.t[i];
+                    f[i] &= r.f[i];
+                }
+            }
+            Tri { t, f }
+        }
+        Node::Not(x) => {
+            let r = eval(x, b)?;
+            Tri { t: r.f, f: r.t }
+        }
+        Node::Leaf { col, test } => {
+            let c = &b.table.columns()[*col];
+            let generic = matches!(test, Test::Generic(_));
+            let l = b.load(*col, generic)?;
+            let mut t = vec![false; len];
+            match test {
+                Test::Null { negated } => {
+                    let f: Vec<bool> = l.missing.iter().map(|m| *m == *negated).collect();
+                    let t: Vec<bool> = f.iter().map(|x| !x).collect();
+                    return Ok(Tri { t, f });
+                }
+                Test::Ints(set) => {
+                    let (size, order, signed) = int_storage(c).expect("int kernel");
+                    for (i, v) in int_values(&l.raw, size, order, signed).enumerate() {
+                        t[i] = set.contains(v);
+                    }
+                }
+                Test::Floats(set) => {
+                    let (size, order) = float_storage(c).expect("float kernel");
+                    for (i, v) in float_values(&l.raw, size, order).enumerate() {
+                        t[i] = set.contains(v);
+                    }
+                }
+                Test::Generic(p) => {
+                    let vals = l.values.as_ref().expect("values loaded");
+                    for (i, v) in vals.iter().enumerate() {
+                        t[i] = matches(p, c, v, false);
+                    }
+                }
+            }
+            // Missing rows are unknown: neither true nor false.
+            let mut f = vec![false; len];
+            for i in 0..len {
+                if l.missing[i] {
+                    t[i] = false;
+                } else {
+                    f[i] = !t[i];
+                }
+            }
+            Tri { t, f }
+        }
+    })
+}
+
+/// Evaluate `q` over rows `[0, NROWS)` of `table`.
+pub(crate) fn run(q: &Query, table: &Table) -> Result<Vec<u64>> {
+    let mut cols = Vec::new();
+    let node = compile(&q.expr, table, &mut cols)?;
+    let n = table.nrows();
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < n {
+        let end = (start + BATCH).min(n);
+        let mut b = Batch {
+            table,
+            start,
+            end,
+            loaded: (0..table.columns().len()).map(|_| None).collect(),
+        };
+        let r = eval(&node, &mut b)?;
+        out.extend(
+            r.t.iter()
+                .enumerate()
+                .filter(|(_, t)| **t)
+                .map(|(i, _)| start + i as u64),
+        );
+        start = end;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_sets_of_float_literals() {
+        assert_eq!(
+            int_set(Op::Lt, &Literal::Float(2.5)).0,
+            vec![(i128::MIN, 2)]
+        );
+        assert_eq!(
+            int_set(Op::Gt, &Literal::Float(-2.5)).0,
+            vec![(-2, i128::MAX)]
+        );
+        assert_eq!(
+            int_set(Op::Ge, &Literal::Float(-2.0)).0,
+            vec![(-2, i128::MAX)]
+        );
+        assert!(int_set(Op::Eq, &Literal::Float(0.5)).0.is_empty());
+        assert_eq!(
+            int_set(Op::Ne, &Literal::Int(3)).0,
+            vec![(i128::MIN, 2), (4, i128::MAX)]
+        );
+        let both = int_set(Op::Ge, &Literal::Int(3)).intersect(&int_set(Op::Lt, &Literal::Int(7)));
+        assert_eq!(both.0, vec![(3, 6)]);
+        assert!(both.contains(6) && !both.contains(7) && !both.contains(2));
+    }
+
+    #[test]
+    fn float_sets_exclude_nan_and_keep_bounds() {
+        let s = float_set(Op::Ge, &Literal::Int(0)).intersect(&float_set(Op::Le, &Literal::Int(0)));
+        assert!(
+            s.contains(0.0) && s.contains(-0.0) && !s.contains(f64::NAN) && !s.contains(1e-300)
+        );
+        let ne = float_set(Op::Ne, &Literal::Float(1.5));
+        assert!(!ne.contains(f64::NAN) && !ne.contains(1.5) && ne.contains(f64::INFINITY));
+    }
+}

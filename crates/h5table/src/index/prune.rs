@@ -1,0 +1,390 @@
+//! Conservative pruning with search indexes for the query engine (§10, §16).
+//!
+//! [`ColumnIndexes::open`] loads the indexes of one column under an
+//! [`IndexPolicy`]; [`ColumnIndexes::candidates`] then narrows the rows a
+//! predicate may match. The answer is always a superset of the matching
+//! rows (under the README's SQL semantics: missing rows and NaN never
+//! satisfy a comparison) when the indexes are correct, which
+//! [`IndexPolicy::Verify`] checks first and [`IndexPolicy::Trust`] assumes.
+//! The engine must still evaluate the predicate on the candidate rows.
+//!
+//! Predicates are read under the HEP001 index order ([`super::order`]):
+//! numbers numerically, strings and opaque values byte-wise (padding of
+//! fixed strings stripped), enums and categorical columns by their integer
+//! code. An engine comparing enums by member name or categoricals by label
+//! must translate the literal to a code first (for `=`/`IN`), or not prune.
+//! A numeric literal not exactly representable at the column's width, or a
+//! string literal ending in a fixed-length column's padding byte, gets
+//! [`Candidates::All`] (see [`literal_is_exact`]): engines differ on how to
+//! compare those, and pruning must be safe under either reading.
+
+use super::bitmap::{self, Bitmap};
+use super::bloom::{self, ChunkBloom};
+use super::minmax::{self, MinMaxEntry};
+use super::sorted::{self, SortedRows};
+use super::verify::verify_index;
+use super::{chunk_count, chunk_range, discover, IndexInfo, IndexKind};
+use crate::check::{Finding, Severity};
+use crate::error::Result;
+use crate::model::{Column, ColumnSlice, Table};
+use alloc::vec::Vec;
+use core::ops::Range;
+use h5fmt::Value;
+
+/// Whether, and how, search indexes may be consulted (§16).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IndexPolicy {
+    /// Never consult an index (the safe default: indexes are untrusted).
+    #[default]
+    Ignore,
+    /// Recompute each index from its column and use only those that are
+    /// correct (saves no I/O; useful for checking and for repeated queries).
+    Verify,
+    /// Use every structurally valid, current index as stored.
+    Trust,
+}
+
+/// A predicate on one column: `col OP literal` or `col IN (…)`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Predicate {
+    /// `=`
+    Eq(Value),
+    /// `<`
+    Lt(Value),
+    /// `<=`
+    Le(Value),
+    /// `>`
+    Gt(Value),
+    /// `>=`
+    Ge(Value),
+    /// `IN (…)`
+    In(Vec<Value>),
+}
+
+/// The rows a predicate may match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Candidates {
+    /// Every row `[0, NROWS)` (no index could narrow them).
+    All,
+    /// Only these rows: sorted, disjoint, non-empty ranges within `[0, NROWS)`.
+    Rows(Vec<Range<u64>>),
+}
+
+impl Candidates {
+    /// Whether `row` is a candidate.
+    pub fn contains(&self, row: u64) -> bool {
+        match self {
+            Candidates::All => true,
+            Candidates::Rows(rs) => {
+                let i = rs.partition_point(|r| r.end <= row);
+                rs.get(i).is_some_and(|r| r.contains(&row))
+            }
+        }
+    }
+
+    /// The number of candidate rows, given the table's `nrows`.
+    pub fn count(&self, nrows: u64) -> u64 {
+        match self {
+            Candidates::All => nrows,
+            Candidates::Rows(rs) => rs.iter().map(|r| r.end - r.start).sum(),
+        }
+    }
+
+    /// Rows of both.
+    pub fn intersect(self, other: Candidates) -> Candidates {
+        match (self, other) {
+            (Candidates::All, o) | (o, Candidates::All) => o,
+            (Candidates::Rows(a), Candidates::Rows(b)) => {
+                let (mut i, mut j) = (0, 0);
+                let mut out: Vec<Range<u64>> = Vec::new();
+                while i < a.len() && j < b.len() {
+                    let lo = a[i].start.max(b[j].start);
+                    let hi = a[i].end.min(b[j].end);
+                    if lo < hi {
+                        out.push(lo..hi);
+                    }
+                    if a[i].end < b[j].end {
+                        i += 1;
+                    } else {
+                        j += 1;
+                    }
+                }
+                Candidates::Rows(out)
+            }
+        }
+    }
+
+    /// Candidates from row numbers (any order, duplicates allowed); rows at
+    /// or past `nrows` are dropped.
+    pub fn from_rows(rows: impl IntoIterator<Item = u64>, nrows: u64) -> Candidates {
+        let mut v: Vec<u64> = rows.into_iter().filter(|&r| r < nrows).collect();
+        v.sort_unstable();
+        v.dedup();
+        let mut out: Vec<Range<u64>> = Vec::new();
+        for r in v {
+            match out.last_mut() {
+                Some(last) if last.end == r => last.end = r + 1,
+                _ => out.push(r..r + 1),
+            }
+        }
+        Candidates::Rows(out)
+    }
+}
+
+/// Whether a literal means one value of the column's type whatever the
+/// engine's comparison rule: a number exactly representable at the column's
+/// width (an engine may compare numerically or cast the literal to the
+/// column's type first, as numpy does — they agree only then), a string
+/// without trailing padding bytes of a fixed-length column (an engine may or
+/// may not strip them). NaN literals pass (no index answers for them).
+/// Other literals make [`ColumnIndexes::candidates`] answer
+/// [`Candidates::All`].
+pub fn literal_is_exact(dtype: &h5fmt::Datatype, v: &Value) -> bool {
+    use h5fmt::Datatype as D;
+    if super::order::is_nan(v) {
+        return true;
+    }
+    match dtype {
+        D::Integer { .. } | D::Float { .. } => super::order::canonical_bytes(dtype, v).is_some(),
+        D::String { .. } => {
+            let pad = super::order::string_pad_byte(dtype).unwrap_or(0);
+            match v {
+                Value::Str(s) => s.as_bytes().last() != Some(&pad),
+                Value::RawStr(b) => b.last() != Some(&pad),
+                _ => true,
+            }
+        }
+        _ => true,
+    }
+}
+
+/// A loaded index's content.
+#[derive(Debug, Clone)]
+enum Loaded {
+    MinMax(Vec<MinMaxEntry>),
+    Sorted(SortedRows),
+    Bitmap(Bitmap, bool),
+    Bloom(ChunkBloom),
+}
+
+/// The usable search indexes of one column, loaded under a policy.
+#[derive(Debug, Clone)]
+pub struct ColumnIndexes {
+    column: Column,
+    nrows: u64,
+    loaded: Vec<(IndexInfo, Loaded)>,
+    rejected: Vec<Finding>,
+    values: Option<ColumnSlice>,
+}
+
+impl ColumnIndexes {
+    /// Load the indexes of column `column` of `table`. Under
+    /// [`IndexPolicy::Ignore`] none; otherwise every index its
+    /// `SEARCH_INDEX_LIST` references that is of a known kind, not stale,
+    /// structurally valid and — under [`IndexPolicy::Verify`] — equal to its
+    /// recomputation.
+    ///
+    /// Indexes that cannot be listed, loaded or verified are left out and
+    /// explained in [`ColumnIndexes::rejected`]: pruning is optional, so
+    /// their failures never fail the query.
+    ///
+    /// # Errors
+    /// `Usage` for an unknown column.
+    pub fn open(table: &Table, column: &str, policy: IndexPolicy) -> Result<ColumnIndexes> {
+        let col = table.column(column)?.clone();
+        let nrows = table.nrows();
+        let mut me = ColumnIndexes {
+            column: col,
+            nrows,
+            loaded: Vec::new(),
+            rejected: Vec::new(),
+            values: None,
+        };
+        if policy == IndexPolicy::Ignore {
+            return Ok(me);
+        }
+        if nrows > me.column.extent() {
+            // Not a conformant table (§12 item 2): no index describes it.
+            return Ok(me);
+        }
+        let d = match discover(table) {
+            Ok(d) => d,
+            Err(e) => {
+                // Pruning is optional: no index rather than no query.
+                me.rejected.push(super::warning(
+                    table.path(),
+                    "§10.1",
+                    alloc::format!("search indexes cannot be listed: {e}"),
+                ));
+                return Ok(me);
+            }
+        };
+        let nchunks = chunk_count(nrows, me.column.chunk_len());
+        for info in d.indexes {
+            if info.column.as_deref() != Some(column) || !info.usable() {
+                continue;
+            }
+            // Structural findings on this index disqualify it.
+            let structural: Vec<&Finding> = d
+                .findings
+                .iter()
+                .filter(|f| f.path == info.path && f.severity == Severity::Error)
+                .collect();
+            if !structural.is_empty() {
+                me.rejected.extend(structural.into_iter().cloned());
+                continue;
+            }
+            if policy == IndexPolicy::Verify {
+                if me.values.is_none() {
+                    match me.column.read(0..nrows) {
+                        Ok(s) => me.values = Some(s),
+                        Err(e) => {
+                            me.rejected.push(super::warning(
+                                &info.path,
+                                "§16",
+                                alloc::format!(
+                                    "column {column:?} cannot be read, the index is not verified: {e}"
+                                ),
+                            ));
+                            continue;
+                        }
+                    }
+                }
+                let Some(slice) = me.values.as_ref() else {
+                    continue;
+                };
+                let findings = verify_index(table, &me.column, &info, slice);
+                let errors: Vec<Finding> = findings
+                    .iter()
+                    .filter(|f| f.severity == Severity::Error)
+                    .cloned()
+                    .collect();
+                if !errors.is_empty() {
+                    me.rejected.extend(errors);
+                    continue;
+                }
+            }
+            let dtype = me.column.dtype();
+            let loaded = match info.kind {
+                IndexKind::ChunkMinMax => minmax::load(&info, dtype).map(Loaded::MinMax),
+                IndexKind::SortedRows => sorted::load(&info, nrows).map(Loaded::Sorted),
+                IndexKind::Bitmap => bitmap::load(&info, dtype, nrows).map(|b| {
+                    let mut exhaustive = info.params.exhaustive == Some(true);
+                    if exhaustive && policy == IndexPolicy::Verify {
+                        if let Some(s) = &me.values {
+                            exhaustive = bitmap::first_unlisted(&b, s, nrows).is_none();
+                        }
+                    }
+                    Loaded::Bitmap(b, exhaustive)
+                }),
+                IndexKind::ChunkBloom => bloom::load(&info, nchunks).map(Loaded::Bloom),
+                IndexKind::Unknown(_) => continue,
+            };
+            match loaded {
+                Ok(l) => me.loaded.push((info, l)),
+                Err(m) => me.rejected.push(super::finding(
+                    &info.path,
+                    info.kind.structure_sections(),
+                    m,
+                )),
+            }
+        }
+        Ok(me)
+    }
+
+    /// The indexes in use.
+    pub fn indexes(&self) -> impl Iterator<Item = &IndexInfo> {
+        self.loaded.iter().map(|(i, _)| i)
+    }
+
+    /// Why the other indexes of the column are not used (structure, or
+    /// failed verification).
+    pub fn rejected(&self) -> &[Finding] {
+        &self.rejected
+    }
+
+    /// Whether no index is in use.
+    pub fn is_empty(&self) -> bool {
+        self.loaded.is_empty()
+    }
+
+    /// The rows that may satisfy `pred`: the intersection of what each
+    /// index in use allows, never a row at or past NROWS, never dropping a
+    /// matching row when the indexes are correct.
+    ///
+    /// # Errors
+    /// HDF5 errors reading column values for a `SORTED_ROWS` binary search.
+    pub fn candidates(&self, pred: &Predicate) -> Result<Candidates> {
+        let nrows = self.nrows;
+        let chunk_len = self.column.chunk_len();
+        let nchunks = chunk_count(nrows, chunk_len);
+        let chunks_to_rows = |cs: Vec<u64>| {
+            let mut out: Vec<Range<u64>> = Vec::new();
+            for c in cs {
+                let r = chunk_range(c, nrows, chunk_len);
+                match out.last_mut() {
+                    Some(last) if last.end == r.start => last.end = r.end,
+                    _ if r.start < r.end => out.push(r),
+                    _ => {}
+                }
+            }
+            Candidates::Rows(out)
+        };
+        let lits: Vec<&Value> = match pred {
+            Predicate::In(vs) => vs.iter().collect(),
+            Predicate::Eq(v)
+            | Predicate::Lt(v)
+            | Predicate::Le(v)
+            | Predicate::Gt(v)
+            | Predicate::Ge(v) => alloc::vec![v],
+        };
+        if !lits
+            .iter()
+            .all(|v| literal_is_exact(self.column.dtype(), v))
+        {
+            return Ok(Candidates::All);
+        }
+        let mut acc = Candidates::All;
+        for (_, l) in &self.loaded {
+            let c = match l {
+                Loaded::MinMax(e) => chunks_to_rows(minmax::candidate_chunks(
+                    e,
+                    nchunks,
+                    self.column.fill().is_nan,
+                    pred,
+                )),
+                Loaded::Bloom(b) => chunks_to_rows(bloom::candidate_chunks(
+                    b,
+                    self.column.dtype(),
+                    nchunks,
+                    pred,
+                )),
+                Loaded::Bitmap(b, exhaustive) => {
+                    match bitmap::candidate_rows(b, *exhaustive, nrows, pred) {
+                        Some(rows) => Candidates::from_rows(rows, nrows),
+                        None => Candidates::All,
+                    }
+                }
+                Loaded::Sorted(s) => {
+                    let col = &self.column;
+                    let cached = self.values.as_ref();
+                    let mut value_at = |r: u64| -> Result<Value> {
+                        if let Some(v) = cached.and_then(|s| s.values.get(r as usize)) {
+                            return Ok(v.clone());
+                        }
+                        let s = col.read(r..r + 1)?;
+                        s.values.into_iter().next().ok_or_else(|| {
+                            crate::Error::Usage(alloc::format!("row {r} could not be read"))
+                        })
+                    };
+                    match sorted::candidate_rows(s, nrows, pred, &mut value_at)? {
+                        Some(rows) => Candidates::from_rows(rows, nrows),
+                        None => Candidates::All,
+                    }
+                }
+            };
+            acc = acc.intersect(c);
+        }
+        Ok(acc)
+    }
+}
