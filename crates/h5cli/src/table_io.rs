@@ -138,7 +138,7 @@ pub fn write_parquet<W: Write + Send>(
     };
     let props = WriterProperties::builder()
         .set_compression(compression)
-        .set_max_row_group_size(opts.row_group_rows.max(1))
+        .set_max_row_group_row_count(Some(opts.row_group_rows.max(1)))
         .build();
     let mut writer = ArrowWriter::try_new(out, reader.schema(), Some(props))?;
     let mut n = 0u64;
