@@ -55,6 +55,8 @@ environment:
   BENCH_WRITE_DIR where the write benchmarks write their files (default target/bench; a tmpfs
                   such as /dev/shm keeps disk writeback out of the times)";
 
+mod bench_table;
+
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let Some(task) = args.first() else {
@@ -965,6 +967,7 @@ fn task_bench_query() -> R {
 
 fn task_bench(args: &[String]) -> R {
     let (read, write, names) = match args.first().map(String::as_str) {
+        Some("table") => return bench_table::task_bench_table(&args[1..]),
         Some("read") => (true, false, &args[1..]),
         Some("write") => (false, true, &args[1..]),
         _ => (true, true, args),
