@@ -379,7 +379,9 @@ fn ensure_apt(probe: &str, packages: &[&str]) -> R {
         return Ok(());
     }
     eprintln!("installing Debian {} (for {probe})", packages.join(" "));
-    run(Command::new("apt-get").arg("update").env("DEBIAN_FRONTEND", "noninteractive"))?;
+    run(Command::new("apt-get")
+        .arg("update")
+        .env("DEBIAN_FRONTEND", "noninteractive"))?;
     run(Command::new("apt-get")
         .args(["install", "-y", "--no-install-recommends"])
         .args(packages)

@@ -8,4 +8,6 @@ pub mod cli;
 pub mod diff;
 pub mod repack;
 pub mod table;
+pub mod table_import;
+pub mod table_io;
 pub mod text;

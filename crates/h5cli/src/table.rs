@@ -41,6 +41,37 @@ enum Cmd {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Csv)]
         format: Format,
+        /// Write to this file instead of standard output (Parquet is never written to a terminal).
+        #[arg(long, short = 'o')]
+        output: Option<std::path::PathBuf>,
+    },
+    /// Create a table from a CSV or Parquet file (created when missing; one §11 append per batch).
+    Import {
+        /// OUT.h5:/table/path (the table must not exist yet).
+        spec: String,
+        /// The data: a .csv or .parquet file.
+        #[arg(long)]
+        from: std::path::PathBuf,
+        /// Rows per chunk of each column.
+        #[arg(long, default_value_t = 65_536)]
+        chunk_rows: u64,
+        /// Compression of each column: zstd, deflate, lz4 or none.
+        #[arg(long, default_value = "zstd")]
+        compress: String,
+        /// Rows per append (and per read of the input).
+        #[arg(long, default_value_t = 262_144)]
+        batch_rows: usize,
+    },
+    /// Append the rows of a CSV or Parquet file to an existing table (columns by name).
+    Append {
+        /// FILE.h5:/table/path.
+        spec: String,
+        /// The data: a .csv or .parquet file.
+        #[arg(long)]
+        from: std::path::PathBuf,
+        /// Rows per append (and per read of the input).
+        #[arg(long, default_value_t = 262_144)]
+        batch_rows: usize,
     },
     /// Rows matching a WHERE expression: `col OP literal` (= < <= > >=), `col IN (…)`,
     /// `col IS [NOT] NULL`, joined by AND.
@@ -98,6 +129,10 @@ enum Indexes {
 enum Format {
     /// RFC 4180 CSV with a header of column names.
     Csv,
+    /// Apache Parquet (zstd), the table's Arrow schema stored in the file.
+    Parquet,
+    /// JSON lines: one object per row, missing values null.
+    Json,
 }
 
 /// Exit status of a table command: 0 fine, 1 the file has problems (check findings).
@@ -143,7 +178,34 @@ pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
             columns,
             rows,
             format: Format::Csv,
+            output: None,
         } => cat_csv(&spec, columns.as_deref(), rows.as_deref(), &mut out),
+        Cmd::Cat {
+            spec,
+            columns,
+            rows,
+            format,
+            output,
+        } => cat_other(
+            &spec,
+            columns.as_deref(),
+            rows.as_deref(),
+            format,
+            output.as_deref(),
+            &mut out,
+        ),
+        Cmd::Import {
+            spec,
+            from,
+            chunk_rows,
+            compress,
+            batch_rows,
+        } => import(&spec, &from, chunk_rows, compress, batch_rows, false),
+        Cmd::Append {
+            spec,
+            from,
+            batch_rows,
+        } => import(&spec, &from, 0, String::new(), batch_rows, true),
         Cmd::Query {
             spec,
             where_,
@@ -159,6 +221,9 @@ pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
                 Indexes::Verify => h5table::query::IndexPolicy::Verify,
                 Indexes::Trust => h5table::query::IndexPolicy::Trust,
             };
+            if matches!(format, Some(Format::Parquet | Format::Json)) {
+                return Err("h5 table query --format: csv only (use --rows and h5 table cat for other formats)".into());
+            }
             let how = QueryOut {
                 count,
                 csv: format.is_some(),
@@ -333,6 +398,125 @@ fn csv_field(s: &str) -> String {
     } else {
         s.to_string()
     }
+}
+
+fn cat_other(
+    spec: &str,
+    columns: Option<&[String]>,
+    rows: Option<&str>,
+    format: Format,
+    output: Option<&std::path::Path>,
+    out: &mut dyn Write,
+) -> Result<Status, String> {
+    use std::io::IsTerminal;
+    let t = open_table(spec)?;
+    let (start, end) = parse_rows(rows, t.nrows())?;
+    let names: Option<Vec<&str>> = columns.map(|c| c.iter().map(String::as_str).collect());
+    let cols = names.as_deref();
+    let e = |x: crate::table_io::TableIoError| x.0;
+    match (format, output) {
+        (Format::Parquet, Some(path)) => {
+            crate::table_io::write_parquet_file(
+                &t,
+                cols,
+                Some(start..end),
+                path,
+                &Default::default(),
+            )
+            .map_err(e)?;
+        }
+        (Format::Parquet, None) => {
+            if std::io::stdout().is_terminal() {
+                return Err(
+                    "Parquet is binary: give --output FILE or redirect standard output".into(),
+                );
+            }
+            let so = std::io::BufWriter::new(std::io::stdout());
+            crate::table_io::write_parquet(&t, cols, Some(start..end), so, &Default::default())
+                .map_err(e)?;
+        }
+        (_, Some(path)) => {
+            let f = std::fs::File::create(path).map_err(|x| format!("{}: {x}", path.display()))?;
+            crate::table_io::write_json_lines(
+                &t,
+                cols,
+                Some(start..end),
+                std::io::BufWriter::new(f),
+            )
+            .map_err(e)?;
+        }
+        (_, None) => {
+            crate::table_io::write_json_lines(&t, cols, Some(start..end), out).map_err(e)?;
+        }
+    }
+    Ok(0)
+}
+
+fn import(
+    spec: &str,
+    from: &std::path::Path,
+    chunk_rows: u64,
+    compress: String,
+    batch_rows: usize,
+    append: bool,
+) -> Result<Status, String> {
+    use std::io::IsTerminal;
+    let (file, path) = match spec.rfind(":/") {
+        Some(i) => (std::path::Path::new(&spec[..i]), &spec[i + 1..]),
+        None => return Err(format!("{spec}: expected FILE.h5:/table/path")),
+    };
+    let ext = from
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let e = |x: crate::table_io::TableIoError| format!("{}: {}", from.display(), x.0);
+    let reader: Box<dyn arrow_array::RecordBatchReader + Send> = match ext.as_str() {
+        "parquet" | "pq" => crate::table_io::read_parquet(from, batch_rows).map_err(e)?,
+        "csv" | "txt" => {
+            let opts = crate::table_io::CsvOptions {
+                batch_rows,
+                ..Default::default()
+            };
+            Box::new(crate::table_io::read_csv(from, &opts).map_err(e)?)
+        }
+        _ => {
+            return Err(format!(
+                "{}: expected a .csv or .parquet file",
+                from.display()
+            ))
+        }
+    };
+    let bar = std::io::stderr().is_terminal().then(|| {
+        crate::cli::spinner(if append {
+            "appending rows"
+        } else {
+            "importing rows"
+        })
+    });
+    let progress = |n: u64| {
+        if let Some(b) = &bar {
+            b.set_position(n);
+        }
+    };
+    let n = if append {
+        crate::table_import::append(file, path, reader, &progress)?
+    } else {
+        let opts = crate::table_import::ImportOptions {
+            chunk_rows,
+            compress,
+        };
+        crate::table_import::import(file, path, reader, &opts, &progress)?
+    };
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    eprintln!(
+        "h5: {} {n} rows into {}:{path}",
+        if append { "appended" } else { "imported" },
+        file.display()
+    );
+    Ok(0)
 }
 
 /// Rows per read when streaming a table.
