@@ -44,7 +44,10 @@ impl Default for ImportOptions {
     }
 }
 
-fn dtype_of(t: &DataType) -> Result<(Datatype, FillSpec, Option<(Scalar, Scalar)>), String> {
+/// A column's datatype, fill and optional `valid_min`/`valid_max`.
+type Mapping = (Datatype, FillSpec, Option<(Scalar, Scalar)>);
+
+fn dtype_of(t: &DataType) -> Result<Mapping, String> {
     Ok(match t {
         DataType::Int8 => (Datatype::int_le(1, true), FillSpec::Sentinel, None),
         DataType::Int16 => (Datatype::int_le(2, true), FillSpec::Sentinel, None),
