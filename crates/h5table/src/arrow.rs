@@ -29,14 +29,16 @@
 //! (comma-separated names) when present.
 //!
 //! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let file = h5fmt::File::open("events.h5")?;
 //! let table = h5table::Table::open(&file.group("/events")?)?;
 //! let opts = h5table::arrow::ExportOptions::default();
 //! for batch in h5table::arrow::batches(&table, None, 0..table.nrows(), &opts)? {
-//!     let batch = batch?;
+//!     let batch = batch?; // an arrow_schema::ArrowError on a failed read
 //!     println!("{} rows", batch.num_rows());
 //! }
-//! # Ok::<(), h5table::Error>(())
+//! # Ok(())
+//! # }
 //! ```
 
 use crate::error::{Error, Result};
