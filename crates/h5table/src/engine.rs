@@ -285,7 +285,7 @@ fn code_set(c: &Column, p: &Predicate) -> Option<IntSet> {
     };
     let cmp = |v: &Value, l: &Literal| {
         if c.kind() == ColumnKind::Categorical {
-            crate::query::compare_value_pub(v, l)
+            crate::query::compare_value(v, l)
         } else {
             compare(c, v, l)
         }

@@ -548,7 +548,8 @@ pub fn compare(c: &Column, v: &Value, lit: &Literal) -> Option<Ordering> {
     compare_value(v, lit)
 }
 
-fn compare_value(v: &Value, lit: &Literal) -> Option<Ordering> {
+/// [`compare`] without a column: a value against a literal.
+pub fn compare_value(v: &Value, lit: &Literal) -> Option<Ordering> {
     match (v, lit) {
         (Value::Enum { name, code }, Literal::Str(s)) => {
             let _ = code;
@@ -565,11 +566,6 @@ fn compare_value(v: &Value, lit: &Literal) -> Option<Ordering> {
         (_, Literal::Float(f)) => cmp_num(num_of(v)?, Num::Float(*f)),
         _ => None,
     }
-}
-
-/// [`compare`] without a column: a value against a literal.
-pub fn compare_value_pub(v: &Value, lit: &Literal) -> Option<Ordering> {
-    compare_value(v, lit)
 }
 
 fn parse_hex(s: &str) -> Option<Vec<u8>> {

@@ -540,6 +540,21 @@ pub(crate) fn encode(t: &Target<'_>, data: &ColumnData) -> Result<Encoded> {
         Ok(())
     };
     let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0).saturating_mul(es));
+    // One float per row: the fill where missing, else the value in the
+    // column's byte order (refused when it equals the fill).
+    macro_rules! floats {
+        ($v:expr, $order:expr) => {
+            for (i, x) in $v.iter().enumerate() {
+                if is_missing(i) {
+                    out.extend_from_slice(&t.fill.bytes);
+                    continue;
+                }
+                let e = le_to_order(x.to_le_bytes().to_vec(), $order);
+                collides(i, &e)?;
+                out.extend_from_slice(&e);
+            }
+        };
+    }
     match (values, t.dtype) {
         (ColumnData::Str(v), Datatype::VarLenString { cset, .. }) => {
             let mut elems = Vec::with_capacity(v.len());
@@ -604,39 +619,9 @@ pub(crate) fn encode(t: &Target<'_>, data: &ColumnData) -> Result<Encoded> {
                 out.extend_from_slice(if is_missing(i) { &t.fill.bytes } else { e });
             }
         }
-        (ColumnData::Float16(v), Datatype::Float { size: 2, order, .. }) => {
-            for (i, x) in v.iter().enumerate() {
-                if is_missing(i) {
-                    out.extend_from_slice(&t.fill.bytes);
-                    continue;
-                }
-                let e = le_to_order(x.to_le_bytes().to_vec(), order);
-                collides(i, &e)?;
-                out.extend_from_slice(&e);
-            }
-        }
-        (ColumnData::Float32(v), Datatype::Float { size: 4, order, .. }) => {
-            for (i, x) in v.iter().enumerate() {
-                if is_missing(i) {
-                    out.extend_from_slice(&t.fill.bytes);
-                    continue;
-                }
-                let e = le_to_order(x.to_le_bytes().to_vec(), order);
-                collides(i, &e)?;
-                out.extend_from_slice(&e);
-            }
-        }
-        (ColumnData::Float64(v), Datatype::Float { size: 8, order, .. }) => {
-            for (i, x) in v.iter().enumerate() {
-                if is_missing(i) {
-                    out.extend_from_slice(&t.fill.bytes);
-                    continue;
-                }
-                let e = le_to_order(x.to_le_bytes().to_vec(), order);
-                collides(i, &e)?;
-                out.extend_from_slice(&e);
-            }
-        }
+        (ColumnData::Float16(v), Datatype::Float { size: 2, order, .. }) => floats!(v, order),
+        (ColumnData::Float32(v), Datatype::Float { size: 4, order, .. }) => floats!(v, order),
+        (ColumnData::Float64(v), Datatype::Float { size: 8, order, .. }) => floats!(v, order),
         (d, Datatype::Integer { .. } | Datatype::Enum { .. }) if int_data(d).is_some() => {
             let ints = int_data(d).unwrap_or_default();
             let (base, members) = match t.dtype {
