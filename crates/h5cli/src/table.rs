@@ -73,8 +73,8 @@ enum Cmd {
         #[arg(long, default_value_t = 262_144)]
         batch_rows: usize,
     },
-    /// Rows matching a WHERE expression: `col OP literal` (= < <= > >=), `col IN (…)`,
-    /// `col IS [NOT] NULL`, joined by AND.
+    /// Rows matching a WHERE expression: `col OP literal` (= != < <= > >=), `col IN (…)`,
+    /// `col BETWEEN a AND b`, `col LIKE 'prefix%'`, `col IS [NOT] NULL`, with AND, OR, NOT, ( ).
     Query {
         /// FILE:/table/path.
         spec: String,
