@@ -812,6 +812,49 @@ pub struct Explain {
     pub rows_scanned: u64,
 }
 
+/// Whether the index predicates `preds` that [`prune_predicates`] gave for
+/// `test` select exactly the rows satisfying it (their conjunction is the
+/// test, not a wider bound): a single interval or a list of points, every
+/// finite bound expressed.
+fn preds_exact(test: &Test, preds: &[PrunePred]) -> bool {
+    match test {
+        Test::Ints(set) => {
+            let rs = &set.0;
+            if rs.is_empty() {
+                return true;
+            }
+            if let [PrunePred::In(v)] = preds {
+                return v.len() == rs.len() && rs.iter().all(|(a, b)| a == b);
+            }
+            if rs.len() != 1 {
+                return false;
+            }
+            let (lo, hi) = rs[0];
+            let want =
+                usize::from(lo > i128::from(i64::MIN)) + usize::from(hi < i128::from(u64::MAX));
+            want == preds.len() && !preds.is_empty()
+        }
+        Test::Floats(set) => {
+            let rs = &set.0;
+            if rs.is_empty() {
+                return true;
+            }
+            if let [PrunePred::In(v)] = preds {
+                return v.len() == rs.len() && rs.iter().all(|r| r.lo == r.hi);
+            }
+            match rs.as_slice() {
+                [r] => {
+                    (r.lo.is_finite() || r.lo_in)
+                        && (r.hi.is_finite() || r.hi_in)
+                        && !preds.is_empty()
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
 /// The index predicates a fused leaf implies, in the HEP001 index order
 /// (categorical and enum leaves in code space).
 fn prune_predicates(c: &Column, test: &Test) -> Vec<PrunePred> {
@@ -908,34 +951,40 @@ fn prune_predicates(c: &Column, test: &Test) -> Vec<PrunePred> {
     }
 }
 
-/// Candidate rows of the expression from the indexes of its top-level AND leaves.
+/// Candidate rows of the expression from the indexes of its top-level AND
+/// leaves, and whether they are exactly its rows (every leaf answered
+/// exactly by an index: no scan needed).
 fn candidates(
     node: &Node,
     table: &Table,
     opts: &RunOptions,
     explain: &mut Explain,
-) -> Result<Candidates> {
+) -> Result<(Candidates, bool)> {
     if opts.indexes == IndexPolicy::Ignore {
         explain
             .lines
             .push("indexes: ignored (--indexes ignore)".into());
-        return Ok(Candidates::All);
+        return Ok((Candidates::All, false));
     }
     let leaves: Vec<&Node> = match node {
         Node::And(parts) => parts.iter().collect(),
         n @ Node::Leaf { .. } => vec![n],
         _ => Vec::new(),
     };
+    let mut exact_all = !leaves.is_empty();
     let mut acc = Candidates::All;
     for l in leaves {
         let Node::Leaf { col, test } = l else {
+            exact_all = false;
             continue;
         };
         let c = &table.columns()[*col];
         let preds = prune_predicates(c, test);
         if preds.is_empty() {
+            exact_all = false;
             continue;
         }
+        let mut leaf_exact = preds_exact(test, &preds);
         let idx = ColumnIndexes::open(table, c.name(), opts.indexes)?;
         for r in idx.rejected() {
             explain.lines.push(format!("index not used: {r}"));
@@ -944,6 +993,7 @@ fn candidates(
             explain
                 .lines
                 .push(format!("column {:?}: no usable index", c.name()));
+            exact_all = false;
             continue;
         }
         let names: Vec<String> = idx
@@ -951,7 +1001,8 @@ fn candidates(
             .map(|i| format!("{} {}", i.kind.as_str(), i.path))
             .collect();
         for p in &preds {
-            let cand = idx.candidates(p)?;
+            let (cand, exact) = idx.candidates_exact(p)?;
+            leaf_exact &= exact && cand != Candidates::All;
             explain.lines.push(format!(
                 "column {:?} {:?}: {} candidate rows of {} ({})",
                 c.name(),
@@ -962,8 +1013,9 @@ fn candidates(
             ));
             acc = acc.intersect(cand);
         }
+        exact_all &= leaf_exact;
     }
-    Ok(acc)
+    Ok((acc, exact_all))
 }
 
 /// A window of rows to evaluate and the candidate ranges inside it.
@@ -1014,8 +1066,23 @@ pub(crate) fn run(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Vec<u6
     let mut cols = Vec::new();
     let node = compile(&q.expr, table, &mut cols)?;
     let mut explain = Explain::default();
-    let ranges: Vec<core::ops::Range<u64>> = match candidates(&node, table, opts, &mut explain)? {
+    let (cands, exact) = candidates(&node, table, opts, &mut explain)?;
+    let ranges: Vec<core::ops::Range<u64>> = match cands {
         Candidates::All => core::iter::once(0..table.nrows()).collect(),
+        Candidates::Rows(r) if exact => {
+            // Every leaf answered exactly by an index: the candidates are the result.
+            let mut rows = Vec::new();
+            rows.try_reserve_exact(r.iter().map(|x| (x.end - x.start) as usize).sum())
+                .map_err(|_| crate::Error::Usage("too many result rows".into()))?;
+            for x in r {
+                rows.extend(x);
+            }
+            explain.lines.push(format!(
+                "answered by the indexes: {} rows, no scan",
+                rows.len()
+            ));
+            return Ok((rows, explain));
+        }
         Candidates::Rows(r) => r,
     };
     // Work items: one window per BATCH-aligned block holding candidate rows,

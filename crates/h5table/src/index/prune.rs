@@ -18,10 +18,10 @@
 //! [`Candidates::All`] (see [`literal_is_exact`]): engines differ on how to
 //! compare those, and pruning must be safe under either reading.
 
-use super::bitmap::{self, Bitmap};
+use super::bitmap::{self, Bitmap, LazyBitmap};
 use super::bloom::{self, ChunkBloom};
 use super::minmax::{self, MinMaxEntry};
-use super::sorted::{self, SortedRows};
+use super::sorted::{self, LazyPerm, SortedRows};
 use super::verify::verify_index;
 use super::{chunk_count, chunk_range, discover, IndexInfo, IndexKind};
 use crate::check::{Finding, Severity};
@@ -120,8 +120,13 @@ impl Candidates {
         let mut v: Vec<u64> = rows.into_iter().filter(|&r| r < nrows).collect();
         v.sort_unstable();
         v.dedup();
+        Candidates::from_sorted_rows(&v)
+    }
+
+    /// Candidates from increasing, distinct row numbers (all below NROWS).
+    pub fn from_sorted_rows(rows: &[u64]) -> Candidates {
         let mut out: Vec<Range<u64>> = Vec::new();
-        for r in v {
+        for &r in rows {
             match out.last_mut() {
                 Some(last) if last.end == r => last.end = r + 1,
                 _ => out.push(r..r + 1),
@@ -163,7 +168,11 @@ pub fn literal_is_exact(dtype: &h5fmt::Datatype, v: &Value) -> bool {
 enum Loaded {
     MinMax(Vec<MinMaxEntry>),
     Sorted(SortedRows),
+    /// Read as the binary search needs it (`Trust`: nothing verified the whole).
+    SortedLazy(LazyPerm),
     Bitmap(Bitmap, bool),
+    /// Bit rows read when asked for (`Trust`).
+    BitmapLazy(LazyBitmap, bool),
     Bloom(ChunkBloom),
 }
 
@@ -267,7 +276,18 @@ impl ColumnIndexes {
             let dtype = me.column.dtype();
             let loaded = match info.kind {
                 IndexKind::ChunkMinMax => minmax::load(&info, dtype).map(Loaded::MinMax),
+                IndexKind::SortedRows if policy == IndexPolicy::Trust => {
+                    sorted::check_structure(&info, nrows).map(|(nan, fill)| {
+                        Loaded::SortedLazy(LazyPerm::new(info.dataset.clone(), nan, fill))
+                    })
+                }
                 IndexKind::SortedRows => sorted::load(&info, nrows).map(Loaded::Sorted),
+                IndexKind::Bitmap if policy == IndexPolicy::Trust => {
+                    bitmap::load_lazy(&info, dtype, nrows).map(|b| {
+                        let exhaustive = info.params.exhaustive == Some(true);
+                        Loaded::BitmapLazy(b, exhaustive)
+                    })
+                }
                 IndexKind::Bitmap => bitmap::load(&info, dtype, nrows).map(|b| {
                     let mut exhaustive = info.params.exhaustive == Some(true);
                     if exhaustive && policy == IndexPolicy::Verify {
@@ -315,6 +335,18 @@ impl ColumnIndexes {
     /// # Errors
     /// HDF5 errors reading column values for a `SORTED_ROWS` binary search.
     pub fn candidates(&self, pred: &Predicate) -> Result<Candidates> {
+        Ok(self.candidates_exact(pred)?.0)
+    }
+
+    /// As [`ColumnIndexes::candidates`], and whether the candidates are
+    /// exactly the rows satisfying `pred` (missing rows excluded) when the
+    /// indexes are correct: true when a `SORTED_ROWS` or `BITMAP` index
+    /// answered and no value it selected is the column's missing value.
+    /// An engine may then skip evaluating `pred`.
+    ///
+    /// # Errors
+    /// As [`ColumnIndexes::candidates`].
+    pub fn candidates_exact(&self, pred: &Predicate) -> Result<(Candidates, bool)> {
         let nrows = self.nrows;
         let chunk_len = self.column.chunk_len();
         let nchunks = chunk_count(nrows, chunk_len);
@@ -342,9 +374,15 @@ impl ColumnIndexes {
             .iter()
             .all(|v| literal_is_exact(self.column.dtype(), v))
         {
-            return Ok(Candidates::All);
+            return Ok((Candidates::All, false));
         }
         let mut acc = Candidates::All;
+        let mut exact = false;
+        let col = &self.column;
+        let bitmap_exact = |values: &[Value], ks: &[usize]| {
+            ks.iter()
+                .all(|&k| values.get(k).is_some_and(|v| !col.is_missing_value(v)))
+        };
         for (_, l) in &self.loaded {
             let c = match l {
                 Loaded::MinMax(e) => chunks_to_rows(minmax::candidate_chunks(
@@ -360,12 +398,36 @@ impl ColumnIndexes {
                     pred,
                 )),
                 Loaded::Bitmap(b, exhaustive) => {
-                    match bitmap::candidate_rows(b, *exhaustive, nrows, pred) {
-                        Some(rows) => Candidates::from_rows(rows, nrows),
+                    match bitmap::select_values(&b.values, *exhaustive, pred) {
+                        Some(ks) => {
+                            exact |= bitmap_exact(&b.values, &ks);
+                            let mut rows: Vec<u64> =
+                                ks.into_iter().flat_map(|k| b.rows(k, nrows)).collect();
+                            rows.sort_unstable();
+                            rows.dedup();
+                            Candidates::from_sorted_rows(&rows)
+                        }
                         None => Candidates::All,
                     }
                 }
-                Loaded::Sorted(s) => {
+                Loaded::BitmapLazy(b, exhaustive) => {
+                    match bitmap::select_values(&b.values, *exhaustive, pred) {
+                        Some(ks) => {
+                            exact |= bitmap_exact(&b.values, &ks);
+                            let mut rows: Vec<u64> = Vec::new();
+                            for &k in &ks {
+                                rows.extend(b.rows(k, nrows)?);
+                            }
+                            if ks.len() > 1 {
+                                rows.sort_unstable();
+                                rows.dedup();
+                            }
+                            Candidates::from_sorted_rows(&rows)
+                        }
+                        None => Candidates::All,
+                    }
+                }
+                Loaded::Sorted(_) | Loaded::SortedLazy(_) => {
                     let col = &self.column;
                     let cached = self.values.as_ref();
                     let mut value_at = |r: u64| -> Result<Value> {
@@ -377,14 +439,28 @@ impl ColumnIndexes {
                             crate::Error::Usage(alloc::format!("row {r} could not be read"))
                         })
                     };
-                    match sorted::candidate_rows(s, nrows, pred, &mut value_at)? {
-                        Some(rows) => Candidates::from_rows(rows, nrows),
+                    let rows = match l {
+                        Loaded::SortedLazy(p) => sorted::candidate_rows_in(
+                            &mut p.clone(),
+                            nrows,
+                            pred,
+                            &mut value_at,
+                            &mut |e| crate::Error::from(e),
+                        )?,
+                        Loaded::Sorted(s) => sorted::candidate_rows(s, nrows, pred, &mut value_at)?,
+                        _ => None,
+                    };
+                    match rows {
+                        Some(rows) => {
+                            exact = true;
+                            Candidates::from_sorted_rows(&rows)
+                        }
                         None => Candidates::All,
                     }
                 }
             };
             acc = acc.intersect(c);
         }
-        Ok(acc)
+        Ok((acc, exact))
     }
 }
