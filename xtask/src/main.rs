@@ -876,7 +876,7 @@ fn task_bench_query() -> R {
     let meta = dir.join("meta.json");
     let stale = fs::read_to_string(&meta)
         .ok()
-        .is_none_or(|m| !m.contains(&format!("\"nrows\": {rows}")));
+        .is_none_or(|m| !m.contains(&format!("\"nrows\": {rows}")) || !m.contains("\"layout\": 2"));
     if stale {
         println!("generating {rows} rows in {} …", dir.display());
         run(Command::new(&v.python)
@@ -902,6 +902,39 @@ fn task_bench_query() -> R {
         "bench_query",
     ]))?;
     let exe = root.join("target/release/examples/bench_query");
+    // Our indexes, built by h5table into copies of the tables (timed).
+    println!("\nindex builds ({rows} rows; sizes in MB, logical):");
+    println!(
+        "{:<6} {:<24} {:>8} {:>10} {:>10}",
+        "data", "index", "secs", "index MB", "column MB"
+    );
+    for var in ["t", "tz"] {
+        let out = output(
+            Command::new(&exe)
+                .arg("build")
+                .arg(dir.join(format!("{var}.h5")))
+                .arg(dir.join(format!("{var}_idx.h5")))
+                .arg("/t"),
+        )?;
+        let mut total = 0.0;
+        let mut secs: std::collections::BTreeMap<String, f64> = Default::default();
+        for l in out.lines() {
+            let j: serde_json::Value = serde_json::from_str(l).map_err(|e| e.to_string())?;
+            if let Some(b) = j["build"].as_str() {
+                let t = j["secs"].as_f64().unwrap_or(f64::NAN);
+                total += t;
+                secs.insert(b.to_string(), t);
+            } else if let Some(n) = j["size"].as_str() {
+                println!(
+                    "{var:<6} {n:<24} {:>8.3} {:>10.1} {:>10.1}",
+                    secs.get(n).copied().unwrap_or(f64::NAN),
+                    j["index_bytes"].as_f64().unwrap_or(f64::NAN) / 1e6,
+                    j["column_bytes"].as_f64().unwrap_or(f64::NAN) / 1e6
+                );
+            }
+        }
+        println!("{var:<6} {:<24} {total:>8.3}", "all six");
+    }
     let polars = output(
         Command::new(&v.python)
             .arg(&script)
@@ -915,26 +948,32 @@ fn task_bench_query() -> R {
         "data", "query", "polars s", "ignore s", "ratio", "trust s", "ratio"
     );
     for var in ["t", "tz"] {
-        let out = output(
-            Command::new(&exe)
-                .arg(dir.join(format!("{var}.h5")))
-                .arg("/t")
-                .arg(&qfile)
-                .arg(reps.to_string()),
-        )?;
         let mut ours: std::collections::BTreeMap<(String, String), (f64, f64)> = Default::default();
-        for l in out.lines() {
-            let j: serde_json::Value = serde_json::from_str(l).map_err(|e| e.to_string())?;
-            ours.insert(
-                (
-                    j["query"].as_str().unwrap_or("").into(),
-                    j["policy"].as_str().unwrap_or("").into(),
-                ),
-                (
-                    j["secs"].as_f64().unwrap_or(f64::NAN),
-                    j["result"].as_f64().unwrap_or(f64::NAN),
-                ),
-            );
+        for (policy, file) in [
+            ("ignore", format!("{var}.h5")),
+            ("trust", format!("{var}_idx.h5")),
+        ] {
+            let out = output(
+                Command::new(&exe)
+                    .arg(dir.join(file))
+                    .arg("/t")
+                    .arg(&qfile)
+                    .arg(reps.to_string())
+                    .arg(policy),
+            )?;
+            for l in out.lines() {
+                let j: serde_json::Value = serde_json::from_str(l).map_err(|e| e.to_string())?;
+                ours.insert(
+                    (
+                        j["query"].as_str().unwrap_or("").into(),
+                        j["policy"].as_str().unwrap_or("").into(),
+                    ),
+                    (
+                        j["secs"].as_f64().unwrap_or(f64::NAN),
+                        j["result"].as_f64().unwrap_or(f64::NAN),
+                    ),
+                );
+            }
         }
         for qn in ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"] {
             let p = &polars[format!("{var}/{qn}")];
