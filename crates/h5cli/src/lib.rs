@@ -6,4 +6,6 @@ pub mod canon;
 pub mod check;
 pub mod repack;
 pub mod table;
+#[cfg(feature = "sql")]
+pub mod table_sql;
 pub mod text;

@@ -69,6 +69,19 @@ enum Cmd {
         #[arg(long)]
         verify_indexes: bool,
     },
+    /// SQL over every table of FILE (DataFusion): a table is named by its path without the
+    /// leading slash, `/` turned into `_` (and by its full path, quoted). CSV output, or a
+    /// pretty table when stdout is a terminal.
+    #[cfg(feature = "sql")]
+    Sql {
+        /// The HDF5 file.
+        file: String,
+        /// The query, e.g. "SELECT label, count(*) FROM events GROUP BY label".
+        query: String,
+        /// Output format (default: csv, or table when stdout is a terminal).
+        #[arg(long, value_enum)]
+        format: Option<crate::table_sql::SqlFormat>,
+    },
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,6 +137,12 @@ pub fn run(args: &[String]) -> Result<Status, String> {
             strict,
             verify_indexes,
         } => check(&file, strict, verify_indexes, &mut out),
+        #[cfg(feature = "sql")]
+        Cmd::Sql {
+            file,
+            query,
+            format,
+        } => crate::table_sql::sql(&file, &query, format, &mut out),
     };
     let flushed = out.flush().map_err(|e| e.to_string());
     match (r, flushed) {
