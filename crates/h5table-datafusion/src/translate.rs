@@ -9,7 +9,8 @@
 //! translated. Anything else gives `None` (the filter stays DataFusion's).
 
 use datafusion::arrow::datatypes::{DataType, Schema};
-use datafusion::logical_expr::{Between, BinaryExpr, Expr, InList, Like, Operator};
+use datafusion::logical_expr::expr::InList;
+use datafusion::logical_expr::{Between, BinaryExpr, Expr, Like, Operator};
 use datafusion::scalar::ScalarValue;
 use h5table::query::{Expr as QExpr, Literal, Op, Predicate, Query};
 
