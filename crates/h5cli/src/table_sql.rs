@@ -79,7 +79,7 @@ pub fn sql(
     } else {
         SqlFormat::Csv
     });
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the query runtime: {e}"))?;

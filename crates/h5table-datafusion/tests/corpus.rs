@@ -128,7 +128,7 @@ async fn float_explained(
     Ok(seen == diff.len())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn corpus_queries_match_expected_and_datafusion() -> R<()> {
     let dir = corpus();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -283,7 +283,7 @@ fn cells(batches: &[RecordBatch]) -> R<Vec<Vec<String>>> {
     Ok(out)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn aggregates_match_datafusion_over_pyarrow_copy() -> R<()> {
     let py = python()?;
     let dir = corpus();
