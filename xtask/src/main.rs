@@ -55,6 +55,8 @@ environment:
   BENCH_WRITE_DIR where the write benchmarks write their files (default target/bench; a tmpfs
                   such as /dev/shm keeps disk writeback out of the times)";
 
+mod bench_table;
+
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let Some(task) = args.first() else {
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         "nostd" => task_nostd(),
         "wasm" => task_wasm(),
         "crosscheck" => task_crosscheck(rest),
+        "bench" if rest.first().map(String::as_str) == Some("query") => task_bench_query(),
         "bench" => task_bench(rest),
         "soak" => task_soak(),
         "-h" | "--help" | "help" => {
@@ -370,6 +373,21 @@ fn check_no_std_tree(root: &Path, krate: &str) -> R {
     Ok(())
 }
 
+/// Install Debian `packages` when `probe` is not on PATH.
+fn ensure_apt(probe: &str, packages: &[&str]) -> R {
+    if Command::new(probe).arg("--version").output().is_ok() {
+        return Ok(());
+    }
+    eprintln!("installing Debian {} (for {probe})", packages.join(" "));
+    run(Command::new("apt-get")
+        .arg("update")
+        .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "--no-install-recommends"])
+        .args(packages)
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
 fn have_wasm_toolchain() -> bool {
     Path::new("/usr/bin/rustc").exists()
         && Path::new("/usr/bin/cargo").exists()
@@ -651,6 +669,8 @@ fn task_test() -> R {
         run(&mut c)
     });
     step("test", &mut || {
+        // `h5 diff` is checked against Debian's h5diff (crates/h5cli/tests/cli.rs).
+        ensure_apt("h5diff", &["hdf5-tools"])?;
         let Some(v) = &venv else {
             return Err("no venv: the Python cross-checks cannot run".into());
         };
@@ -841,8 +861,115 @@ fn task_soak() -> R {
     run(&mut cmd)
 }
 
+/// HEP001 query benchmark: a 10-million-row table, six queries, ours (with and
+/// without search indexes) against polars on a Parquet copy, same run.
+fn task_bench_query() -> R {
+    let root = repo_root();
+    let v = ensure_venv()?;
+    let dir = root.join("target").join("bench").join("query");
+    let script = root.join("xtask").join("bench").join("table_query.py");
+    let reps = env::var("BENCH_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5usize);
+    let rows = env::var("BENCH_ROWS").unwrap_or_else(|_| "10000000".into());
+    let meta = dir.join("meta.json");
+    let stale = fs::read_to_string(&meta)
+        .ok()
+        .is_none_or(|m| !m.contains(&format!("\"nrows\": {rows}")));
+    if stale {
+        println!("generating {rows} rows in {} …", dir.display());
+        run(Command::new(&v.python)
+            .arg(&script)
+            .arg("gen")
+            .arg(&dir)
+            .arg(&rows))?;
+    }
+    let qfile = dir.join("queries.json");
+    let q = output(
+        Command::new(&v.python)
+            .arg(&script)
+            .arg("queries")
+            .arg(&dir),
+    )?;
+    fs::write(&qfile, q).map_err(|e| e.to_string())?;
+    run(Command::new(cargo()).current_dir(&root).args([
+        "build",
+        "--release",
+        "-p",
+        "h5table",
+        "--example",
+        "bench_query",
+    ]))?;
+    let exe = root.join("target/release/examples/bench_query");
+    let polars = output(
+        Command::new(&v.python)
+            .arg(&script)
+            .arg("polars")
+            .arg(&dir)
+            .arg(reps.to_string()),
+    )?;
+    let polars: serde_json::Value = serde_json::from_str(&polars).map_err(|e| e.to_string())?;
+    println!(
+        "\n{:<6} {:<6} {:>10} {:>10} {:>8} {:>10} {:>8}  results",
+        "data", "query", "polars s", "ignore s", "ratio", "trust s", "ratio"
+    );
+    for var in ["t", "tz"] {
+        let out = output(
+            Command::new(&exe)
+                .arg(dir.join(format!("{var}.h5")))
+                .arg("/t")
+                .arg(&qfile)
+                .arg(reps.to_string()),
+        )?;
+        let mut ours: std::collections::BTreeMap<(String, String), (f64, f64)> = Default::default();
+        for l in out.lines() {
+            let j: serde_json::Value = serde_json::from_str(l).map_err(|e| e.to_string())?;
+            ours.insert(
+                (
+                    j["query"].as_str().unwrap_or("").into(),
+                    j["policy"].as_str().unwrap_or("").into(),
+                ),
+                (
+                    j["secs"].as_f64().unwrap_or(f64::NAN),
+                    j["result"].as_f64().unwrap_or(f64::NAN),
+                ),
+            );
+        }
+        for qn in ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"] {
+            let p = &polars[format!("{var}/{qn}")];
+            let ps = p["secs"].as_f64().unwrap_or(f64::NAN);
+            let pr = p["result"].as_f64().unwrap_or(f64::NAN);
+            let (is, ir) = ours
+                .get(&(qn.into(), "ignore".into()))
+                .copied()
+                .unwrap_or((f64::NAN, f64::NAN));
+            let (ts, tr) = ours
+                .get(&(qn.into(), "trust".into()))
+                .copied()
+                .unwrap_or((f64::NAN, f64::NAN));
+            let agree = |x: f64| {
+                (x - pr).abs() <= 1e-6 * pr.abs().max(1.0) * if qn == "Q3" { 100.0 } else { 1.0 }
+            };
+            println!(
+                "{var:<6} {qn:<6} {ps:>10.4} {is:>10.4} {:>7.2}x {ts:>10.4} {:>7.2}x  {}",
+                ps / is,
+                ps / ts,
+                if agree(ir) && agree(tr) {
+                    "equal".to_string()
+                } else {
+                    format!("DIFFER: polars {pr} ours {ir} / {tr}")
+                }
+            );
+        }
+    }
+    println!("(ratio = polars time / our time: > 1 means we are faster; median of {reps} after a warm-up)");
+    Ok(())
+}
+
 fn task_bench(args: &[String]) -> R {
     let (read, write, names) = match args.first().map(String::as_str) {
+        Some("table") => return bench_table::task_bench_table(&args[1..]),
         Some("read") => (true, false, &args[1..]),
         Some("write") => (false, true, &args[1..]),
         _ => (true, true, args),

@@ -739,3 +739,25 @@ impl Canon<'_> {
         Ok(m)
     }
 }
+
+/// The part of a canonical document at or below `path` (`/`: all of it):
+/// the objects whose canonical path is `path` or starts with `path/`.
+///
+/// # Errors
+/// When no object of the document is at `path`.
+pub fn subtree(mut doc: Json, path: &str) -> Result<Json, String> {
+    let path = path.trim_end_matches('/');
+    if path.is_empty() {
+        return Ok(doc);
+    }
+    let prefix = format!("{path}/");
+    if let Some(Json::Object(objects)) = doc.get_mut("objects") {
+        if !objects.contains_key(path) {
+            return Err(format!(
+                "{path}: no such object (or not at its canonical path)"
+            ));
+        }
+        objects.retain(|k, _| k == path || k.starts_with(&prefix));
+    }
+    Ok(doc)
+}

@@ -1430,3 +1430,14 @@ fn decode_message(k: u16, body: &[u8], offset: u64, ctx: Ctx) -> Result<(), Erro
         _ => Ok(()),
     }
 }
+
+/// A finding as a JSON object: `addr` (number or null), `path`, `severity`
+/// (`error` or `warning`), `message`.
+pub fn finding_json(f: &Finding) -> serde_json::Value {
+    serde_json::json!({
+        "addr": f.addr,
+        "path": f.path,
+        "severity": if f.warning { "warning" } else { "error" },
+        "message": f.message,
+    })
+}

@@ -4,8 +4,12 @@
 
 pub mod canon;
 pub mod check;
+pub mod cli;
+pub mod diff;
 pub mod repack;
 pub mod table;
+pub mod table_import;
+pub mod table_io;
 #[cfg(feature = "sql")]
 pub mod table_sql;
 pub mod text;

@@ -1,185 +1,400 @@
-//! The `h5` command: `ls`, `dump`, for HDF5 files, in pure Rust.
+//! The `h5` command: list, dump, print, check, diff and repack HDF5 files, in pure Rust.
+//!
+//! Exit status: 0 fine, 1 the file has problems (check findings, a corrupt or
+//! truncated object met on the way, a file that cannot be opened, differences
+//! found by `diff`), 2 a usage error.
 
-use std::path::Path;
+use clap::{CommandFactory, Parser, Subcommand};
+use h5cli::cli::{Fail, Outcome};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage:
-  h5 ls [-r] FILE [PATH]          list a group's members (recursively with -r)
-  h5 dump FILE [PATH]             readable text dump (like h5dump)
-  h5 dump --json FILE [PATH]      readable JSON with real numbers
-  h5 dump --canonical FILE        the h5canon/1 canonical JSON document
-  h5 cat FILE PATH [--slice S]    raw native-endian bytes of a dataset (or a
-                                  numpy-style slice such as 0:100,::2) to stdout
-  h5 check [--strict] FILE        validate the file: one line per problem
-                                  (ADDRESS PATH: finding), exit 0 only when clean
-                                  (--strict: warnings count as problems)
-  h5 table ls|schema|cat|query|check …
-                                  HEP001 column tables (h5 table --help)
-  h5 repack SRC DST [--format earliest|v18|latest|v200] [--filter SPEC] [--chunk DIMS]
-                                  rewrite SRC as DST with this library's writer;
-                                  SPEC: none | gzip=N,shuffle | zstd=N | lz4 | fletcher32
-                                  | nbit | scaleoffset=N (comma-separated; N: integer
-                                  bits, 0 = lossless, or float decimal digits);
-                                  DIMS: chunk shape for datasets
-                                  of that rank, e.g. 100,100";
+/// Inspect, validate and rewrite HDF5 files (pure Rust, no libhdf5).
+#[derive(Parser, Debug)]
+#[command(
+    name = "h5",
+    version,
+    propagate_version = true,
+    arg_required_else_help = true,
+    after_help = "Exit status: 0 fine, 1 the file has problems (findings, a corrupt object, a file \
+                  that cannot be opened, differences), 2 usage errors."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
 
-/// One line to stdout; an error (a closed pipe, say) is returned, not a
-/// panic as `println!` would give.
-fn out_line(text: &str) -> Result<(), String> {
-    use std::io::Write;
-    writeln!(std::io::stdout().lock(), "{text}").map_err(|e| e.to_string())
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// List the members of a group (recursively with -r, depth first, like `h5ls -r`).
+    Ls {
+        /// Recurse into subgroups.
+        #[arg(short, long)]
+        recursive: bool,
+        /// Also show type, layout, chunking, filters and compression ratio of datasets.
+        #[arg(short, long)]
+        long: bool,
+        /// One JSON object per line (JSON Lines) instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The HDF5 file.
+        file: PathBuf,
+        /// The group (or object) to list.
+        #[arg(default_value = "/")]
+        path: String,
+    },
+    /// Dump an object and everything below it (text like h5dump, or JSON).
+    Dump {
+        /// Readable JSON with real numbers (streamed).
+        #[arg(long, conflicts_with = "canonical")]
+        json: bool,
+        /// The h5canon/1 canonical JSON document (the objects at or below PATH).
+        #[arg(long)]
+        canonical: bool,
+        /// Header only: types, shapes and attributes, no dataset values.
+        #[arg(short = 'H', long = "header")]
+        header: bool,
+        /// The object to dump (same as the positional PATH).
+        #[arg(
+            short = 'd',
+            long = "dataset",
+            value_name = "PATH",
+            conflicts_with = "path"
+        )]
+        dataset: Option<String>,
+        /// The HDF5 file.
+        file: PathBuf,
+        /// The object to dump.
+        path: Option<String>,
+    },
+    /// Write the raw native-endian bytes of a dataset (or a slice) to stdout.
+    Cat {
+        /// The HDF5 file.
+        file: PathBuf,
+        /// The dataset.
+        path: String,
+        /// A numpy-style slice, e.g. 0:100,::2.
+        #[arg(long, value_name = "S")]
+        slice: Option<String>,
+        /// Write binary data even when stdout is a terminal.
+        #[arg(short, long)]
+        force: bool,
+    },
+    /// Validate the file: one line per problem (ADDRESS PATH: finding); exit 0 only when clean.
+    Check {
+        /// Warnings count as problems.
+        #[arg(long)]
+        strict: bool,
+        /// One JSON object per finding (JSON Lines), then a summary object.
+        #[arg(long)]
+        json: bool,
+        /// The HDF5 file.
+        file: PathBuf,
+    },
+    /// Compare two files (or the objects at PATH): structure, attributes, values; exit 1 on
+    /// differences.
+    Diff {
+        /// The first file.
+        a: PathBuf,
+        /// The second file.
+        b: PathBuf,
+        /// Compare only the object at this path (and below).
+        path: Option<String>,
+        /// Numbers differ when |a - b| > DELTA.
+        #[arg(long, value_name = "DELTA", conflicts_with = "relative")]
+        delta: Option<f64>,
+        /// Numbers differ when |a - b| / |a| > REL.
+        #[arg(long, value_name = "REL")]
+        relative: Option<f64>,
+        /// Print every differing element, not only a count per object.
+        #[arg(short, long)]
+        verbose: bool,
+        /// Print nothing; the exit status tells.
+        #[arg(short, long, conflicts_with = "verbose")]
+        quiet: bool,
+    },
+    /// Rewrite SRC as DST with this library's writer.
+    Repack {
+        /// The file to read.
+        src: Option<PathBuf>,
+        /// The file to write (replaced only when the repack succeeds).
+        dst: Option<PathBuf>,
+        /// File format: earliest | v18 | latest | v200.
+        #[arg(long, value_parser = h5cli::repack::parse_format)]
+        format: Option<h5fmt::Format>,
+        /// Filters: none | gzip=N,shuffle | zstd=N | lz4 | fletcher32 | nbit | scaleoffset=N
+        /// (comma-separated; N: integer bits, 0 = lossless, or float decimal digits).
+        #[arg(long, value_name = "SPEC", value_parser = h5cli::repack::parse_filter)]
+        filter: Option<h5cli::repack::FilterChoice>,
+        /// Chunk shape for datasets of that rank, e.g. 100,100.
+        #[arg(long, value_name = "DIMS", value_parser = parse_chunk)]
+        chunk: Option<ChunkDims>,
+    },
+    /// HEP001 column tables: list, describe, print, query, validate.
+    Table(h5cli::table::TableCli),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// A `--chunk` value (one argument holding all the dims, not one per dim).
+#[derive(Debug, Clone)]
+struct ChunkDims(Vec<u64>);
+
+fn parse_chunk(s: &str) -> Result<ChunkDims, String> {
+    h5cli::repack::parse_chunk(s).map(ChunkDims)
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
         Err(e) => {
-            let one_line = e.split_whitespace().collect::<Vec<_>>().join(" ");
-            eprintln!("h5: {one_line}");
+            // Help and version on stdout with exit 0, usage errors on stderr with 2
+            // (clap's own rule).
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    match run(cli) {
+        Ok(Outcome::Clean) => ExitCode::SUCCESS,
+        Ok(Outcome::Problems) => ExitCode::from(1),
+        Err(Fail::BrokenPipe) => ExitCode::SUCCESS,
+        Err(Fail::Usage(msg)) => {
+            eprintln!("h5: {}", one_line(&msg));
             ExitCode::from(2)
         }
+        Err(Fail::File(msg)) => {
+            eprintln!("h5: {}", one_line(&msg));
+            ExitCode::from(1)
+        }
     }
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    let (cmd, rest) = args.split_first().ok_or_else(|| USAGE.to_string())?;
-    if cmd == "repack" {
-        return repack(rest);
-    }
-    if cmd == "table" {
-        return match h5cli::table::run(rest) {
-            Ok(0) => Ok(()),
-            Ok(code) => std::process::exit(i32::from(code)),
-            Err(e) => Err(e),
-        };
-    }
-    let mut flags: Vec<&str> = Vec::new();
-    let mut pos: Vec<&str> = Vec::new();
-    let mut slice: Option<&str> = None;
-    let mut it = rest.iter();
-    while let Some(a) = it.next() {
-        if a == "--slice" {
-            slice = Some(it.next().ok_or("--slice needs a value")?);
-        } else if let Some(v) = a.strip_prefix("--slice=") {
-            slice = Some(v);
-        } else if a.starts_with('-') {
-            flags.push(a);
-        } else {
-            pos.push(a);
-        }
-    }
-    let has = |f: &str| flags.contains(&f);
-    let file_arg = pos.first().ok_or_else(|| USAGE.to_string())?;
-    let obj_path = pos.get(1).copied().unwrap_or("/");
-    match cmd.as_str() {
-        "ls" => {
-            check_flags(&flags, &["-r", "--recursive"])?;
-            let file = open(file_arg)?;
-            h5cli::text::ls(
-                &file,
-                obj_path,
-                has("-r") || has("--recursive"),
-                &mut std::io::stdout().lock(),
-            )
-        }
-        "dump" => {
-            check_flags(&flags, &["--canonical", "--json"])?;
-            if has("--canonical") {
-                let v = h5cli::canon::dump(Path::new(file_arg))?;
-                out_line(&serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?)
-            } else if has("--json") {
-                let file = open(file_arg)?;
-                let v = h5cli::text::json_dump(&file, obj_path)?;
-                out_line(&serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?)
-            } else {
-                let file = open(file_arg)?;
-                h5cli::text::dump(&file, file_arg, obj_path, &mut std::io::stdout().lock())
-            }
-        }
-        "cat" => {
-            check_flags(&flags, &[])?;
-            let file = open(file_arg)?;
-            let path = pos.get(1).ok_or_else(|| USAGE.to_string())?;
-            let d = file.dataset(path).map_err(|e| e.to_string())?;
-            let mut bytes = match slice {
-                Some(spec) => {
-                    let sel = h5fmt::data::hyperslab::Selection::parse(spec, d.shape())
-                        .map_err(|e| e.to_string())?;
-                    d.read_slice(&sel).map_err(|e| e.to_string())?
-                }
-                None => d.read_raw().map_err(|e| e.to_string())?,
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn usage(msg: impl std::fmt::Display) -> Fail {
+    Fail::Usage(msg.to_string())
+}
+
+fn open(path: &Path) -> Result<h5fmt::File, Fail> {
+    h5fmt::File::open(path).map_err(|e| Fail::File(format!("{}: {e}", path.display())))
+}
+
+/// Open for one pass over the data (dump, cat, diff): positioned reads, so
+/// that the pages read do not stay resident as a memory map's would.
+fn open_streaming(path: &Path) -> Result<h5fmt::File, Fail> {
+    h5fmt::File::open_unmapped(path, h5fmt::Limits::default())
+        .map_err(|e| Fail::File(format!("{}: {e}", path.display())))
+}
+
+fn run(cli: Cli) -> Result<Outcome, Fail> {
+    let stdout = std::io::stdout();
+    match cli.cmd {
+        Cmd::Ls {
+            recursive,
+            long,
+            json,
+            file,
+            path,
+        } => {
+            let f = open(&file)?;
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let opts = h5cli::text::LsOptions {
+                recursive,
+                long,
+                json,
             };
-            h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
-                .map_err(|e| format!("{path}: {e}"))?;
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)
-                .and_then(|()| out.flush())
-                .map_err(|e| e.to_string())
+            let r = h5cli::text::ls_with(&f, &file.display().to_string(), &path, &opts, &mut out);
+            finish(r, &mut out)
         }
-        "check" => {
-            check_flags(&flags, &["--strict"])?;
-            let findings = h5cli::check::check_path(Path::new(file_arg));
-            for f in &findings {
-                out_line(&f.to_string())?;
-            }
-            if h5cli::check::is_clean(&findings, has("--strict")) {
-                Ok(())
+        Cmd::Dump {
+            json,
+            canonical,
+            header,
+            dataset,
+            file,
+            path,
+        } => {
+            let path = dataset.or(path).unwrap_or_else(|| "/".to_string());
+            let name = file.display().to_string();
+            let f = open_streaming(&file)?;
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let r = if canonical {
+                if header {
+                    return Err(usage("--canonical and -H cannot be used together"));
+                }
+                let v =
+                    h5cli::canon::dump_file(&f).map_err(|e| Fail::File(format!("{name}: {e}")))?;
+                let v = h5cli::canon::subtree(v, &path)
+                    .map_err(|e| Fail::File(format!("{name}: {e}")))?;
+                let text =
+                    serde_json::to_string_pretty(&v).map_err(|e| Fail::File(e.to_string()))?;
+                writeln!(out, "{text}")
+                    .map_err(Fail::from)
+                    .map(|()| Outcome::Clean)
             } else {
-                Err(format!("{file_arg}: {} problem(s) found", findings.len()))
+                let opts = h5cli::text::DumpOptions {
+                    header_only: header,
+                    progress: std::io::stderr().is_terminal(),
+                };
+                if json {
+                    h5cli::text::json_dump_to(&f, &name, &path, &opts, &mut out)
+                } else {
+                    h5cli::text::dump_with(&f, &name, &path, &opts, &mut out)
+                }
+            };
+            finish(r, &mut out)
+        }
+        Cmd::Cat {
+            file,
+            path,
+            slice,
+            force,
+        } => {
+            if !force && stdout.is_terminal() {
+                return Err(usage(
+                    "cat writes binary data: redirect stdout to a file or a pipe, or pass --force",
+                ));
             }
+            let f = open_streaming(&file)?;
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let r = h5cli::text::cat(
+                &f,
+                &file.display().to_string(),
+                &path,
+                slice.as_deref(),
+                &mut out,
+            );
+            finish(r, &mut out)
         }
-        "help" | "--help" | "-h" => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        other => Err(format!("unknown command {other:?}\n{USAGE}")),
-    }
-}
-
-fn check_flags(flags: &[&str], allowed: &[&str]) -> Result<(), String> {
-    for f in flags {
-        if !allowed.contains(f) {
-            return Err(format!("unknown option {f}\n{USAGE}"));
-        }
-    }
-    Ok(())
-}
-
-fn open(path: &str) -> Result<h5fmt::File, String> {
-    h5fmt::File::open(path).map_err(|e| format!("{path}: {e}"))
-}
-
-fn repack(args: &[String]) -> Result<(), String> {
-    let mut opts = h5cli::repack::Options::default();
-    let mut pos: Vec<&str> = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (a.as_str(), None),
-        };
-        let mut value = || -> Result<String, String> {
-            match &inline {
-                Some(v) => Ok(v.clone()),
-                None => it.next().cloned().ok_or(format!("{flag} needs a value")),
+        Cmd::Check { strict, json, file } => {
+            let bar = h5cli::cli::spinner(&format!("checking {}", file.display()));
+            let findings = h5cli::check::check_path(&file);
+            bar.finish_and_clear();
+            let clean = h5cli::check::is_clean(&findings, strict);
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let r = (|| -> Result<Outcome, Fail> {
+                for f in &findings {
+                    if json {
+                        let j = h5cli::check::finding_json(f);
+                        writeln!(out, "{}", serde_json::to_string(&j).unwrap_or_default())?;
+                    } else {
+                        writeln!(out, "{f}")?;
+                    }
+                }
+                if json {
+                    let summary = serde_json::json!({
+                        "file": file.display().to_string(),
+                        "findings": findings.len(),
+                        "clean": clean,
+                        "strict": strict,
+                    });
+                    writeln!(out, "{summary}")?;
+                }
+                Ok(if clean {
+                    Outcome::Clean
+                } else {
+                    Outcome::Problems
+                })
+            })();
+            let r = finish(r, &mut out)?;
+            if r == Outcome::Problems && !json {
+                eprintln!(
+                    "h5: {}: {} problem(s) found",
+                    file.display(),
+                    findings.len()
+                );
             }
-        };
-        match flag {
-            "--format" => opts.format = h5cli::repack::parse_format(&value()?)?,
-            "--filter" => opts.filter = h5cli::repack::parse_filter(&value()?)?,
-            "--chunk" => opts.chunk = Some(h5cli::repack::parse_chunk(&value()?)?),
-            f if f.starts_with('-') => return Err(format!("unknown option {f}\n{USAGE}")),
-            _ => pos.push(a),
+            Ok(r)
+        }
+        Cmd::Diff {
+            a,
+            b,
+            path,
+            delta,
+            relative,
+            verbose,
+            quiet,
+        } => {
+            let fa = open_streaming(&a)?;
+            let fb = open_streaming(&b)?;
+            let opts = h5cli::diff::Options {
+                delta,
+                relative,
+                verbose,
+                quiet,
+            };
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let (na, nb) = (a.display().to_string(), b.display().to_string());
+            let r = h5cli::diff::diff(
+                (&fa, &na),
+                (&fb, &nb),
+                path.as_deref().unwrap_or("/"),
+                &opts,
+                &mut out,
+            );
+            finish(r, &mut out)
+        }
+        Cmd::Repack {
+            src,
+            dst,
+            format,
+            filter,
+            chunk,
+        } => {
+            let (Some(src), Some(dst)) = (src, dst) else {
+                return Err(usage("repack needs SRC and DST (h5 repack --help)"));
+            };
+            let mut opts = h5cli::repack::Options::default();
+            if let Some(f) = format {
+                opts.format = f;
+            }
+            if let Some(f) = filter {
+                opts.filter = f;
+            }
+            opts.chunk = chunk.map(|c| c.0);
+            if std::fs::canonicalize(&src).ok() == std::fs::canonicalize(&dst).ok() && dst.exists()
+            {
+                return Err(usage("SRC and DST are the same file"));
+            }
+            // A source that cannot be opened is a file problem (1); what the
+            // writer refuses with these options is a usage error (2).
+            drop(open(&src)?);
+            let bar = h5cli::cli::spinner(&format!("repacking {}", src.display()));
+            let r = h5cli::repack::repack(&src, &dst, &opts);
+            bar.finish_and_clear();
+            r.map(|_| Outcome::Clean).map_err(Fail::Usage)
+        }
+        Cmd::Table(t) => match h5cli::table::run_parsed(t) {
+            Ok(0) => Ok(Outcome::Clean),
+            Ok(_) => Ok(Outcome::Problems),
+            Err(e) => Err(Fail::Usage(e)),
+        },
+        Cmd::Completions { shell } => {
+            let mut cmd = Cli::command();
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "h5", &mut buf);
+            let mut out = stdout.lock();
+            out.write_all(&buf)
+                .and_then(|()| out.flush())
+                .map_err(Fail::from)?;
+            Ok(Outcome::Clean)
         }
     }
-    let [src, dst] = pos.as_slice() else {
-        return Err(format!("repack needs SRC and DST\n{USAGE}"));
-    };
-    if std::fs::canonicalize(src).ok() == std::fs::canonicalize(dst).ok() && Path::new(dst).exists()
-    {
-        return Err("SRC and DST are the same file".into());
+}
+
+/// Flush `out` after a command; a closed pipe is a quiet success.
+fn finish(r: Result<Outcome, Fail>, out: &mut dyn Write) -> Result<Outcome, Fail> {
+    let flushed = out.flush().map_err(Fail::from);
+    match (r, flushed) {
+        (Err(Fail::BrokenPipe), _) | (_, Err(Fail::BrokenPipe)) => Err(Fail::BrokenPipe),
+        (Err(e), _) => Err(e),
+        (Ok(_), Err(e)) => Err(e),
+        (Ok(o), Ok(())) => Ok(o),
     }
-    h5cli::repack::repack(Path::new(src), Path::new(dst), &opts).map(|_| ())
 }

@@ -41,9 +41,40 @@ enum Cmd {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Csv)]
         format: Format,
+        /// Write to this file instead of standard output (Parquet is never written to a terminal).
+        #[arg(long, short = 'o')]
+        output: Option<std::path::PathBuf>,
     },
-    /// Rows matching a WHERE expression: `col OP literal` (= < <= > >=), `col IN (…)`,
-    /// `col IS [NOT] NULL`, joined by AND.
+    /// Create a table from a CSV or Parquet file (created when missing; one §11 append per batch).
+    Import {
+        /// OUT.h5:/table/path (the table must not exist yet).
+        spec: String,
+        /// The data: a .csv or .parquet file.
+        #[arg(long)]
+        from: std::path::PathBuf,
+        /// Rows per chunk of each column.
+        #[arg(long, default_value_t = 65_536)]
+        chunk_rows: u64,
+        /// Compression of each column: zstd, deflate, lz4 or none.
+        #[arg(long, default_value = "zstd")]
+        compress: String,
+        /// Rows per append (and per read of the input).
+        #[arg(long, default_value_t = 262_144)]
+        batch_rows: usize,
+    },
+    /// Append the rows of a CSV or Parquet file to an existing table (columns by name).
+    Append {
+        /// FILE.h5:/table/path.
+        spec: String,
+        /// The data: a .csv or .parquet file.
+        #[arg(long)]
+        from: std::path::PathBuf,
+        /// Rows per append (and per read of the input).
+        #[arg(long, default_value_t = 262_144)]
+        batch_rows: usize,
+    },
+    /// Rows matching a WHERE expression: `col OP literal` (= != < <= > >=), `col IN (…)`,
+    /// `col BETWEEN a AND b`, `col LIKE 'prefix%'`, `col IS [NOT] NULL`, with AND, OR, NOT, ( ).
     Query {
         /// FILE:/table/path.
         spec: String,
@@ -56,6 +87,19 @@ enum Cmd {
         /// Print only the number of matching rows.
         #[arg(long, conflicts_with = "rows")]
         count: bool,
+        /// Print the matching rows' values as CSV (with --columns: only those).
+        #[arg(long, value_enum, conflicts_with_all = ["rows", "count"])]
+        format: Option<Format>,
+        /// Columns for --format, comma-separated.
+        #[arg(long, value_delimiter = ',', requires = "format")]
+        columns: Option<Vec<String>>,
+        /// Search indexes: ignore (default: indexes are untrusted), verify (use only indexes
+        /// equal to their recomputation), trust (use them as stored).
+        #[arg(long, value_enum, default_value_t = Indexes::Ignore)]
+        indexes: Indexes,
+        /// Print the plan to stderr: indexes used, candidate and scanned rows.
+        #[arg(long)]
+        explain: bool,
     },
     /// Validate every table in the file against HEP001: exit 0 conformant, 1 not.
     Check {
@@ -85,9 +129,23 @@ enum Cmd {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Indexes {
+    /// Never consult a search index.
+    Ignore,
+    /// Use an index only after recomputing it from its column.
+    Verify,
+    /// Use indexes as stored.
+    Trust,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
     /// RFC 4180 CSV with a header of column names.
     Csv,
+    /// Apache Parquet (zstd), the table's Arrow schema stored in the file.
+    Parquet,
+    /// JSON lines: one object per row, missing values null.
+    Json,
 }
 
 /// Exit status of a table command: 0 fine, 1 the file has problems (check findings).
@@ -116,6 +174,14 @@ pub fn run(args: &[String]) -> Result<Status, String> {
             return Err(e.render().to_string().trim_end().to_string());
         }
     };
+    run_parsed(cli)
+}
+
+/// Run an already parsed `h5 table` command (the top-level `h5` parser's subcommand).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let r = match cli.cmd {
         Cmd::Ls { file } => ls(&file, &mut out),
@@ -125,13 +191,61 @@ pub fn run(args: &[String]) -> Result<Status, String> {
             columns,
             rows,
             format: Format::Csv,
+            output: None,
         } => cat_csv(&spec, columns.as_deref(), rows.as_deref(), &mut out),
+        Cmd::Cat {
+            spec,
+            columns,
+            rows,
+            format,
+            output,
+        } => cat_other(
+            &spec,
+            columns.as_deref(),
+            rows.as_deref(),
+            format,
+            output.as_deref(),
+            &mut out,
+        ),
+        Cmd::Import {
+            spec,
+            from,
+            chunk_rows,
+            compress,
+            batch_rows,
+        } => import(&spec, &from, chunk_rows, compress, batch_rows, false),
+        Cmd::Append {
+            spec,
+            from,
+            batch_rows,
+        } => import(&spec, &from, 0, String::new(), batch_rows, true),
         Cmd::Query {
             spec,
             where_,
             rows: _,
             count,
-        } => query(&spec, &where_, count, &mut out),
+            format,
+            columns,
+            indexes,
+            explain,
+        } => {
+            let policy = match indexes {
+                Indexes::Ignore => h5table::query::IndexPolicy::Ignore,
+                Indexes::Verify => h5table::query::IndexPolicy::Verify,
+                Indexes::Trust => h5table::query::IndexPolicy::Trust,
+            };
+            if matches!(format, Some(Format::Parquet | Format::Json)) {
+                return Err("h5 table query --format: csv only (use --rows and h5 table cat for other formats)".into());
+            }
+            let how = QueryOut {
+                count,
+                csv: format.is_some(),
+                columns,
+                policy,
+                explain,
+            };
+            query(&spec, &where_, &how, &mut out)
+        }
         Cmd::Check {
             file,
             strict,
@@ -305,6 +419,125 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+fn cat_other(
+    spec: &str,
+    columns: Option<&[String]>,
+    rows: Option<&str>,
+    format: Format,
+    output: Option<&std::path::Path>,
+    out: &mut dyn Write,
+) -> Result<Status, String> {
+    use std::io::IsTerminal;
+    let t = open_table(spec)?;
+    let (start, end) = parse_rows(rows, t.nrows())?;
+    let names: Option<Vec<&str>> = columns.map(|c| c.iter().map(String::as_str).collect());
+    let cols = names.as_deref();
+    let e = |x: crate::table_io::TableIoError| x.0;
+    match (format, output) {
+        (Format::Parquet, Some(path)) => {
+            crate::table_io::write_parquet_file(
+                &t,
+                cols,
+                Some(start..end),
+                path,
+                &Default::default(),
+            )
+            .map_err(e)?;
+        }
+        (Format::Parquet, None) => {
+            if std::io::stdout().is_terminal() {
+                return Err(
+                    "Parquet is binary: give --output FILE or redirect standard output".into(),
+                );
+            }
+            let so = std::io::BufWriter::new(std::io::stdout());
+            crate::table_io::write_parquet(&t, cols, Some(start..end), so, &Default::default())
+                .map_err(e)?;
+        }
+        (_, Some(path)) => {
+            let f = std::fs::File::create(path).map_err(|x| format!("{}: {x}", path.display()))?;
+            crate::table_io::write_json_lines(
+                &t,
+                cols,
+                Some(start..end),
+                std::io::BufWriter::new(f),
+            )
+            .map_err(e)?;
+        }
+        (_, None) => {
+            crate::table_io::write_json_lines(&t, cols, Some(start..end), out).map_err(e)?;
+        }
+    }
+    Ok(0)
+}
+
+fn import(
+    spec: &str,
+    from: &std::path::Path,
+    chunk_rows: u64,
+    compress: String,
+    batch_rows: usize,
+    append: bool,
+) -> Result<Status, String> {
+    use std::io::IsTerminal;
+    let (file, path) = match spec.rfind(":/") {
+        Some(i) => (std::path::Path::new(&spec[..i]), &spec[i + 1..]),
+        None => return Err(format!("{spec}: expected FILE.h5:/table/path")),
+    };
+    let ext = from
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let e = |x: crate::table_io::TableIoError| format!("{}: {}", from.display(), x.0);
+    let reader: Box<dyn arrow_array::RecordBatchReader + Send> = match ext.as_str() {
+        "parquet" | "pq" => crate::table_io::read_parquet(from, batch_rows).map_err(e)?,
+        "csv" | "txt" => {
+            let opts = crate::table_io::CsvOptions {
+                batch_rows,
+                ..Default::default()
+            };
+            Box::new(crate::table_io::read_csv(from, &opts).map_err(e)?)
+        }
+        _ => {
+            return Err(format!(
+                "{}: expected a .csv or .parquet file",
+                from.display()
+            ))
+        }
+    };
+    let bar = std::io::stderr().is_terminal().then(|| {
+        crate::cli::spinner(if append {
+            "appending rows"
+        } else {
+            "importing rows"
+        })
+    });
+    let progress = |n: u64| {
+        if let Some(b) = &bar {
+            b.set_position(n);
+        }
+    };
+    let n = if append {
+        crate::table_import::append(file, path, reader, &progress)?
+    } else {
+        let opts = crate::table_import::ImportOptions {
+            chunk_rows,
+            compress,
+        };
+        crate::table_import::import(file, path, reader, &opts, &progress)?
+    };
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    eprintln!(
+        "h5: {} {n} rows into {}:{path}",
+        if append { "appended" } else { "imported" },
+        file.display()
+    );
+    Ok(0)
+}
+
 /// Rows per read when streaming a table.
 const BATCH: u64 = 65_536;
 
@@ -346,12 +579,32 @@ fn cat_csv(
     Ok(0)
 }
 
-fn query(spec: &str, expr: &str, count: bool, out: &mut dyn Write) -> Result<Status, String> {
+struct QueryOut {
+    count: bool,
+    csv: bool,
+    columns: Option<Vec<String>>,
+    policy: h5table::query::IndexPolicy,
+    explain: bool,
+}
+
+fn query(spec: &str, expr: &str, how: &QueryOut, out: &mut dyn Write) -> Result<Status, String> {
     let t = open_table(spec)?;
     let q = h5table::query::Query::parse(expr).map_err(|e| e.to_string())?;
-    let rows = q.run(&t).map_err(|e| e.to_string())?;
-    if count {
+    let opts = h5table::query::RunOptions {
+        indexes: how.policy,
+    };
+    let (rows, plan) = q.run_with(&t, &opts).map_err(|e| e.to_string())?;
+    if how.explain {
+        for l in &plan.lines {
+            eprintln!("plan: {l}");
+        }
+        eprintln!("plan: {} matching row(s)", rows.len());
+    }
+    if how.count {
         w(out, &format!("{}\n", rows.len()))?;
+    } else if how.csv {
+        let cols = select(&t, how.columns.as_deref())?;
+        write_rows_csv(&cols, &rows, out)?;
     } else {
         let mut text = String::new();
         for r in rows {
@@ -361,6 +614,44 @@ fn query(spec: &str, expr: &str, count: bool, out: &mut dyn Write) -> Result<Sta
         w(out, &text)?;
     }
     Ok(0)
+}
+
+/// The given rows (increasing) of `cols` as CSV, reading only the batches that hold them.
+fn write_rows_csv(cols: &[&Column], rows: &[u64], out: &mut dyn Write) -> Result<(), String> {
+    let header: Vec<String> = cols.iter().map(|c| csv_field(c.name())).collect();
+    w(out, &(header.join(",") + "\n"))?;
+    let mut i = 0;
+    while i < rows.len() {
+        let start = rows[i];
+        let end = start + BATCH;
+        let j = i + rows[i..].partition_point(|&r| r < end);
+        let stop = rows[j - 1] + 1;
+        let slices = cols
+            .iter()
+            .map(|c| {
+                c.read(start..stop)
+                    .map_err(|e| format!("{}: {e}", c.dataset().path()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut text = String::new();
+        for &r in &rows[i..j] {
+            let k = usize::try_from(r - start).unwrap_or(0);
+            for (n, (c, s)) in cols.iter().zip(&slices).enumerate() {
+                if n > 0 {
+                    text.push(',');
+                }
+                text.push_str(&csv_field(&h5table::text::format_cell(
+                    c,
+                    &s.values[k],
+                    s.missing[k],
+                )));
+            }
+            text.push('\n');
+        }
+        w(out, &text)?;
+        i = j;
+    }
+    Ok(())
 }
 
 fn check(file: &str, strict: bool, verify: bool, out: &mut dyn Write) -> Result<Status, String> {

@@ -1,16 +1,29 @@
-//! Human-readable listings and dumps: `h5 ls`, `h5 dump`, `h5 dump --json`.
+//! Human-readable listings and dumps: `h5 ls`, `h5 dump`, `h5 dump --json`, `h5 cat`.
+//!
+//! Dataset values are read and printed in blocks of bounded size, so a dump
+//! of a dataset of any size takes bounded memory.
 
+use crate::cli::{bytes_bar, named, obj_err, Fail, Outcome};
+use h5fmt::data::hyperslab::{Selection, SliceDim};
 use h5fmt::data::{Reference, Value};
 use h5fmt::format::datatype::{ByteOrder, Datatype, RefKind};
-use h5fmt::format::message::{LinkTarget, SpaceKind};
-use h5fmt::{Attribute, File, Object};
+use h5fmt::format::message::{Layout, LinkTarget, SpaceKind};
+use h5fmt::read::LayoutClass;
+use h5fmt::{Attribute, Dataset, File, Object};
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashSet;
 use std::io::Write;
 
-fn io(e: std::io::Error) -> String {
-    e.to_string()
-}
+/// Raw bytes read per block when streaming a dataset.
+const BLOCK_BYTES: u64 = 1 << 20;
+/// Elements per block at most (bounds the decoded values).
+const BLOCK_ELEMS: u64 = 1 << 16;
+/// Output line width of the text dump (as h5dump's default).
+const WIDTH: usize = 80;
+/// Datasets of at least this many bytes get a progress bar (on a terminal).
+const PROGRESS_BYTES: u64 = 64 << 20;
+/// Group nesting followed at most.
+const MAX_DEPTH: usize = 512;
 
 fn join(parent: &str, name: &str) -> String {
     if parent == "/" {
@@ -39,65 +52,6 @@ fn space_text(shape: &[u64], max: Option<Vec<Option<u64>>>, kind: SpaceKind) -> 
                 .collect();
             format!("{{{}}}", parts.join(", "))
         }
-    }
-}
-
-/// `h5 ls`: one line per member: name, kind, dataspace.
-///
-/// # Errors
-/// A one-line message naming the object path.
-pub fn ls(file: &File, path: &str, recursive: bool, out: &mut dyn Write) -> Result<(), String> {
-    let start = file.object(path).map_err(|e| e.to_string())?;
-    let Object::Group(g) = start else {
-        writeln!(out, "{}", line(path, &start)).map_err(io)?;
-        return Ok(());
-    };
-    let mut seen = HashSet::new();
-    seen.insert(g.addr());
-    let mut stack = vec![(path.to_string(), g)];
-    while let Some((gpath, g)) = stack.pop() {
-        let links = g.links().map_err(|e| e.to_string())?;
-        let mut subgroups = Vec::new();
-        for l in links {
-            let p = join(&gpath, &l.name);
-            let shown = if recursive { p.clone() } else { l.name.clone() };
-            match l.target {
-                LinkTarget::Hard(addr) => {
-                    let obj = file.object_at(addr, &p).map_err(|e| e.to_string())?;
-                    writeln!(out, "{}", line(&shown, &obj)).map_err(io)?;
-                    if let Object::Group(sg) = obj {
-                        if recursive && seen.insert(sg.addr()) {
-                            subgroups.push((p, sg));
-                        }
-                    }
-                }
-                LinkTarget::Soft(t) => {
-                    writeln!(out, "{shown:<24} Soft Link {{{t}}}").map_err(io)?
-                }
-                LinkTarget::External { file: f, path: t } => {
-                    writeln!(out, "{shown:<24} External Link {{{f}/{t}}}").map_err(io)?
-                }
-                LinkTarget::UserDefined { class, .. } => {
-                    writeln!(out, "{shown:<24} User-defined Link (class {class})").map_err(io)?
-                }
-            }
-        }
-        subgroups.reverse();
-        stack.extend(subgroups);
-    }
-    Ok(())
-}
-
-fn line(name: &str, obj: &Object) -> String {
-    match obj {
-        Object::Group(_) => format!("{name:<24} Group"),
-        Object::Dataset(d) => {
-            format!(
-                "{name:<24} Dataset {}",
-                space_text(d.shape(), d.maxshape(), d.space().kind)
-            )
-        }
-        Object::Datatype(_) => format!("{name:<24} Type"),
     }
 }
 
@@ -157,6 +111,17 @@ pub fn type_name(t: &Datatype) -> String {
     }
 }
 
+/// A float as its shortest decimal text, in exponent form when that is
+/// long (1e-300, not 0.000…0001).
+fn float_text<F: std::fmt::Display + std::fmt::LowerExp>(x: F) -> String {
+    let s = x.to_string();
+    if s.len() > 16 {
+        format!("{x:e}")
+    } else {
+        s
+    }
+}
+
 /// A value as readable text.
 pub fn value_text(v: &Value) -> String {
     match v {
@@ -165,8 +130,8 @@ pub fn value_text(v: &Value) -> String {
         Value::BigInt(x) => x.to_string(),
         Value::BigUInt(x) | Value::NonStandardFloat(x) => x.to_string(),
         Value::F16(b) => format!("{}", h5fmt::data::convert::f16_to_f64(*b)),
-        Value::F32(f) => format!("{f}"),
-        Value::F64(f) => format!("{f}"),
+        Value::F32(f) => float_text(*f),
+        Value::F64(f) => float_text(*f),
         Value::F128(b) => format!("0x{b:032x}"),
         Value::Str(s) => format!("{s:?}"),
         Value::RawStr(b) => format!("{:?}", String::from_utf8_lossy(b)),
@@ -243,166 +208,1072 @@ fn float_json(f: f64) -> Json {
     }
 }
 
-fn values_text(vals: &[Value]) -> String {
-    vals.iter().map(value_text).collect::<Vec<_>>().join(", ")
+/// Blocks of a dataspace of `shape` for elements of `elem` bytes: hyperslabs
+/// of at most [`BLOCK_BYTES`] and [`BLOCK_ELEMS`] (at least one element), in
+/// row-major order, covering the dataspace once.
+pub struct Blocks {
+    shape: Vec<u64>,
+    /// The dimension cut into ranges; dims before it take one index at a
+    /// time, dims after it are whole.
+    split: usize,
+    /// Length of a range along `split`.
+    step: u64,
+    /// Current position: indices of the dims before `split`, then the start along `split`.
+    pos: Vec<u64>,
+    done: bool,
 }
 
-fn write_attrs(out: &mut dyn Write, attrs: &[Attribute], indent: &str) -> Result<(), String> {
-    for a in attrs {
-        writeln!(out, "{indent}ATTRIBUTE \"{}\" {{", a.name()).map_err(io)?;
-        writeln!(out, "{indent}   DATATYPE  {}", type_name(a.dtype())).map_err(io)?;
-        writeln!(
-            out,
-            "{indent}   DATASPACE  {}",
-            space_text(a.shape(), None, a.space().kind)
-        )
-        .map_err(io)?;
-        match a.read_values() {
-            Ok(v) => writeln!(out, "{indent}   DATA {{ {} }}", values_text(&v)).map_err(io)?,
-            Err(e) => writeln!(out, "{indent}   DATA <error: {e}>").map_err(io)?,
+impl Blocks {
+    /// The blocks of `shape` (an empty shape: one block, the scalar element).
+    pub fn new(shape: &[u64], elem: u64) -> Self {
+        let elem = elem.max(1);
+        let max_elems = (BLOCK_BYTES / elem).clamp(1, BLOCK_ELEMS);
+        let empty = shape.contains(&0);
+        // The first dimension whose trailing sub-block fits in a block.
+        let mut split = shape.len().saturating_sub(1);
+        for j in 0..shape.len() {
+            let inner: u64 = shape[j + 1..]
+                .iter()
+                .fold(1u64, |a, &d| a.saturating_mul(d));
+            if inner <= max_elems {
+                split = j;
+                break;
+            }
         }
-        writeln!(out, "{indent}}}").map_err(io)?;
+        let inner: u64 = shape
+            .get(split + 1..)
+            .unwrap_or(&[])
+            .iter()
+            .fold(1u64, |a, &d| a.saturating_mul(d));
+        let step = (max_elems / inner.max(1)).max(1);
+        Blocks {
+            shape: shape.to_vec(),
+            split,
+            step,
+            pos: vec![0; shape.len().min(split + 1)],
+            done: empty,
+        }
+    }
+}
+
+impl Iterator for Blocks {
+    type Item = Selection;
+    fn next(&mut self) -> Option<Selection> {
+        if self.done {
+            return None;
+        }
+        if self.shape.is_empty() {
+            self.done = true;
+            return Some(Selection::Hyperslab(Vec::new()));
+        }
+        let s = self.split;
+        let mut dims = Vec::with_capacity(self.shape.len());
+        for (i, &n) in self.shape.iter().enumerate() {
+            dims.push(if i < s {
+                SliceDim {
+                    start: self.pos[i],
+                    stride: 1,
+                    count: 1,
+                    block: 1,
+                }
+            } else if i == s {
+                SliceDim {
+                    start: self.pos[s],
+                    stride: 1,
+                    count: self.step.min(n - self.pos[s]),
+                    block: 1,
+                }
+            } else {
+                SliceDim::all(n)
+            });
+        }
+        // Advance the odometer.
+        self.pos[s] += self.step.min(self.shape[s] - self.pos[s]);
+        if self.pos[s] >= self.shape[s] {
+            self.pos[s] = 0;
+            let mut i = s;
+            loop {
+                if i == 0 {
+                    self.done = true;
+                    break;
+                }
+                i -= 1;
+                self.pos[i] += 1;
+                if self.pos[i] < self.shape[i] {
+                    break;
+                }
+                self.pos[i] = 0;
+            }
+        }
+        Some(Selection::Hyperslab(dims))
+    }
+}
+
+/// What [`for_each_block`] calls with each block: raw bytes, number of elements.
+type BlockFn<'a> = dyn FnMut(&[u8], u64) -> Result<(), Fail> + 'a;
+
+/// Read `d` block by block: `f(raw bytes, number of elements)` for each block in order.
+fn for_each_block(d: &Dataset, progress: bool, f: &mut BlockFn<'_>) -> Result<(), Fail> {
+    let elem = d.dtype().size();
+    if d.space().kind == SpaceKind::Null {
+        return Ok(());
+    }
+    let total = d.len().saturating_mul(elem);
+    let bar = bytes_bar(progress && total >= PROGRESS_BYTES, total, d.path());
+    for sel in Blocks::new(d.shape(), elem) {
+        let n = sel.num_elements().unwrap_or(0);
+        let raw = d
+            .read_slice(&sel)
+            .map_err(|e| Fail::File(named(d.path(), e)))?;
+        f(&raw, n)?;
+        bar.inc(n.saturating_mul(elem));
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+fn decode(
+    file: &File,
+    dtype: &Datatype,
+    raw: &[u8],
+    n: u64,
+    what: &str,
+) -> Result<Vec<Value>, Fail> {
+    h5fmt::data::decode::decode_elements(dtype, raw, n, file.ctx(), &file.heap())
+        .map_err(|e| Fail::File(named(what, e)))
+}
+
+/// `(size, signed)` of an integer type stored in whole bytes (1, 2, 4 or 8)
+/// with all its bits significant: formatted straight from the bytes.
+fn plain_int(t: &Datatype) -> Option<(usize, bool)> {
+    match t {
+        Datatype::Integer {
+            size: size @ (1 | 2 | 4 | 8),
+            order: ByteOrder::Little | ByteOrder::Big,
+            signed,
+            bit_offset: 0,
+            precision,
+        } if u32::from(*precision) == size * 8 => Some((*size as usize, *signed)),
+        _ => None,
+    }
+}
+
+/// The decimal text of a native-order integer element of `e.len()` bytes.
+fn int_text<'b>(e: &[u8], signed: bool, buf: &'b mut [u8; 24]) -> &'b str {
+    let mut v = match *e {
+        [a] => u64::from(a),
+        [a, b] => u64::from(u16::from_ne_bytes([a, b])),
+        [a, b, c, d] => u64::from(u32::from_ne_bytes([a, b, c, d])),
+        [a, b, c, d, e5, f, g, h] => u64::from_ne_bytes([a, b, c, d, e5, f, g, h]),
+        _ => return "?",
+    };
+    let bits = e.len() * 8;
+    let neg = signed && (v >> (bits - 1)) & 1 == 1;
+    if neg {
+        // Two's complement magnitude within `bits`.
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        v = ((!v) & mask).wrapping_add(1) & mask;
+        if bits == 64 && v == 0 {
+            v = 1 << 63;
+        }
+    }
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if neg {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    std::str::from_utf8(&buf[i..]).unwrap_or("?")
+}
+
+/// Elements of a block in text: integers straight from the bytes, the rest
+/// through [`Value`]s.
+fn for_each_text(
+    file: &File,
+    d: &Dataset,
+    raw: &[u8],
+    n: u64,
+    json: bool,
+    f: &mut dyn FnMut(&str) -> Result<(), Fail>,
+) -> Result<(), Fail> {
+    if let Some((size, signed)) = plain_int(d.dtype()) {
+        let mut bytes = raw.to_vec();
+        h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
+            .map_err(|e| Fail::File(named(d.path(), e)))?;
+        let mut buf = [0u8; 24];
+        for e in bytes.chunks_exact(size) {
+            f(int_text(e, signed, &mut buf))?;
+        }
+        return Ok(());
+    }
+    let size = d.dtype().size();
+    if !json && d.dtype().is_ieee_standard() && (size == 4 || size == 8) {
+        // As `value_text` of F32/F64, without a Value each.
+        let mut bytes = raw.to_vec();
+        h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
+            .map_err(|e| Fail::File(named(d.path(), e)))?;
+        for e in bytes.chunks_exact(size as usize) {
+            let t = match *e {
+                [a, b, c, d] => float_text(f32::from_ne_bytes([a, b, c, d])),
+                [a, b, c, d, e5, f6, g, h] => {
+                    float_text(f64::from_ne_bytes([a, b, c, d, e5, f6, g, h]))
+                }
+                _ => "?".into(),
+            };
+            f(&t)?;
+        }
+        return Ok(());
+    }
+    for v in decode(file, d.dtype(), raw, n, d.path())? {
+        if json {
+            f(&value_json(&v).to_string())?;
+        } else {
+            f(&value_text(&v))?;
+        }
     }
     Ok(())
 }
 
-/// `h5 dump`: h5dump-like text of the object at `path` and everything below it.
-///
-/// # Errors
-/// A one-line message naming the object path.
-pub fn dump(file: &File, file_name: &str, path: &str, out: &mut dyn Write) -> Result<(), String> {
-    writeln!(out, "HDF5 \"{file_name}\" {{").map_err(io)?;
-    let obj = file.object(path).map_err(|e| e.to_string())?;
-    let mut seen = HashSet::new();
-    dump_obj(file, &obj, path, "", &mut seen, out)?;
-    writeln!(out, "}}").map_err(io)?;
-    Ok(())
+/// The text of the element at flat index `i` of `shape` as `(i0,i1,…)`.
+fn coords(shape: &[u64], mut i: u64) -> String {
+    if shape.is_empty() {
+        return "(0)".into();
+    }
+    let mut c = vec![0u64; shape.len()];
+    for k in (0..shape.len()).rev() {
+        let n = shape[k].max(1);
+        c[k] = i % n;
+        i /= n;
+    }
+    let parts: Vec<String> = c.iter().map(u64::to_string).collect();
+    format!("({})", parts.join(","))
 }
 
-fn dump_obj(
-    file: &File,
-    obj: &Object,
-    name: &str,
-    indent: &str,
-    seen: &mut HashSet<h5fmt::Addr>,
-    out: &mut dyn Write,
-) -> Result<(), String> {
-    let inner = format!("{indent}   ");
-    match obj {
-        Object::Group(g) => {
-            writeln!(out, "{indent}GROUP \"{name}\" {{").map_err(io)?;
-            if !seen.insert(g.addr()) {
-                writeln!(out, "{inner}HARDLINK to an object already shown").map_err(io)?;
+/// Values written as h5dump does: lines of at most [`WIDTH`] columns, each
+/// starting with the coordinates of its first element, a new line at the
+/// start of each row of the last dimension.
+struct Rows<'a> {
+    out: &'a mut dyn Write,
+    indent: String,
+    shape: Vec<u64>,
+    row: u64,
+    next: u64,
+    line: String,
+}
+
+impl<'a> Rows<'a> {
+    fn new(out: &'a mut dyn Write, indent: &str, shape: &[u64]) -> Self {
+        Rows {
+            out,
+            indent: indent.to_string(),
+            row: shape.last().copied().unwrap_or(1).max(1),
+            shape: shape.to_vec(),
+            next: 0,
+            line: String::new(),
+        }
+    }
+
+    fn push(&mut self, text: &str) -> Result<(), Fail> {
+        let row_start = self.next.is_multiple_of(self.row);
+        // The line, ", ", the value and the "," that ends a line fit in WIDTH.
+        if !self.line.is_empty() && (row_start || self.line.len() + 3 + text.len() > WIDTH) {
+            writeln!(self.out, "{},", self.line)?;
+            self.line.clear();
+        }
+        if self.line.is_empty() {
+            self.line.push_str(&format!(
+                "{}{}: ",
+                self.indent,
+                coords(&self.shape, self.next)
+            ));
+        } else {
+            self.line.push_str(", ");
+        }
+        self.line.push_str(text);
+        self.next += 1;
+        Ok(())
+    }
+
+    fn end(self) -> Result<(), Fail> {
+        if !self.line.is_empty() {
+            writeln!(self.out, "{}", self.line)?;
+        }
+        Ok(())
+    }
+}
+
+/// Options of `h5 ls`.
+#[derive(Debug, Clone, Default)]
+pub struct LsOptions {
+    /// Recurse into subgroups (depth first, full paths, as `h5ls -r`).
+    pub recursive: bool,
+    /// Type, layout, chunks, filters and compression ratio of datasets.
+    pub long: bool,
+    /// JSON Lines output.
+    pub json: bool,
+}
+
+/// The stored size of a dataset's data in bytes, where known.
+fn stored_bytes(d: &Dataset) -> Option<u64> {
+    match d.layout() {
+        Layout::Compact { data } => Some(data.len() as u64),
+        Layout::Contiguous { addr, size } => Some(if addr.is_undef() { 0 } else { *size }),
+        Layout::Chunked(c) => {
+            let es = usize::try_from(d.dtype().size()).ok()?;
+            let recs = h5fmt::read::chunks::chunk_records(
+                d.file().storage(),
+                d.file().ctx(),
+                c,
+                &d.space().dims,
+                d.space().max_dims_or_dims(),
+                es,
+                !d.filters().filters.is_empty(),
+            )
+            .ok()?;
+            Some(recs.iter().map(|r| r.size).sum())
+        }
+        Layout::Virtual { .. } => None,
+    }
+}
+
+fn filter_names(d: &Dataset) -> Vec<String> {
+    d.filters()
+        .filters
+        .iter()
+        .map(|f| {
+            let name = h5fmt::filter::filter_name(f.id)
+                .map(str::to_string)
+                .or_else(|| f.name.clone())
+                .unwrap_or_else(|| format!("filter {}", f.id));
+            if f.client_data.is_empty() || f.id != 1 {
+                name
             } else {
-                write_attrs(out, &g.attrs().map_err(|e| e.to_string())?, &inner)?;
-                for l in g.links().map_err(|e| e.to_string())? {
-                    let p = join(g.path(), &l.name);
-                    match l.target {
-                        LinkTarget::Hard(addr) => {
-                            let child = file.object_at(addr, &p).map_err(|e| e.to_string())?;
-                            dump_obj(file, &child, &l.name, &inner, seen, out)?;
-                        }
-                        LinkTarget::Soft(t) => {
-                            writeln!(out, "{inner}SOFTLINK \"{}\" {{ LINKTARGET \"{t}\" }}", l.name).map_err(io)?
-                        }
-                        LinkTarget::External { file: f, path: t } => writeln!(
-                            out,
-                            "{inner}EXTERNAL_LINK \"{}\" {{ TARGETFILE \"{f}\" TARGETPATH \"{t}\" }}",
-                            l.name
-                        )
-                        .map_err(io)?,
-                        LinkTarget::UserDefined { class, .. } => {
-                            writeln!(out, "{inner}USERDEFINED_LINK \"{}\" {{ CLASS {class} }}", l.name).map_err(io)?
+                format!("{name}({})", f.client_data[0])
+            }
+        })
+        .collect()
+}
+
+fn layout_name(d: &Dataset) -> &'static str {
+    match d.layout_class() {
+        LayoutClass::Compact => "compact",
+        LayoutClass::Contiguous => "contiguous",
+        LayoutClass::Chunked => "chunked",
+        LayoutClass::Virtual => "virtual",
+    }
+}
+
+fn chunk_dims(d: &Dataset) -> Option<Vec<u64>> {
+    match d.layout() {
+        Layout::Chunked(c) => Some(c.dims.clone()),
+        _ => None,
+    }
+}
+
+fn ratio(d: &Dataset) -> Option<f64> {
+    let stored = stored_bytes(d)?;
+    let logical = d.len().saturating_mul(d.dtype().size());
+    (stored > 0).then(|| logical as f64 / stored as f64)
+}
+
+fn ls_text(name: &str, obj: &Object, long: bool) -> String {
+    match obj {
+        Object::Group(_) => format!("{name:<24} Group"),
+        Object::Datatype(t) if long => format!("{name:<24} Type {}", type_name(t.dtype())),
+        Object::Datatype(_) => format!("{name:<24} Type"),
+        Object::Dataset(d) => {
+            let mut s = format!(
+                "{name:<24} Dataset {}",
+                space_text(d.shape(), d.maxshape(), d.space().kind)
+            );
+            if long {
+                s.push_str(&format!("  {}  {}", type_name(d.dtype()), layout_name(d)));
+                if let Some(c) = chunk_dims(d) {
+                    let c: Vec<String> = c.iter().map(u64::to_string).collect();
+                    s.push_str(&format!(" {{{}}}", c.join(", ")));
+                }
+                let f = filter_names(d);
+                if !f.is_empty() {
+                    s.push_str(&format!("  filters {}", f.join(",")));
+                }
+                if let Some(r) = ratio(d) {
+                    s.push_str(&format!("  ratio {r:.2}"));
+                }
+            }
+            s
+        }
+    }
+}
+
+fn ls_json(path: &str, obj: &Object, long: bool) -> Json {
+    match obj {
+        Object::Group(_) => json!({"path": path, "kind": "group"}),
+        Object::Datatype(t) => {
+            json!({"path": path, "kind": "datatype", "dtype": type_name(t.dtype())})
+        }
+        Object::Dataset(d) => {
+            let mut m = Map::new();
+            m.insert("path".into(), json!(path));
+            m.insert("kind".into(), json!("dataset"));
+            m.insert("shape".into(), json!(d.shape()));
+            m.insert("maxshape".into(), json!(d.maxshape()));
+            m.insert("dtype".into(), json!(type_name(d.dtype())));
+            if long {
+                m.insert("layout".into(), json!(layout_name(d)));
+                m.insert("chunks".into(), json!(chunk_dims(d)));
+                m.insert("filters".into(), json!(filter_names(d)));
+                m.insert("stored_bytes".into(), json!(stored_bytes(d)));
+                m.insert("ratio".into(), ratio(d).map_or(Json::Null, float_json));
+            }
+            Json::Object(m)
+        }
+    }
+}
+
+/// `h5 ls`: one line per member (a JSON object per line with `json`). An
+/// object that cannot be read is marked and the listing goes on; the
+/// outcome is then [`Outcome::Problems`].
+///
+/// # Errors
+/// `File` when the start object cannot be read; `BrokenPipe`.
+pub fn ls_with(
+    file: &File,
+    file_name: &str,
+    path: &str,
+    opts: &LsOptions,
+    out: &mut dyn Write,
+) -> Result<Outcome, Fail> {
+    let start = file.object(path).map_err(|e| obj_err(file_name, path, e))?;
+    let mut bad = 0usize;
+    let emit = |out: &mut dyn Write, shown: &str, full: &str, obj: Result<&Object, String>| {
+        let r = match (obj, opts.json) {
+            (Ok(o), false) => writeln!(out, "{}", ls_text(shown, o, opts.long)),
+            (Ok(o), true) => writeln!(out, "{}", ls_json(full, o, opts.long)),
+            (Err(e), false) => writeln!(out, "{shown:<24} ** error: {} **", one_line(&e)),
+            (Err(e), true) => writeln!(out, "{}", json!({"path": full, "error": e})),
+        };
+        r.map_err(Fail::from)
+    };
+    let Object::Group(g) = &start else {
+        emit(out, path, path, Ok(&start))?;
+        return Ok(Outcome::Clean);
+    };
+    if opts.recursive {
+        emit(out, path, path, Ok(&start))?;
+    }
+    let mut seen = HashSet::new();
+    seen.insert(g.addr());
+    // Depth first: a stack of (group path, its links not yet shown, reversed).
+    let mut stack: Vec<(String, Vec<h5fmt::read::Link>)> = Vec::new();
+    match g.links() {
+        Ok(mut l) => {
+            l.reverse();
+            stack.push((path.to_string(), l));
+        }
+        Err(e) => {
+            bad += 1;
+            emit(out, path, path, Err(format!("cannot list members: {e}")))?;
+        }
+    }
+    while let Some((gpath, links)) = stack.last_mut() {
+        let Some(l) = links.pop() else {
+            stack.pop();
+            continue;
+        };
+        let gpath = gpath.clone();
+        let p = join(&gpath, &l.name);
+        let shown = if opts.recursive {
+            p.clone()
+        } else {
+            l.name.clone()
+        };
+        match l.target {
+            LinkTarget::Hard(addr) => match file.object_at(addr, &p) {
+                Ok(obj) => {
+                    emit(out, &shown, &p, Ok(&obj))?;
+                    if let Object::Group(sg) = &obj {
+                        if opts.recursive && seen.insert(sg.addr()) {
+                            if stack.len() >= MAX_DEPTH {
+                                bad += 1;
+                                emit(out, &shown, &p, Err("groups nested too deep".into()))?;
+                                continue;
+                            }
+                            match sg.links() {
+                                Ok(mut ls) => {
+                                    ls.reverse();
+                                    stack.push((p, ls));
+                                }
+                                Err(e) => {
+                                    bad += 1;
+                                    emit(
+                                        out,
+                                        &shown,
+                                        &p,
+                                        Err(format!("cannot list members: {e}")),
+                                    )?;
+                                }
+                            }
                         }
                     }
                 }
-            }
-            writeln!(out, "{indent}}}").map_err(io)?;
-        }
-        Object::Dataset(d) => {
-            writeln!(out, "{indent}DATASET \"{name}\" {{").map_err(io)?;
-            writeln!(out, "{inner}DATATYPE  {}", type_name(d.dtype())).map_err(io)?;
-            writeln!(
-                out,
-                "{inner}DATASPACE  {}",
-                space_text(d.shape(), d.maxshape(), d.space().kind)
-            )
-            .map_err(io)?;
-            match d.read_values() {
-                Ok(v) => writeln!(out, "{inner}DATA {{ {} }}", values_text(&v)).map_err(io)?,
-                Err(e) => writeln!(out, "{inner}DATA <error: {e}>").map_err(io)?,
-            }
-            write_attrs(out, &d.attrs().map_err(|e| e.to_string())?, &inner)?;
-            writeln!(out, "{indent}}}").map_err(io)?;
-        }
-        Object::Datatype(t) => {
-            writeln!(out, "{indent}DATATYPE \"{name}\" {}", type_name(t.dtype())).map_err(io)?;
-        }
-    }
-    Ok(())
-}
-
-fn attrs_json(attrs: &[Attribute]) -> Result<Json, String> {
-    let mut m = Map::new();
-    for a in attrs {
-        let vals = a.read_values().map_err(|e| e.to_string())?;
-        let v = if a.space().kind == SpaceKind::Scalar {
-            vals.first().map(value_json).unwrap_or(Json::Null)
-        } else {
-            Json::Array(vals.iter().map(value_json).collect())
-        };
-        m.insert(a.name().to_string(), v);
-    }
-    Ok(Json::Object(m))
-}
-
-/// `h5 dump --json`: a readable JSON tree with real numbers (flat data lists).
-///
-/// # Errors
-/// A one-line message naming the object path.
-pub fn json_dump(file: &File, path: &str) -> Result<Json, String> {
-    let obj = file.object(path).map_err(|e| e.to_string())?;
-    let mut seen = HashSet::new();
-    obj_json(file, &obj, &mut seen)
-}
-
-fn obj_json(file: &File, obj: &Object, seen: &mut HashSet<h5fmt::Addr>) -> Result<Json, String> {
-    match obj {
-        Object::Group(g) => {
-            let mut members = Map::new();
-            if seen.insert(g.addr()) {
-                for l in g.links().map_err(|e| e.to_string())? {
-                    let p = join(g.path(), &l.name);
-                    let v = match l.target {
-                        LinkTarget::Hard(addr) => {
-                            let child = file.object_at(addr, &p).map_err(|e| e.to_string())?;
-                            obj_json(file, &child, seen)?
-                        }
-                        LinkTarget::Soft(t) => json!({"soft_link": t}),
-                        LinkTarget::External { file: f, path: t } => {
-                            json!({"external_link": {"file": f, "path": t}})
-                        }
-                        LinkTarget::UserDefined { class, .. } => {
-                            json!({"user_defined_link": class})
-                        }
-                    };
-                    members.insert(l.name, v);
+                Err(e) => {
+                    bad += 1;
+                    emit(out, &shown, &p, Err(e.to_string()))?;
+                }
+            },
+            LinkTarget::Soft(t) => {
+                if opts.json {
+                    writeln!(
+                        out,
+                        "{}",
+                        json!({"path": p, "kind": "soft_link", "target": t})
+                    )?;
+                } else {
+                    writeln!(out, "{shown:<24} Soft Link {{{t}}}")?;
                 }
             }
-            Ok(
-                json!({"type": "group", "attrs": attrs_json(&g.attrs().map_err(|e| e.to_string())?)?, "members": members}),
-            )
+            LinkTarget::External { file: f, path: t } => {
+                if opts.json {
+                    writeln!(
+                        out,
+                        "{}",
+                        json!({"path": p, "kind": "external_link", "file": f, "target": t})
+                    )?;
+                } else {
+                    writeln!(out, "{shown:<24} External Link {{{f}/{t}}}")?;
+                }
+            }
+            LinkTarget::UserDefined { class, .. } => {
+                if opts.json {
+                    writeln!(
+                        out,
+                        "{}",
+                        json!({"path": p, "kind": "user_defined_link", "class": class})
+                    )?;
+                } else {
+                    writeln!(out, "{shown:<24} User-defined Link (class {class})")?;
+                }
+            }
         }
-        Object::Dataset(d) => {
-            let vals = d.read_values().map_err(|e| e.to_string())?;
-            Ok(json!({
-                "type": "dataset",
-                "dtype": type_name(d.dtype()),
-                "shape": d.shape(),
-                "attrs": attrs_json(&d.attrs().map_err(|e| e.to_string())?)?,
-                "data": vals.iter().map(value_json).collect::<Vec<_>>(),
-            }))
+    }
+    if bad > 0 {
+        out.flush()?;
+        eprintln!("h5: {file_name}: {bad} object(s) could not be read");
+        Ok(Outcome::Problems)
+    } else {
+        Ok(Outcome::Clean)
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Options of `h5 dump` (text and JSON).
+#[derive(Debug, Clone, Default)]
+pub struct DumpOptions {
+    /// Types, shapes and attributes only, no dataset values.
+    pub header_only: bool,
+    /// A progress bar on stderr for large datasets (when stderr is a terminal).
+    pub progress: bool,
+}
+
+struct Dumper<'a> {
+    file: &'a File,
+    opts: &'a DumpOptions,
+    seen: HashSet<h5fmt::Addr>,
+    bad: Vec<String>,
+}
+
+impl Dumper<'_> {
+    fn problem(
+        &mut self,
+        out: &mut dyn Write,
+        indent: &str,
+        what: &str,
+        e: &str,
+    ) -> Result<(), Fail> {
+        writeln!(out, "{indent}<error: {}>", one_line(e))?;
+        self.bad.push(named(what, e));
+        Ok(())
+    }
+
+    fn attrs(
+        &mut self,
+        out: &mut dyn Write,
+        what: &str,
+        attrs: h5fmt::Result<Vec<Attribute>>,
+        indent: &str,
+    ) -> Result<(), Fail> {
+        let attrs = match attrs {
+            Ok(a) => a,
+            Err(e) => return self.problem(out, indent, what, &format!("attributes: {e}")),
+        };
+        for a in attrs {
+            writeln!(out, "{indent}ATTRIBUTE \"{}\" {{", a.name())?;
+            writeln!(out, "{indent}   DATATYPE  {}", type_name(a.dtype()))?;
+            writeln!(
+                out,
+                "{indent}   DATASPACE  {}",
+                space_text(a.shape(), None, a.space().kind)
+            )?;
+            if !self.opts.header_only {
+                match a.read_values() {
+                    Ok(v) => {
+                        writeln!(out, "{indent}   DATA {{")?;
+                        let mut rows = Rows::new(out, &format!("{indent}   "), a.shape());
+                        for x in &v {
+                            rows.push(&value_text(x))?;
+                        }
+                        rows.end()?;
+                        writeln!(out, "{indent}   }}")?;
+                    }
+                    Err(e) => {
+                        let w = format!("{what} (attribute {:?})", a.name());
+                        self.problem(out, &format!("{indent}   "), &w, &e.to_string())?;
+                    }
+                }
+            }
+            writeln!(out, "{indent}}}")?;
         }
-        Object::Datatype(t) => Ok(json!({"type": "datatype", "dtype": type_name(t.dtype())})),
+        Ok(())
+    }
+
+    fn data(&mut self, out: &mut dyn Write, d: &Dataset, indent: &str) -> Result<(), Fail> {
+        writeln!(out, "{indent}DATA {{")?;
+        let file = self.file;
+        let mut rows = Rows::new(out, indent, d.shape());
+        let r = for_each_block(d, self.opts.progress, &mut |raw, n| {
+            for_each_text(file, d, raw, n, false, &mut |t| rows.push(t))
+        });
+        rows.end()?;
+        match r {
+            Err(Fail::File(e)) => self.problem(out, indent, d.path(), &e)?,
+            Err(e) => return Err(e),
+            Ok(()) => {}
+        }
+        writeln!(out, "{indent}}}")?;
+        Ok(())
+    }
+
+    fn obj(
+        &mut self,
+        out: &mut dyn Write,
+        obj: &Object,
+        name: &str,
+        indent: &str,
+        depth: usize,
+    ) -> Result<(), Fail> {
+        let inner = format!("{indent}   ");
+        match obj {
+            Object::Group(g) => {
+                writeln!(out, "{indent}GROUP \"{name}\" {{")?;
+                if !self.seen.insert(g.addr()) {
+                    writeln!(out, "{inner}HARDLINK to an object already shown")?;
+                } else if depth > MAX_DEPTH {
+                    self.problem(out, &inner, g.path(), "groups nested too deep")?;
+                } else {
+                    self.attrs(out, g.path(), g.attrs(), &inner)?;
+                    match g.links() {
+                        Err(e) => self.problem(
+                            out,
+                            &inner,
+                            g.path(),
+                            &format!("cannot list members: {e}"),
+                        )?,
+                        Ok(links) => {
+                            for l in links {
+                                let p = join(g.path(), &l.name);
+                                match l.target {
+                                    LinkTarget::Hard(addr) => match self.file.object_at(addr, &p) {
+                                        Ok(child) => self.obj(out, &child, &l.name, &inner, depth + 1)?,
+                                        Err(e) => self.problem(out, &inner, &p, &e.to_string())?,
+                                    },
+                                    LinkTarget::Soft(t) => writeln!(out, "{inner}SOFTLINK \"{}\" {{ LINKTARGET \"{t}\" }}", l.name)?,
+                                    LinkTarget::External { file: f, path: t } => writeln!(
+                                        out,
+                                        "{inner}EXTERNAL_LINK \"{}\" {{ TARGETFILE \"{f}\" TARGETPATH \"{t}\" }}",
+                                        l.name
+                                    )?,
+                                    LinkTarget::UserDefined { class, .. } => writeln!(out, "{inner}USERDEFINED_LINK \"{}\" {{ CLASS {class} }}", l.name)?,
+                                }
+                            }
+                        }
+                    }
+                }
+                writeln!(out, "{indent}}}")?;
+            }
+            Object::Dataset(d) => {
+                writeln!(out, "{indent}DATASET \"{name}\" {{")?;
+                writeln!(out, "{inner}DATATYPE  {}", type_name(d.dtype()))?;
+                writeln!(
+                    out,
+                    "{inner}DATASPACE  {}",
+                    space_text(d.shape(), d.maxshape(), d.space().kind)
+                )?;
+                if !self.opts.header_only {
+                    self.data(out, d, &inner)?;
+                }
+                self.attrs(out, d.path(), d.attrs(), &inner)?;
+                writeln!(out, "{indent}}}")?;
+            }
+            Object::Datatype(t) => {
+                writeln!(out, "{indent}DATATYPE \"{name}\" {}", type_name(t.dtype()))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn outcome(&self, file_name: &str) -> Outcome {
+        if self.bad.is_empty() {
+            return Outcome::Clean;
+        }
+        for b in &self.bad {
+            eprintln!("h5: {file_name}: {b}");
+        }
+        Outcome::Problems
+    }
+}
+
+/// `h5 dump`: h5dump-like text of the object at `path` and everything below
+/// it, dataset values in lines of at most 80 columns, read block by block.
+/// An object that cannot be read is marked (`<error: …>`) and the dump goes
+/// on; the outcome is then [`Outcome::Problems`] (one line per problem on stderr).
+///
+/// # Errors
+/// `File` when the object at `path` cannot be read; `BrokenPipe`.
+pub fn dump_with(
+    file: &File,
+    file_name: &str,
+    path: &str,
+    opts: &DumpOptions,
+    out: &mut dyn Write,
+) -> Result<Outcome, Fail> {
+    let obj = file.object(path).map_err(|e| obj_err(file_name, path, e))?;
+    writeln!(out, "HDF5 \"{file_name}\" {{")?;
+    let mut d = Dumper {
+        file,
+        opts,
+        seen: HashSet::new(),
+        bad: Vec::new(),
+    };
+    d.obj(out, &obj, path, "", 0)?;
+    writeln!(out, "}}")?;
+    out.flush()?;
+    Ok(d.outcome(file_name))
+}
+
+/// A JSON string literal.
+fn jstr(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+impl Dumper<'_> {
+    fn attrs_json(&mut self, what: &str, attrs: h5fmt::Result<Vec<Attribute>>) -> Json {
+        let mut m = Map::new();
+        let attrs = match attrs {
+            Ok(a) => a,
+            Err(e) => {
+                self.bad
+                    .push(format!("{what}: attributes: {}", one_line(&e.to_string())));
+                return json!({"error": e.to_string()});
+            }
+        };
+        for a in attrs {
+            let v = match a.read_values() {
+                Ok(vals) if a.space().kind == SpaceKind::Scalar => {
+                    vals.first().map(value_json).unwrap_or(Json::Null)
+                }
+                Ok(vals) => Json::Array(vals.iter().map(value_json).collect()),
+                Err(e) => {
+                    self.bad.push(format!(
+                        "{what} (attribute {:?}): {}",
+                        a.name(),
+                        one_line(&e.to_string())
+                    ));
+                    json!({"error": e.to_string()})
+                }
+            };
+            m.insert(a.name().to_string(), v);
+        }
+        Json::Object(m)
+    }
+
+    fn obj_json(
+        &mut self,
+        out: &mut dyn Write,
+        obj: &Object,
+        indent: &str,
+        depth: usize,
+    ) -> Result<(), Fail> {
+        let inner = format!("{indent}  ");
+        match obj {
+            Object::Group(g) => {
+                let first = self.seen.insert(g.addr());
+                let attrs = self.attrs_json(g.path(), g.attrs());
+                write!(out, "{{\n{inner}\"type\": \"group\",\n{inner}\"attrs\": {attrs},\n{inner}\"members\": {{")?;
+                let mut n = 0;
+                if first && depth <= MAX_DEPTH {
+                    let links = match g.links() {
+                        Ok(l) => l,
+                        Err(e) => {
+                            self.bad.push(format!(
+                                "{}: cannot list members: {}",
+                                g.path(),
+                                one_line(&e.to_string())
+                            ));
+                            Vec::new()
+                        }
+                    };
+                    for l in links {
+                        let p = join(g.path(), &l.name);
+                        write!(
+                            out,
+                            "{}\n{inner}  {}: ",
+                            if n > 0 { "," } else { "" },
+                            jstr(&l.name)
+                        )?;
+                        n += 1;
+                        match l.target {
+                            LinkTarget::Hard(addr) => match self.file.object_at(addr, &p) {
+                                Ok(child) => {
+                                    self.obj_json(out, &child, &format!("{inner}  "), depth + 1)?
+                                }
+                                Err(e) => {
+                                    self.bad.push(named(&p, e.to_string()));
+                                    write!(out, "{}", json!({"error": e.to_string()}))?;
+                                }
+                            },
+                            LinkTarget::Soft(t) => write!(out, "{}", json!({"soft_link": t}))?,
+                            LinkTarget::External { file: f, path: t } => {
+                                write!(out, "{}", json!({"external_link": {"file": f, "path": t}}))?
+                            }
+                            LinkTarget::UserDefined { class, .. } => {
+                                write!(out, "{}", json!({"user_defined_link": class}))?
+                            }
+                        }
+                    }
+                } else if first {
+                    self.bad
+                        .push(format!("{}: groups nested too deep", g.path()));
+                }
+                if n > 0 {
+                    write!(out, "\n{inner}")?;
+                }
+                write!(out, "}}\n{indent}}}")?;
+            }
+            Object::Dataset(d) => {
+                let attrs = self.attrs_json(d.path(), d.attrs());
+                write!(
+                    out,
+                    "{{\n{inner}\"type\": \"dataset\",\n{inner}\"dtype\": {},\n{inner}\"shape\": {},\n{inner}\"attrs\": {attrs}",
+                    jstr(&type_name(d.dtype())),
+                    json!(d.shape())
+                )?;
+                if !self.opts.header_only {
+                    write!(out, ",\n{inner}\"data\": [")?;
+                    let file = self.file;
+                    let mut col = WIDTH;
+                    let mut first = true;
+                    let r = for_each_block(d, self.opts.progress, &mut |raw, n| {
+                        for_each_text(file, d, raw, n, true, &mut |t| {
+                            if !first {
+                                write!(out, ",")?;
+                            }
+                            if col + t.len() + 2 > WIDTH {
+                                write!(out, "\n{inner}  ")?;
+                                col = inner.len() + 2;
+                            } else if !first {
+                                write!(out, " ")?;
+                                col += 1;
+                            }
+                            out.write_all(t.as_bytes())?;
+                            col += t.len() + 1;
+                            first = false;
+                            Ok(())
+                        })
+                    });
+                    match r {
+                        Err(Fail::File(e)) => {
+                            self.bad.push(one_line(&e));
+                            write!(out, "\n{inner}],\n{inner}\"error\": {}", jstr(&e))?;
+                        }
+                        Err(e) => return Err(e),
+                        Ok(()) => write!(out, "\n{inner}]")?,
+                    }
+                }
+                write!(out, "\n{indent}}}")?;
+            }
+            Object::Datatype(t) => {
+                write!(
+                    out,
+                    "{}",
+                    json!({"type": "datatype", "dtype": type_name(t.dtype())})
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `h5 dump --json`: a readable JSON tree with real numbers, written as it
+/// is read (dataset values block by block). Objects that cannot be read get
+/// an `"error"` member; the outcome is then [`Outcome::Problems`].
+///
+/// # Errors
+/// `File` when the object at `path` cannot be read; `BrokenPipe`.
+pub fn json_dump_to(
+    file: &File,
+    file_name: &str,
+    path: &str,
+    opts: &DumpOptions,
+    out: &mut dyn Write,
+) -> Result<Outcome, Fail> {
+    let obj = file.object(path).map_err(|e| obj_err(file_name, path, e))?;
+    let mut d = Dumper {
+        file,
+        opts,
+        seen: HashSet::new(),
+        bad: Vec::new(),
+    };
+    d.obj_json(out, &obj, "", 0)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(d.outcome(file_name))
+}
+
+/// `h5 cat`: the raw bytes of a dataset (or a numpy-style slice of it) in
+/// native byte order; the whole dataset is streamed block by block.
+///
+/// # Errors
+/// `Usage` for a bad slice; `File` for a dataset that cannot be read; `BrokenPipe`.
+pub fn cat(
+    file: &File,
+    file_name: &str,
+    path: &str,
+    slice: Option<&str>,
+    out: &mut dyn Write,
+) -> Result<Outcome, Fail> {
+    let d = file
+        .dataset(path)
+        .map_err(|e| obj_err(file_name, path, e))?;
+    let native = |bytes: &mut [u8]| {
+        h5fmt::data::convert::to_native_order(d.dtype(), bytes)
+            .map_err(|e| obj_err(file_name, path, e))
+    };
+    match slice {
+        Some(spec) => {
+            let sel = Selection::parse(spec, d.shape())
+                .map_err(|e| Fail::Usage(format!("--slice {spec}: {e}")))?;
+            let mut bytes = d
+                .read_slice(&sel)
+                .map_err(|e| obj_err(file_name, path, e))?;
+            native(&mut bytes)?;
+            out.write_all(&bytes)?;
+        }
+        None => {
+            for_each_block(&d, false, &mut |raw, _| {
+                let mut bytes = raw.to_vec();
+                native(&mut bytes)?;
+                out.write_all(&bytes)?;
+                Ok(())
+            })
+            .map_err(|e| match e {
+                Fail::File(m) => Fail::File(format!("{file_name}: {m}")),
+                other => other,
+            })?;
+        }
+    }
+    Ok(Outcome::Clean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cover(shape: &[u64], elem: u64) -> u64 {
+        let mut next = 0u64;
+        let mut total = 0u64;
+        for sel in Blocks::new(shape, elem) {
+            let n = sel.num_elements().unwrap();
+            assert!(n >= 1 && n * elem <= BLOCK_BYTES.max(elem) && n <= BLOCK_ELEMS);
+            // Blocks are in row-major order: each starts where the last ended.
+            let (lo, _) = sel.bounds(shape.len());
+            let mut flat = 0u64;
+            for (k, &c) in lo.iter().enumerate() {
+                flat = flat * shape[k] + c;
+            }
+            assert_eq!(flat, next, "{shape:?}");
+            next += n;
+            total += n;
+        }
+        total
+    }
+
+    #[test]
+    fn blocks_cover_the_dataspace_in_order() {
+        for shape in [
+            vec![],
+            vec![1],
+            vec![1000],
+            vec![3_000_000],
+            vec![7, 300_000],
+            vec![5, 3, 100_000],
+            vec![2, 2, 2],
+            vec![100_000, 3],
+        ] {
+            let n: u64 = shape.iter().product();
+            assert_eq!(cover(&shape, 8), n, "{shape:?}");
+        }
+        assert_eq!(Blocks::new(&[0, 5], 8).count(), 0);
+    }
+
+    #[test]
+    fn integers_formatted_from_bytes() {
+        let mut buf = [0u8; 24];
+        for v in [0i64, 1, -1, 42, -42, i64::MIN, i64::MAX] {
+            assert_eq!(int_text(&v.to_ne_bytes(), true, &mut buf), v.to_string());
+        }
+        for v in [0u64, 9, 10, u64::MAX] {
+            assert_eq!(int_text(&v.to_ne_bytes(), false, &mut buf), v.to_string());
+        }
+        for v in [i8::MIN, -1, 0, i8::MAX] {
+            assert_eq!(int_text(&v.to_ne_bytes(), true, &mut buf), v.to_string());
+        }
+        assert_eq!(int_text(&[255], false, &mut buf), "255");
+        for v in [i16::MIN, -300, i16::MAX] {
+            assert_eq!(int_text(&v.to_ne_bytes(), true, &mut buf), v.to_string());
+        }
+        for v in [i32::MIN, -70_000, i32::MAX] {
+            assert_eq!(int_text(&v.to_ne_bytes(), true, &mut buf), v.to_string());
+        }
+    }
+
+    #[test]
+    fn rows_wrap_and_start_each_row_on_a_new_line() {
+        let mut buf = Vec::new();
+        let mut r = Rows::new(&mut buf, "  ", &[2, 40]);
+        for i in 0..80 {
+            r.push(&i.to_string()).unwrap();
+        }
+        r.end().unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+        assert!(
+            text.lines().any(|l| l.starts_with("  (1,0): 40, 41")),
+            "{text}"
+        );
+        assert!(text.ends_with("79\n"), "{text}");
     }
 }

@@ -119,3 +119,70 @@ fn cat_rows_and_columns_select_a_window() {
         assert_eq!(plines[1 + k], format!("{},{}", full[ie], full[ir]));
     }
 }
+
+/// Every query of the corpus under each index policy: `verify` and `trust` give the expected
+/// rows on conformant files (their indexes are correct), `verify` also on tampered ones (the
+/// tampered index is rejected), and the default ignores indexes.
+#[test]
+fn corpus_queries_under_every_index_policy() {
+    use h5table::query::{IndexPolicy, Query, RunOptions};
+    use sha2::{Digest, Sha256};
+    let dir = hep001_dir().join("files");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".expected.json"))
+        .collect();
+    names.sort();
+    let (mut runs, mut pruned) = (0, 0);
+    for name in names {
+        let exp: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join(&name)).unwrap()).unwrap();
+        let tampered = exp["category"] == "tampered";
+        let file = h5fmt::File::open(dir.join(exp["file"].as_str().unwrap())).unwrap();
+        for (path, t) in exp["tables"].as_object().unwrap() {
+            let Some(qs) = t["queries"].as_array() else {
+                continue;
+            };
+            if qs.is_empty() {
+                continue;
+            }
+            let table = h5table::Table::open(&file.group(path).unwrap()).unwrap();
+            for q in qs {
+                let w = q["where"].as_str().unwrap();
+                let parsed = Query::parse(w).unwrap();
+                let policies: &[IndexPolicy] = if tampered {
+                    &[IndexPolicy::Ignore, IndexPolicy::Verify]
+                } else {
+                    &[IndexPolicy::Ignore, IndexPolicy::Verify, IndexPolicy::Trust]
+                };
+                for &p in policies {
+                    let (rows, plan) = parsed.run_with(&table, &RunOptions { indexes: p }).unwrap();
+                    let text = rows
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    let digest = format!("{:x}", Sha256::digest(text.as_bytes()));
+                    assert_eq!(
+                        rows.len() as u64,
+                        q["count"].as_u64().unwrap(),
+                        "{name} {path} [{w}] {p:?}"
+                    );
+                    assert_eq!(
+                        digest,
+                        q["sha256"].as_str().unwrap(),
+                        "{name} {path} [{w}] {p:?}"
+                    );
+                    runs += 1;
+                    if plan.rows_scanned < table.nrows() {
+                        pruned += 1;
+                    }
+                }
+            }
+        }
+    }
+    println!("{runs} query runs, {pruned} pruned by an index");
+    assert!(runs >= 480 && pruned > 100, "{runs} runs, {pruned} pruned");
+}

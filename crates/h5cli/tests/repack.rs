@@ -648,7 +648,8 @@ fn common_large() -> &'static str {
     Box::leak(p.to_string_lossy().into_owned().into_boxed_str())
 }
 
-/// `h5 repack` with bad arguments: an error message, exit status 2, no destination file.
+/// `h5 repack` with bad arguments: an error message, exit status 2 (1 for a source that cannot
+/// be opened), no destination file.
 #[test]
 fn repack_cli_bad_arguments() {
     let exe = env!("CARGO_BIN_EXE_h5");
@@ -659,24 +660,34 @@ fn repack_cli_bad_arguments() {
     let dst = tmp.join("out.h5");
     let s = src.to_str().unwrap();
     let d = dst.to_str().unwrap();
-    let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["repack", s], "needs SRC and DST"),
-        (vec!["repack", s, d, "--format", "v99"], "unknown format"),
-        (vec!["repack", s, d, "--filter", "gzip=12"], "bad level"),
-        (vec!["repack", s, d, "--filter", "snappy"], "unknown filter"),
-        (vec!["repack", s, d, "--chunk", "0,4"], "bad --chunk"),
-        (vec!["repack", s, d, "--bogus"], "unknown option"),
-        (vec!["repack", s, d, "--format"], "needs a value"),
+    // Usage errors exit 2; a source that cannot be opened is a file problem (1).
+    let cases: Vec<(Vec<&str>, &str, i32)> = vec![
+        (vec!["repack", s], "needs SRC and DST", 2),
+        (vec!["repack", s, d, "--format", "v99"], "unknown format", 2),
+        (vec!["repack", s, d, "--filter", "gzip=12"], "bad level", 2),
+        (
+            vec!["repack", s, d, "--filter", "snappy"],
+            "unknown filter",
+            2,
+        ),
+        (vec!["repack", s, d, "--chunk", "0,4"], "bad --chunk", 2),
+        (
+            vec!["repack", s, d, "--bogus"],
+            "unexpected argument '--bogus'",
+            2,
+        ),
+        (vec!["repack", s, d, "--format"], "a value is required", 2),
         (
             vec!["repack", "--format", "earliest", common_large(), d],
             "64 KiB",
+            2,
         ),
-        (vec!["repack", "/nonexistent/x.h5", d], "x.h5"),
+        (vec!["repack", "/nonexistent/x.h5", d], "x.h5", 1),
     ];
-    for (args, want) in cases {
+    for (args, want, code) in cases {
         let out = Command::new(exe).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(!dst.exists(), "{args:?} created the destination");
         assert_eq!(

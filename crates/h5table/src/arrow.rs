@@ -29,14 +29,16 @@
 //! (comma-separated names) when present.
 //!
 //! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let file = h5fmt::File::open("events.h5")?;
 //! let table = h5table::Table::open(&file.group("/events")?)?;
 //! let opts = h5table::arrow::ExportOptions::default();
 //! for batch in h5table::arrow::batches(&table, None, 0..table.nrows(), &opts)? {
-//!     let batch = batch?;
+//!     let batch = batch?; // an arrow_schema::ArrowError on a failed read
 //!     println!("{} rows", batch.num_rows());
 //! }
-//! # Ok::<(), h5table::Error>(())
+//! # Ok(())
+//! # }
 //! ```
 
 use crate::error::{Error, Result};
@@ -45,6 +47,7 @@ use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
+use alloc::vec;
 use alloc::vec::Vec;
 use arrow_array::types::{
     Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type,
@@ -374,29 +377,26 @@ impl Plan {
                 strings(data, offsets, nulls, ctx)?
             }
             Plan::VlenStr { dtype } => {
-                let file = ctx.dataset.file();
-                let mut data: Vec<u8> = Vec::new();
-                let mut offsets: Vec<i32> = Vec::with_capacity(n + 1);
-                offsets.push(0);
-                let mut overflow = false;
-                h5fmt::data::decode::for_each_vlen_string(
-                    dtype,
-                    raw,
-                    n as u64,
-                    file.ctx(),
-                    &file.heap(),
-                    &mut |s| {
-                        data.extend_from_slice(s);
-                        match i32::try_from(data.len()) {
-                            Ok(o) => offsets.push(o),
-                            Err(_) => overflow = true,
-                        }
-                    },
-                )?;
-                if overflow {
-                    offset_i32(data.len(), ctx)?;
+                let (data, offsets, valid) = vlen_buffers(ctx, dtype, raw, n)?;
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+                match (ctx.strings, valid) {
+                    (StringMode::Binary, _) => Arc::new(
+                        BinaryArray::try_new(offsets, Buffer::from_vec(data), nulls)
+                            .map_err(|e| arrow_err(ctx.column, e))?,
+                    ),
+                    (StringMode::Utf8, Err(row)) => return Err(not_utf8(ctx, row)),
+                    (StringMode::Utf8, Ok(())) => {
+                        // SAFETY: `vlen_buffers` checked that every part of
+                        // `data` is valid UTF-8 and that every offset falls
+                        // on a character boundary, so every string is valid
+                        // UTF-8; the offsets start at 0, never decrease and
+                        // end at `data.len()` (OffsetBuffer::new checked the
+                        // order), which is what `new_unchecked` requires.
+                        Arc::new(unsafe {
+                            StringArray::new_unchecked(offsets, Buffer::from_vec(data), nulls)
+                        })
+                    }
                 }
-                strings(data, offsets, nulls, ctx)?
             }
             Plan::Categorical { code, labels } => {
                 let nlabels = labels.len() as i128;
@@ -463,6 +463,150 @@ impl Plan {
             }
         })
     }
+}
+
+/// Rows per thread at least when reading variable-length strings.
+const VLEN_PART_MIN: usize = 1 << 16;
+
+/// The `n` variable-length strings whose descriptors are `raw` as one byte
+/// buffer and `n + 1` offsets, read on several threads when there are many
+/// (each part written straight into its place: the descriptors give every
+/// part's length first), and whether they are all UTF-8 (`Err(row)`: the
+/// first row that is not, when [`StringMode::Utf8`]).
+#[allow(clippy::type_complexity)]
+fn vlen_buffers(
+    ctx: &Ctx<'_>,
+    dtype: &Datatype,
+    raw: &[u8],
+    n: usize,
+) -> Result<(Vec<u8>, Vec<i32>, core::result::Result<(), usize>)> {
+    use h5fmt::data::decode::{for_each_vlen_string, vlen_strings_len};
+    let file = ctx.dataset.file();
+    let fctx = file.ctx();
+    let esize = usz(dtype.size()).max(1);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(n / VLEN_PART_MIN)
+        .clamp(1, 8);
+    let per = n.div_ceil(threads).max(1);
+    let parts: Vec<&[u8]> = raw
+        .get(..n * esize)
+        .unwrap_or(&[])
+        .chunks(per * esize)
+        .collect();
+    let mut lens = Vec::with_capacity(parts.len());
+    for p in &parts {
+        lens.push(usz(vlen_strings_len(
+            dtype,
+            p,
+            (p.len() / esize) as u64,
+            fctx,
+        )?));
+    }
+    let total: usize = lens.iter().sum();
+    if total as u64 > fctx.limits.max_read_bytes {
+        return Err(Error::Hdf5(h5fmt::Error::limit(format!(
+            "column {:?}: {total} bytes of strings exceed the read limit",
+            ctx.column
+        ))));
+    }
+    offset_i32(total, ctx)?;
+    let mut data = vec![0u8; total];
+    let mut offsets = vec![0i32; n + 1];
+    let check = ctx.strings == StringMode::Utf8;
+    // Disjoint destinations per part.
+    let mut jobs = Vec::with_capacity(parts.len());
+    {
+        let (mut d, mut o) = (data.as_mut_slice(), offsets.get_mut(1..).unwrap_or(&mut []));
+        let mut base = 0usize;
+        for (k, p) in parts.iter().enumerate() {
+            let rows = p.len() / esize;
+            let (dh, dt) = core::mem::take(&mut d).split_at_mut(lens[k]);
+            let (oh, ot) = core::mem::take(&mut o).split_at_mut(rows);
+            jobs.push((*p, rows, dh, oh, base, k * per));
+            base += lens[k];
+            d = dt;
+            o = ot;
+        }
+    }
+    let run = |(p, rows, dst, offs, base, first): (
+        &[u8],
+        usize,
+        &mut [u8],
+        &mut [i32],
+        usize,
+        usize,
+    )|
+     -> Result<core::result::Result<(), usize>> {
+        let heap = file.heap();
+        let (mut pos, mut j, mut overrun) = (0usize, 0usize, false);
+        for_each_vlen_string(dtype, p, rows as u64, fctx, &heap, &mut |s| {
+            match dst.get_mut(pos..pos + s.len()) {
+                Some(t) => t.copy_from_slice(s),
+                None => overrun = true,
+            }
+            pos += s.len();
+            if let Some(o) = offs.get_mut(j) {
+                *o = (base + pos) as i32;
+            }
+            j += 1;
+        })?;
+        if overrun || pos != dst.len() || j != rows {
+            return Err(Error::Hdf5(h5fmt::Error::corrupt(
+                "variable-length strings longer than their descriptors say",
+                0,
+            )));
+        }
+        if !check {
+            return Ok(Ok(()));
+        }
+        let ok = core::str::from_utf8(dst).is_ok()
+            && offs.iter().all(|&o| {
+                dst.get((o as usize).wrapping_sub(base))
+                    .is_none_or(|&b| b & 0xC0 != 0x80)
+            });
+        if ok {
+            return Ok(Ok(()));
+        }
+        // Find the first bad row of the part.
+        let mut start = 0usize;
+        for (i, &o) in offs.iter().enumerate() {
+            let end = o as usize - base;
+            if dst
+                .get(start..end)
+                .is_none_or(|b| core::str::from_utf8(b).is_err())
+            {
+                return Ok(Err(first + i));
+            }
+            start = end;
+        }
+        Ok(Err(first))
+    };
+    let results: Vec<Result<core::result::Result<(), usize>>> = if jobs.len() <= 1 {
+        jobs.into_iter().map(run).collect()
+    } else {
+        let run = &run;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .into_iter()
+                .map(|job| s.spawn(move || run(job)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::usage("a string-reading thread failed")))
+                })
+                .collect()
+        })
+    };
+    let mut valid = Ok(());
+    for r in results {
+        if let (Err(row), Ok(())) = (r?, &valid) {
+            valid = Err(row);
+        }
+    }
+    Ok((data, offsets, valid))
 }
 
 /// A primitive array from `N`-byte elements (`from_le` decodes one
@@ -554,18 +698,20 @@ fn strings(
                 .map_err(|e| arrow_err(ctx.column, e))?,
         )),
         StringMode::Utf8 => {
-            if let Err(e) = core::str::from_utf8(&data) {
-                let at = e.valid_up_to();
-                let row = offsets.partition_point(|&o| usz(o as u64) <= at);
-                return Err(not_utf8(ctx, row.saturating_sub(1)));
+            // One validation pass (arrow's): the whole buffer, then the
+            // offsets on character boundaries. Only when it fails, find the row.
+            let values = Buffer::from_vec(data);
+            match StringArray::try_new(offsets.clone(), values.clone(), nulls) {
+                Ok(a) => Ok(Arc::new(a)),
+                Err(_) => {
+                    let row = offsets.windows(2).position(|w| {
+                        values
+                            .get(usz(w[0] as u64)..usz(w[1] as u64))
+                            .is_none_or(|b| core::str::from_utf8(b).is_err())
+                    });
+                    Err(not_utf8(ctx, row.unwrap_or(0)))
+                }
             }
-            // Whole buffer valid: each string is valid iff every offset is
-            // a character boundary (checked by try_new too).
-            StringArray::try_new(offsets.clone(), Buffer::from_vec(data), nulls)
-                .map(|a| Arc::new(a) as ArrayRef)
-                .map_err(|_| {
-                    not_utf8(ctx, 0) // a string cut inside a character
-                })
         }
     }
 }

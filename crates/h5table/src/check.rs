@@ -468,16 +468,15 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
     }
     let mut cats_used: BTreeSet<u64> = BTreeSet::new();
 
-    // SEARCH_INDEXES subgroup (§10.1, §12 item 3)
-    let mut index_sets: Vec<(Addr, String, bool, Option<Addr>)> = Vec::new(); // addr, path, has KIND, VALUES
+    // Attribute types in SEARCH_INDEXES (§10.3, §5, §6); what the datasets are
+    // and what points where: crate::index::discover, below.
     if let Some(ig) = &index_group {
         for l in ig.links().unwrap_or_default() {
             let p = child_path(ig.path(), &l.name);
             match ig.member(&l.name) {
                 Ok(Object::Dataset(ds)) => {
                     let a = ds.attrs().unwrap_or_default();
-                    let kind = get(&a, "KIND");
-                    if let Some(k) = kind {
+                    if let Some(k) = get(&a, "KIND") {
                         if !is_fixed_string(k.dtype()) || !is_scalar(k) {
                             out.err(
                                 &p,
@@ -486,14 +485,12 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
                             );
                         }
                     }
-                    let values = get(&a, "VALUES").and_then(|v| {
+                    if let Some(v) = get(&a, "VALUES") {
                         check_ref_type(&mut out, &p, v);
-                        attr_refs(v)?.first().copied().flatten()
-                    });
+                    }
                     if let Some(o) = get(&a, "ordered") {
                         check_hep_bool(&mut out, &p, o);
                     }
-                    index_sets.push((ds.addr(), p, kind.is_some(), values));
                 }
                 _ => out.err(
                     &p,
@@ -503,8 +500,7 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
             }
         }
     }
-    let _ = &index_sets; // structure of SEARCH_INDEXES: see crate::index::discover
-                         // Per column (§8.5, §8.6, §8.7, §10.2)
+    // Per column (§8.5, §8.6, §8.7, §10.2)
     for (name, ds) in &columns {
         let cp = child_path(&tp, name);
         let cattrs = ds.attrs().unwrap_or_default();
@@ -655,19 +651,9 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
     findings
 }
 
+/// Order of a fill value against a `valid_min`/`valid_max` value.
 fn num_cmp(a: &h5fmt::Value, b: &h5fmt::Value) -> Option<core::cmp::Ordering> {
-    use crate::query::{compare, Literal};
-    let _ = compare;
-    let lit = match b {
-        h5fmt::Value::Int(i) => Literal::Int(i128::from(*i)),
-        h5fmt::Value::UInt(u) => Literal::Int(i128::from(*u)),
-        h5fmt::Value::F32(x) => Literal::Float(f64::from(*x)),
-        h5fmt::Value::F64(x) => Literal::Float(*x),
-        h5fmt::Value::F16(x) => Literal::Float(h5fmt::data::convert::f16_to_f64(*x)),
-        h5fmt::Value::Enum { code, .. } => Literal::Int(*code),
-        _ => return None,
-    };
-    crate::query::compare_value_pub(a, &lit)
+    crate::index::order::cmp_values(a, b)
 }
 
 fn child_path(parent: &str, name: &str) -> String {

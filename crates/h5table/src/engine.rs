@@ -3,9 +3,12 @@
 //! that stop reading columns as soon as no row of the batch can match.
 
 use crate::error::Result;
+use crate::index::prune::{Candidates, ColumnIndexes, IndexPolicy, Predicate as PrunePred};
 use crate::model::{Column, ColumnKind, Table};
 use crate::query::{compare, matches, Expr, Literal, Op, Predicate, Query};
 use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
@@ -282,7 +285,7 @@ fn code_set(c: &Column, p: &Predicate) -> Option<IntSet> {
     };
     let cmp = |v: &Value, l: &Literal| {
         if c.kind() == ColumnKind::Categorical {
-            crate::query::compare_value_pub(v, l)
+            crate::query::compare_value(v, l)
         } else {
             compare(c, v, l)
         }
@@ -459,10 +462,19 @@ impl Batch<'_> {
         if self.loaded[col].is_none() {
             let raw = c.read_raw(self.start..self.end)?;
             let (values, missing) = if c.dtype().is_variable_length() || need_values {
-                let s = c.read(self.start..self.end)?;
-                (Some(s.values), s.missing)
+                let file = c.dataset().file();
+                let v = h5fmt::data::decode::decode_elements(
+                    c.dtype(),
+                    &raw,
+                    self.end - self.start,
+                    file.ctx(),
+                    &file.heap(),
+                )?;
+                let m = c.missing_mask(&raw, &v);
+                (Some(v), m)
             } else {
-                (None, c.missing_mask_raw(&raw))
+                // Fixed-size columns: computed on demand (the kernels test the fill inline).
+                (None, Vec::new())
             };
             self.loaded[col] = Some(Loaded {
                 raw,
@@ -474,13 +486,15 @@ impl Batch<'_> {
         if need_values && l.values.is_none() {
             let file = c.dataset().file();
             let n = self.end - self.start;
-            l.values = Some(h5fmt::data::decode::decode_elements(
+            let v = h5fmt::data::decode::decode_elements(
                 c.dtype(),
                 &l.raw,
                 n,
                 file.ctx(),
                 &file.heap(),
-            )?);
+            )?;
+            l.missing = c.missing_mask(&l.raw, &v);
+            l.values = Some(v);
         }
         Ok(self.loaded[col].as_ref().expect("loaded"))
     }
@@ -526,34 +540,133 @@ fn int_values(
     })
 }
 
-fn float_values(raw: &[u8], size: u32, order: ByteOrder) -> impl Iterator<Item = f64> + '_ {
-    let big = order == ByteOrder::Big;
-    raw.chunks_exact(size as usize).map(move |b| match b.len() {
-        4 => {
-            let a: [u8; 4] = [b[0], b[1], b[2], b[3]];
-            f64::from(if big {
-                f32::from_be_bytes(a)
-            } else {
-                f32::from_le_bytes(a)
-            })
+/// Native integer storage types read by the integer kernel.
+trait Prim: Copy + PartialOrd + PartialEq {
+    const N: usize;
+    fn load(b: &[u8], big: bool) -> Self;
+    fn to_i128(self) -> i128;
+    fn clamp_from(x: i128) -> Self;
+    const MIN: i128;
+    const MAX: i128;
+}
+
+macro_rules! prim {
+    ($($t:ty),*) => {$(
+        impl Prim for $t {
+            const N: usize = core::mem::size_of::<$t>();
+            const MIN: i128 = <$t>::MIN as i128;
+            const MAX: i128 = <$t>::MAX as i128;
+            #[inline(always)]
+            fn load(b: &[u8], big: bool) -> Self {
+                let mut a = [0u8; core::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                if big { <$t>::from_be_bytes(a) } else { <$t>::from_le_bytes(a) }
+            }
+            #[inline(always)]
+            fn to_i128(self) -> i128 { self as i128 }
+            #[inline(always)]
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            fn clamp_from(x: i128) -> Self { x.clamp(<Self as Prim>::MIN, <Self as Prim>::MAX) as $t }
         }
-        8 => {
-            let a: [u8; 8] = [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
-            if big {
-                f64::from_be_bytes(a)
-            } else {
-                f64::from_le_bytes(a)
+    )*};
+}
+prim!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// `t[i]`/`f[i]`: the value is (not) in `set`; both false where the value is the fill.
+fn int_kernel<T: Prim>(
+    raw: &[u8],
+    big: bool,
+    fill: Option<&[u8]>,
+    set: &IntSet,
+    t: &mut [bool],
+    f: &mut [bool],
+) {
+    let fill = fill.filter(|b| b.len() == T::N).map(|b| T::load(b, big));
+    let single = match set.0.as_slice() {
+        [] => Some(None),
+        [(lo, hi)] if *lo <= T::MAX && *hi >= T::MIN => {
+            Some(Some((T::clamp_from(*lo), T::clamp_from(*hi))))
+        }
+        [(_, _)] => Some(None),
+        _ => None,
+    };
+    let it = raw.chunks_exact(T::N).map(|b| T::load(b, big));
+    match single {
+        Some(range) => {
+            for ((v, ti), fi) in it.zip(t.iter_mut()).zip(f.iter_mut()) {
+                let hit = range.is_some_and(|(lo, hi)| v >= lo && v <= hi);
+                let miss = fill == Some(v);
+                *ti = hit & !miss;
+                *fi = !hit & !miss;
             }
         }
-        _ => {
-            let bits = if big {
-                u16::from_be_bytes([b[0], b[1]])
-            } else {
-                u16::from_le_bytes([b[0], b[1]])
-            };
-            h5fmt::data::convert::f16_to_f64(bits)
+        None => {
+            for ((v, ti), fi) in it.zip(t.iter_mut()).zip(f.iter_mut()) {
+                let hit = set.contains(v.to_i128());
+                let miss = fill == Some(v);
+                *ti = hit & !miss;
+                *fi = !hit & !miss;
+            }
         }
-    })
+    }
+}
+
+fn float_kernel(
+    raw: &[u8],
+    size: u32,
+    big: bool,
+    fill: Option<(&[u8], bool)>,
+    set: &FloatSet,
+    t: &mut [bool],
+    f: &mut [bool],
+) {
+    let (fill_bits, fill_nan) = match fill {
+        Some((b, nan)) if b.len() == size as usize => (Some(b), nan),
+        _ => (None, false),
+    };
+    macro_rules! go {
+        ($ft:ty, $bits:ty, $n:expr, $conv:expr) => {{
+            let fb: Option<$bits> = fill_bits.map(|b| {
+                let mut a = [0u8; $n];
+                a.copy_from_slice(b);
+                if big {
+                    <$bits>::from_be_bytes(a)
+                } else {
+                    <$bits>::from_le_bytes(a)
+                }
+            });
+            let single = match set.0.as_slice() {
+                [r] => Some(*r),
+                _ => None,
+            };
+            for ((b, ti), fi) in raw.chunks_exact($n).zip(t.iter_mut()).zip(f.iter_mut()) {
+                let mut a = [0u8; $n];
+                a.copy_from_slice(b);
+                let bits = if big {
+                    <$bits>::from_be_bytes(a)
+                } else {
+                    <$bits>::from_le_bytes(a)
+                };
+                let x: f64 = $conv(bits);
+                let miss = if fill_nan {
+                    x.is_nan()
+                } else {
+                    fb == Some(bits)
+                };
+                let hit = match &single {
+                    Some(r) => r.contains(x),
+                    None => set.contains(x),
+                };
+                *ti = hit & !miss;
+                *fi = !hit & !miss;
+            }
+        }};
+    }
+    match size {
+        4 => go!(f32, u32, 4, |b: u32| f64::from(f32::from_bits(b))),
+        8 => go!(f64, u64, 8, f64::from_bits),
+        _ => go!(f16, u16, 2, h5fmt::data::convert::f16_to_f64),
+    }
 }
 
 fn eval(n: &Node, b: &mut Batch<'_>) -> Result<Tri> {
@@ -601,21 +714,66 @@ fn eval(n: &Node, b: &mut Batch<'_>) -> Result<Tri> {
             let mut t = vec![false; len];
             match test {
                 Test::Null { negated } => {
-                    let f: Vec<bool> = l.missing.iter().map(|m| *m == *negated).collect();
+                    let computed;
+                    let missing = if l.values.is_none() {
+                        computed = c.missing_mask_raw(&l.raw);
+                        &computed
+                    } else {
+                        &l.missing
+                    };
+                    let f: Vec<bool> = missing.iter().map(|m| *m == *negated).collect();
                     let t: Vec<bool> = f.iter().map(|x| !x).collect();
                     return Ok(Tri { t, f });
                 }
                 Test::Ints(set) => {
                     let (size, order, signed) = int_storage(c).expect("int kernel");
-                    for (i, v) in int_values(&l.raw, size, order, signed).enumerate() {
-                        t[i] = set.contains(v);
+                    let big = order == ByteOrder::Big;
+                    let fill = c.fill().value.as_ref().map(|_| c.fill().bytes.as_slice());
+                    let mut f = vec![false; len];
+                    match (size, signed) {
+                        (1, true) => int_kernel::<i8>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (2, true) => int_kernel::<i16>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (4, true) => int_kernel::<i32>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (8, true) => int_kernel::<i64>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (1, false) => int_kernel::<u8>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (2, false) => int_kernel::<u16>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (4, false) => int_kernel::<u32>(&l.raw, big, fill, set, &mut t, &mut f),
+                        (8, false) => int_kernel::<u64>(&l.raw, big, fill, set, &mut t, &mut f),
+                        _ => {
+                            // 3-, 5-, 6-, 7-byte integers: the generic path.
+                            for (i, v) in int_values(&l.raw, size, order, signed).enumerate() {
+                                t[i] = set.contains(v);
+                            }
+                            let missing = c.missing_mask_raw(&l.raw);
+                            for i in 0..len {
+                                if missing[i] {
+                                    t[i] = false;
+                                } else {
+                                    f[i] = !t[i];
+                                }
+                            }
+                        }
                     }
+                    return Ok(Tri { t, f });
                 }
                 Test::Floats(set) => {
                     let (size, order) = float_storage(c).expect("float kernel");
-                    for (i, v) in float_values(&l.raw, size, order).enumerate() {
-                        t[i] = set.contains(v);
-                    }
+                    let fill = c
+                        .fill()
+                        .value
+                        .as_ref()
+                        .map(|_| (c.fill().bytes.as_slice(), c.fill().is_nan));
+                    let mut f = vec![false; len];
+                    float_kernel(
+                        &l.raw,
+                        size,
+                        order == ByteOrder::Big,
+                        fill,
+                        set,
+                        &mut t,
+                        &mut f,
+                    );
+                    return Ok(Tri { t, f });
                 }
                 Test::Generic(p) => {
                     let vals = l.values.as_ref().expect("values loaded");
@@ -638,29 +796,308 @@ fn eval(n: &Node, b: &mut Batch<'_>) -> Result<Tri> {
     })
 }
 
-/// Evaluate `q` over rows `[0, NROWS)` of `table`.
-pub(crate) fn run(q: &Query, table: &Table) -> Result<Vec<u64>> {
-    let mut cols = Vec::new();
-    let node = compile(&q.expr, table, &mut cols)?;
-    let n = table.nrows();
+/// How a query runs: which search indexes may narrow the rows (§16).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Index policy; the default ignores indexes (they are untrusted).
+    pub indexes: IndexPolicy,
+}
+
+/// What a run did: per pruned leaf, the indexes used and the rows left.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Explain {
+    /// One line per step, for `h5 table query --explain`.
+    pub lines: Vec<String>,
+    /// Rows the scan evaluated (after pruning).
+    pub rows_scanned: u64,
+}
+
+/// The index predicates a fused leaf implies, in the HEP001 index order
+/// (categorical and enum leaves in code space).
+fn prune_predicates(c: &Column, test: &Test) -> Vec<PrunePred> {
+    let int = |x: i128| -> Option<Value> {
+        if let Ok(v) = i64::try_from(x) {
+            Some(Value::Int(v))
+        } else {
+            u64::try_from(x).ok().map(Value::UInt)
+        }
+    };
+    match test {
+        Test::Ints(set) => {
+            let rs = &set.0;
+            if rs.is_empty() {
+                return vec![PrunePred::In(Vec::new())];
+            }
+            if rs.len() <= 64 && rs.iter().all(|(a, b)| a == b) {
+                return vec![PrunePred::In(
+                    rs.iter().filter_map(|(a, _)| int(*a)).collect(),
+                )];
+            }
+            let (lo, hi) = (rs[0].0, rs[rs.len() - 1].1);
+            let mut v = Vec::new();
+            if lo > i128::from(i64::MIN) {
+                v.extend(int(lo).map(PrunePred::Ge));
+            }
+            if hi < i128::from(u64::MAX) {
+                v.extend(int(hi).map(PrunePred::Le));
+            }
+            v
+        }
+        Test::Floats(set) => {
+            let rs = &set.0;
+            if rs.is_empty() {
+                return vec![PrunePred::In(Vec::new())];
+            }
+            if rs.iter().all(|r| r.lo == r.hi) {
+                return vec![PrunePred::In(rs.iter().map(|r| Value::F64(r.lo)).collect())];
+            }
+            let (lo, lo_in) = rs
+                .iter()
+                .map(|r| (r.lo, r.lo_in))
+                .fold((f64::INFINITY, true), |a, b| if b.0 < a.0 { b } else { a });
+            let (hi, hi_in) =
+                rs.iter()
+                    .map(|r| (r.hi, r.hi_in))
+                    .fold(
+                        (f64::NEG_INFINITY, true),
+                        |a, b| if b.0 > a.0 { b } else { a },
+                    );
+            let mut v = Vec::new();
+            if lo.is_finite() {
+                v.push(if lo_in {
+                    PrunePred::Ge(Value::F64(lo))
+                } else {
+                    PrunePred::Gt(Value::F64(lo))
+                });
+            }
+            if hi.is_finite() {
+                v.push(if hi_in {
+                    PrunePred::Le(Value::F64(hi))
+                } else {
+                    PrunePred::Lt(Value::F64(hi))
+                });
+            }
+            v
+        }
+        Test::Generic(Predicate::Compare {
+            op,
+            value: Literal::Str(s),
+            ..
+        }) if c.kind() == ColumnKind::String => {
+            let v = Value::Str(s.clone());
+            match op {
+                Op::Eq => vec![PrunePred::Eq(v)],
+                Op::Lt => vec![PrunePred::Lt(v)],
+                Op::Le => vec![PrunePred::Le(v)],
+                Op::Gt => vec![PrunePred::Gt(v)],
+                Op::Ge => vec![PrunePred::Ge(v)],
+                Op::Ne => vec![],
+            }
+        }
+        Test::Generic(Predicate::In { values, .. }) if c.kind() == ColumnKind::String => {
+            let vs: Option<Vec<Value>> = values
+                .iter()
+                .map(|l| match l {
+                    Literal::Str(s) => Some(Value::Str(s.clone())),
+                    _ => None,
+                })
+                .collect();
+            vs.map(|v| vec![PrunePred::In(v)]).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Candidate rows of the expression from the indexes of its top-level AND leaves.
+fn candidates(
+    node: &Node,
+    table: &Table,
+    opts: &RunOptions,
+    explain: &mut Explain,
+) -> Result<Candidates> {
+    if opts.indexes == IndexPolicy::Ignore {
+        explain
+            .lines
+            .push("indexes: ignored (--indexes ignore)".into());
+        return Ok(Candidates::All);
+    }
+    let leaves: Vec<&Node> = match node {
+        Node::And(parts) => parts.iter().collect(),
+        n @ Node::Leaf { .. } => vec![n],
+        _ => Vec::new(),
+    };
+    let mut acc = Candidates::All;
+    for l in leaves {
+        let Node::Leaf { col, test } = l else {
+            continue;
+        };
+        let c = &table.columns()[*col];
+        let preds = prune_predicates(c, test);
+        if preds.is_empty() {
+            continue;
+        }
+        let idx = ColumnIndexes::open(table, c.name(), opts.indexes)?;
+        for r in idx.rejected() {
+            explain.lines.push(format!("index not used: {r}"));
+        }
+        if idx.is_empty() {
+            explain
+                .lines
+                .push(format!("column {:?}: no usable index", c.name()));
+            continue;
+        }
+        let names: Vec<String> = idx
+            .indexes()
+            .map(|i| format!("{} {}", i.kind.as_str(), i.path))
+            .collect();
+        for p in &preds {
+            let cand = idx.candidates(p)?;
+            explain.lines.push(format!(
+                "column {:?} {:?}: {} candidate rows of {} ({})",
+                c.name(),
+                p,
+                cand.count(table.nrows()),
+                table.nrows(),
+                names.join(", ")
+            ));
+            acc = acc.intersect(cand);
+        }
+    }
+    Ok(acc)
+}
+
+/// A window of rows to evaluate and the candidate ranges inside it.
+struct Item {
+    window: core::ops::Range<u64>,
+    clip: Vec<core::ops::Range<u64>>,
+}
+
+fn eval_item(node: &Node, table: &Table, it: &Item) -> Result<Vec<u64>> {
+    let mut rows = eval_range(node, table, it.window.start, it.window.end)?;
+    if it.clip.len() > 1 {
+        let mut k = 0;
+        rows.retain(|r| {
+            while k < it.clip.len() && it.clip[k].end <= *r {
+                k += 1;
+            }
+            k < it.clip.len() && it.clip[k].start <= *r
+        });
+    }
+    Ok(rows)
+}
+
+fn eval_range(node: &Node, table: &Table, start: u64, end: u64) -> Result<Vec<u64>> {
     let mut out = Vec::new();
-    let mut start = 0;
-    while start < n {
-        let end = (start + BATCH).min(n);
+    let mut s = start;
+    while s < end {
+        let e = (s + BATCH).min(end);
         let mut b = Batch {
             table,
-            start,
-            end,
+            start: s,
+            end: e,
             loaded: (0..table.columns().len()).map(|_| None).collect(),
         };
-        let r = eval(&node, &mut b)?;
+        let r = eval(node, &mut b)?;
         out.extend(
             r.t.iter()
                 .enumerate()
                 .filter(|(_, t)| **t)
-                .map(|(i, _)| start + i as u64),
+                .map(|(i, _)| s + i as u64),
         );
-        start = end;
+        s = e;
+    }
+    Ok(out)
+}
+
+/// Evaluate `q` over rows `[0, NROWS)` of `table`.
+pub(crate) fn run(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Vec<u64>, Explain)> {
+    let mut cols = Vec::new();
+    let node = compile(&q.expr, table, &mut cols)?;
+    let mut explain = Explain::default();
+    let ranges: Vec<core::ops::Range<u64>> = match candidates(&node, table, opts, &mut explain)? {
+        Candidates::All => core::iter::once(0..table.nrows()).collect(),
+        Candidates::Rows(r) => r,
+    };
+    // Work items: one window per BATCH-aligned block holding candidate rows,
+    // from its first to its last candidate; rows of the window that are not
+    // candidates are dropped from the result (the index said they cannot match).
+    let mut items: Vec<Item> = Vec::new();
+    for r in ranges {
+        let mut s = r.start;
+        while s < r.end {
+            let e = ((s / BATCH + 1) * BATCH).min(r.end);
+            match items.last_mut() {
+                Some(it) if it.window.start / BATCH == s / BATCH => {
+                    it.window.end = e;
+                    it.clip.push(s..e);
+                }
+                _ => items.push(Item {
+                    window: s..e,
+                    clip: core::iter::once(s..e).collect(),
+                }),
+            }
+            s = e;
+        }
+    }
+    explain.rows_scanned = items.iter().map(|r| r.window.end - r.window.start).sum();
+    explain.lines.push(format!(
+        "scan: {} of {} rows in {} batch(es)",
+        explain.rows_scanned,
+        table.nrows(),
+        items.len()
+    ));
+    let rows = run_items(&node, table, &items)?;
+    Ok((rows, explain))
+}
+
+#[cfg(feature = "std")]
+fn run_items(node: &Node, table: &Table, items: &[Item]) -> Result<Vec<u64>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len())
+        .max(1);
+    if threads == 1 {
+        return run_seq(node, table, items);
+    }
+    // Interleaved work items per thread; results merged in row order.
+    type Part = Result<Vec<(usize, Vec<u64>)>>;
+    let parts: Vec<Part> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                sc.spawn(move || {
+                    let mut mine = Vec::new();
+                    for (i, r) in items.iter().enumerate().skip(t).step_by(threads) {
+                        mine.push((i, eval_item(node, table, r)?));
+                    }
+                    Ok(mine)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(crate::Error::Usage("query worker panicked".into())))
+            })
+            .collect()
+    });
+    let mut all: Vec<(usize, Vec<u64>)> = Vec::with_capacity(items.len());
+    for p in parts {
+        all.extend(p?);
+    }
+    all.sort_unstable_by_key(|(i, _)| *i);
+    Ok(all.into_iter().flat_map(|(_, v)| v).collect())
+}
+
+#[cfg(not(feature = "std"))]
+fn run_items(node: &Node, table: &Table, items: &[Item]) -> Result<Vec<u64>> {
+    run_seq(node, table, items)
+}
+
+fn run_seq(node: &Node, table: &Table, items: &[Item]) -> Result<Vec<u64>> {
+    let mut out = Vec::new();
+    for it in items {
+        out.extend(eval_item(node, table, it)?);
     }
     Ok(out)
 }

@@ -30,12 +30,14 @@ extern crate std;
 #[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod check;
-mod engine;
+pub(crate) mod engine;
 pub mod error;
 pub mod index;
 pub mod model;
 pub mod query;
 pub mod text;
+#[cfg(feature = "std")]
+pub mod write;
 
 pub use error::{Error, Result};
 pub use model::{

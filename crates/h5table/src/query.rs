@@ -19,7 +19,9 @@
 //! # Ok::<(), h5table::Error>(())
 //! ```
 
+pub use crate::engine::{Explain, RunOptions};
 use crate::error::{Error, Result};
+pub use crate::index::prune::IndexPolicy;
 use crate::model::{Column, ColumnKind, Table};
 use alloc::boxed::Box;
 use alloc::format;
@@ -423,7 +425,16 @@ impl Query {
     /// # Errors
     /// `Usage` for an unknown column; read errors.
     pub fn run(&self, table: &Table) -> Result<Vec<u64>> {
-        crate::engine::run(self, table)
+        Ok(crate::engine::run(self, table, &RunOptions::default())?.0)
+    }
+
+    /// [`Query::run`] under options (the search-index policy), with what the
+    /// run did (indexes used, candidate and scanned rows).
+    ///
+    /// # Errors
+    /// As [`Query::run`]. An index that cannot be used never fails the query.
+    pub fn run_with(&self, table: &Table, opts: &RunOptions) -> Result<(Vec<u64>, Explain)> {
+        crate::engine::run(self, table, opts)
     }
 }
 
@@ -537,7 +548,8 @@ pub fn compare(c: &Column, v: &Value, lit: &Literal) -> Option<Ordering> {
     compare_value(v, lit)
 }
 
-fn compare_value(v: &Value, lit: &Literal) -> Option<Ordering> {
+/// [`compare`] without a column: a value against a literal.
+pub fn compare_value(v: &Value, lit: &Literal) -> Option<Ordering> {
     match (v, lit) {
         (Value::Enum { name, code }, Literal::Str(s)) => {
             let _ = code;
@@ -554,11 +566,6 @@ fn compare_value(v: &Value, lit: &Literal) -> Option<Ordering> {
         (_, Literal::Float(f)) => cmp_num(num_of(v)?, Num::Float(*f)),
         _ => None,
     }
-}
-
-/// [`compare`] without a column: a value against a literal.
-pub fn compare_value_pub(v: &Value, lit: &Literal) -> Option<Ordering> {
-    compare_value(v, lit)
 }
 
 fn parse_hex(s: &str) -> Option<Vec<u8>> {

@@ -121,7 +121,15 @@ def leaf():
         for l in ls:
             m |= cmp(vals, "=", l)
         expr = "%s IN (%s)" % (name, ", ".join(sql(l) for l in ls))
-    elif r < 0.45 and kind != "str":
+    elif r < 0.42:
+        # LIKE 'prefix%': strings by prefix (byte-wise); never true on a number column
+        pre = str(rng.choice(["", "a", "b", "ap", "日", "zz", "R"]))
+        if kind == "str":
+            m = np.array([x.encode().startswith(pre.encode()) for x in vals], dtype=bool)
+        else:
+            m = np.zeros(N, dtype=bool)
+        expr = "%s LIKE %s" % (name, sql(pre + "%"))
+    elif r < 0.5 and kind != "str":
         a, b = sorted([lits[kind](), lits[kind]()])
         m = cmp(vals, ">=", a) & cmp(vals, "<=", b)
         expr = "%s BETWEEN %s AND %s" % (name, sql(a), sql(b))

@@ -183,9 +183,7 @@ pub fn for_each_vlen_string(
         })?;
     let budget = Budget::new(ctx);
     for b in raw.get(..need).unwrap_or(&[]).chunks_exact(size) {
-        let mut cur = Cursor::new(b, 0);
-        let len = cur.read_u32()?;
-        let (addr, index) = heap_id(&mut cur, ctx)?;
+        let (len, addr, index) = vlen_descriptor(b, ctx)?;
         if len == 0 || is_null_addr(addr) {
             f(&[]);
             continue;
@@ -210,6 +208,61 @@ pub fn for_each_vlen_string(
     Ok(())
 }
 
+/// A variable-length descriptor: length, heap collection address, object
+/// index (the common 8-byte-address case without a cursor).
+fn vlen_descriptor(b: &[u8], ctx: Ctx) -> Result<(u32, Addr, u32)> {
+    let so = usize::from(ctx.sizes.offsets);
+    if so == 8 {
+        if let (Some(l), Some(a), Some(i)) = (b.get(0..4), b.get(4..12), b.get(12..16)) {
+            let len = u32::from_le_bytes(l.try_into().unwrap_or([0; 4]));
+            let addr = u64::from_le_bytes(a.try_into().unwrap_or([0; 8]));
+            let index = u32::from_le_bytes(i.try_into().unwrap_or([0; 4]));
+            return Ok((len, Addr(addr), index));
+        }
+    }
+    let mut cur = Cursor::new(b, 0);
+    let len = cur.read_u32()?;
+    let (addr, index) = heap_id(&mut cur, ctx)?;
+    Ok((len, addr, index))
+}
+
+/// The total length in bytes of the `count` variable-length strings whose
+/// descriptors are `raw` (null descriptors count 0), read from the
+/// descriptors alone: what [`for_each_vlen_string`] will produce, to
+/// reserve buffers or choose offset widths before reading the heap.
+///
+/// # Errors
+/// As [`for_each_vlen_string`], without heap errors.
+pub fn vlen_strings_len(dtype: &Datatype, raw: &[u8], count: u64, ctx: Ctx) -> Result<u64> {
+    if !matches!(dtype, Datatype::VarLenString { .. }) {
+        return Err(Error::usage(
+            "vlen_strings_len on a type that is not a variable-length string",
+        ));
+    }
+    let size = element_size(dtype)?;
+    let n = usize::try_from(count).map_err(|_| Error::limit(alloc::format!("{count} elements")))?;
+    let data = n
+        .checked_mul(size)
+        .and_then(|need| raw.get(..need))
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::Truncated,
+                alloc::format!(
+                    "{count} string descriptors of {size} bytes do not fit in {} bytes",
+                    raw.len()
+                ),
+            )
+        })?;
+    let mut total = 0u64;
+    for b in data.chunks_exact(size) {
+        let (len, addr, _) = vlen_descriptor(b, ctx)?;
+        if !is_null_addr(addr) {
+            total += u64::from(len);
+        }
+    }
+    Ok(total)
+}
+
 /// The `count` variable-length strings whose descriptors are `raw`, as one
 /// byte buffer and offsets (see [`for_each_vlen_string`]).
 ///
@@ -223,8 +276,11 @@ pub fn decode_vlen_strings(
     heap: &dyn HeapResolver,
 ) -> Result<VarBytes> {
     let n = usize::try_from(count).unwrap_or(0);
+    let total = vlen_strings_len(dtype, raw, count, ctx)?;
     let mut out = VarBytes {
-        data: Vec::new(),
+        data: Vec::with_capacity(
+            usize::try_from(total.min(ctx.limits.max_read_bytes)).unwrap_or(0),
+        ),
         offsets: Vec::with_capacity(n.min(raw.len()) + 1),
     };
     out.offsets.push(0);

@@ -73,12 +73,33 @@ impl File {
     /// As [`File::open`].
     #[cfg(feature = "std")]
     pub fn open_with_limits(path: impl AsRef<std::path::Path>, limits: Limits) -> Result<File> {
-        let path = path.as_ref();
+        Self::open_path(path.as_ref(), limits, true)
+    }
+
+    /// Open the file at `path` read by positioned reads instead of a memory
+    /// map: for one pass over more data than memory (a dump, a copy), where
+    /// a map would keep every page read resident in the process until the
+    /// file is closed.
+    ///
+    /// # Errors
+    /// As [`File::open`].
+    #[cfg(all(feature = "std", unix))]
+    pub fn open_unmapped(path: impl AsRef<std::path::Path>, limits: Limits) -> Result<File> {
+        Self::open_path(path.as_ref(), limits, false)
+    }
+
+    #[cfg(feature = "std")]
+    fn open_path(path: &std::path::Path, limits: Limits, map: bool) -> Result<File> {
         let f =
             std::fs::File::open(path).map_err(|e| Error::io(format!("{}: {e}", path.display())))?;
-        let src: Arc<dyn ReadAt> = match crate::io::MmapSource::new(&f) {
-            Ok(m) => Arc::new(m),
-            Err(_) => Arc::new(crate::io::FileSource::new(f)?),
+        let mapped = if map {
+            crate::io::MmapSource::new(&f).ok()
+        } else {
+            None
+        };
+        let src: Arc<dyn ReadAt> = match mapped {
+            Some(m) => Arc::new(m),
+            None => Arc::new(crate::io::FileSource::new(f)?),
         };
         let mut file = Self::from_source_inner(src, limits)?;
         if let Some(inner) = Arc::get_mut(&mut file.inner) {

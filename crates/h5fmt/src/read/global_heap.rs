@@ -16,7 +16,11 @@ const CACHE_COLLECTIONS: usize = 64;
 
 #[derive(Debug)]
 struct Cached {
-    bytes: Vec<u8>,
+    /// The collection's bytes; `None` when the file is in memory (mapped),
+    /// where they are lent from the storage at `addr` instead of copied.
+    bytes: Option<Vec<u8>>,
+    addr: Addr,
+    size: u64,
     objects: Vec<(u16, ObjectSpan)>,
 }
 
@@ -66,9 +70,23 @@ impl GlobalHeap {
                 "global heap collection at {addr} of {size} bytes"
             )));
         }
-        let bytes = self.st.read(addr, size)?;
-        let objects = Collection::decode_list(&mut Cursor::new(&bytes, abs), self.ctx)?;
-        let c = Rc::new(Cached { bytes, objects });
+        let (bytes, objects) = match self.st.slice(addr, size) {
+            Some(mapped) => (
+                None,
+                Collection::decode_list(&mut Cursor::new(mapped, abs), self.ctx)?,
+            ),
+            None => {
+                let bytes = self.st.read(addr, size)?;
+                let objects = Collection::decode_list(&mut Cursor::new(&bytes, abs), self.ctx)?;
+                (Some(bytes), objects)
+            }
+        };
+        let c = Rc::new(Cached {
+            bytes,
+            addr,
+            size,
+            objects,
+        });
         let mut cache = self.cache.borrow_mut();
         if cache.len() >= CACHE_COLLECTIONS {
             cache.pop_first();
@@ -97,10 +115,14 @@ impl GlobalHeap {
                 self.st.base().saturating_add(collection.0),
             ));
         };
+        let all = match &c.bytes {
+            Some(b) => Some(b.as_slice()),
+            None => self.st.slice(c.addr, c.size),
+        };
         let data = span
             .start
             .checked_add(span.len)
-            .and_then(|end| c.bytes.get(span.start..end));
+            .and_then(|end| all?.get(span.start..end));
         data.map(f).ok_or_else(|| {
             Error::corrupt("global heap object outside its collection", collection.0)
         })

@@ -771,6 +771,50 @@ impl FileWriter {
         self.set_attr_in(id, name, value.into(), false)
     }
 
+    /// Set (create or replace) attribute `name` of object `id` to
+    /// `H5T_STD_REF` object references to `targets` (objects of this file,
+    /// the attribute's own object included): a 1-D attribute of
+    /// `targets.len()` elements, or a scalar when `scalar`. The targets'
+    /// header addresses are fixed now ([`FileWriter::object_addr`]), so the
+    /// references resolve in the finished file whatever is added later.
+    ///
+    /// ```
+    /// # use h5fmt::FileWriter;
+    /// let mut w = FileWriter::in_memory();
+    /// let t = w.root().create_group("t")?.id();
+    /// let x = w.group(t)?.create_dataset("x").write(&[1i32, 2, 3])?;
+    /// w.set_attr_object_refs(t, "INDEX_COLUMNS", &[x], false)?;
+    /// # let bytes = w.finish()?;
+    /// # Ok::<(), h5fmt::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// `Usage` for an unknown object, `scalar` with other than one target,
+    /// or as [`FileWriter::set_attr`].
+    pub fn set_attr_object_refs(
+        &mut self,
+        id: ObjectId,
+        name: &str,
+        targets: &[ObjectId],
+        scalar: bool,
+    ) -> Result<()> {
+        if scalar && targets.len() != 1 {
+            return Err(Error::usage(
+                "a scalar reference attribute takes exactly one target",
+            ));
+        }
+        if self.nodes.get(id.0).is_none() {
+            return Err(Error::usage("not an object of this file"));
+        }
+        let mut addrs = Vec::with_capacity(targets.len());
+        for t in targets {
+            addrs.push(self.object_addr(*t)?);
+        }
+        let value = AttrValue::object_refs(&addrs, self.ctx.sizes.offsets, scalar)
+            .ok_or_else(|| Error::usage("unsupported size of offsets for references"))?;
+        self.set_attr_in(id, name, value, false)
+    }
+
     /// Set (create or replace) attribute `name` of object `id` with a null
     /// dataspace (`H5S_NULL`: a datatype and no value).
     ///

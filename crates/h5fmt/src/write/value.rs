@@ -232,6 +232,58 @@ impl AttrValue {
             data: ElementData::VarLen(seqs.iter().map(|s| to_bytes(s)).collect()),
         }
     }
+    /// `H5T_STD_REF` object references (HDF5 1.12+, what HEP001 and
+    /// libhdf5 2.0 write) to the objects whose headers are at `targets`, in
+    /// a file whose addresses are `size_of_offsets` bytes (8 in files this
+    /// crate writes; [`crate::Ctx`]`.sizes.offsets` of a file opened).
+    /// A one-dimensional value of `targets.len()` elements, or a scalar
+    /// when `scalar` (then exactly one target is required, else `None`).
+    /// [`Addr::UNDEF`](crate::Addr::UNDEF) makes a null reference.
+    ///
+    /// Each element is `size_of_offsets + 10` bytes: reference type 2
+    /// (`H5R_OBJECT2`), flags 0, the token size, the header address
+    /// (little-endian), zero padding. Writers resolve object ids or paths
+    /// for you: [`crate::FileWriter::set_attr_object_refs`],
+    /// [`crate::FileEditor::set_attr_object_refs`].
+    pub fn object_refs(
+        targets: &[crate::Addr],
+        size_of_offsets: u8,
+        scalar: bool,
+    ) -> Option<AttrValue> {
+        if scalar && targets.len() != 1 {
+            return None;
+        }
+        if !matches!(size_of_offsets, 2 | 4 | 8) {
+            return None;
+        }
+        let so = usize::from(size_of_offsets);
+        let size = so + 10;
+        let mut bytes = Vec::with_capacity(size * targets.len());
+        for t in targets {
+            let start = bytes.len();
+            if t.is_undef() {
+                bytes.resize(start + size, 0);
+                continue;
+            }
+            bytes.push(2);
+            bytes.push(0);
+            bytes.push(size_of_offsets);
+            bytes.extend_from_slice(&t.get().to_le_bytes()[..so]);
+            bytes.resize(start + size, 0);
+        }
+        Some(AttrValue::raw(
+            Datatype::Reference {
+                size: u32::try_from(size).unwrap_or(u32::MAX),
+                kind: crate::format::datatype::RefKind::Std,
+            },
+            if scalar {
+                None
+            } else {
+                Some(alloc::vec![targets.len() as u64])
+            },
+            bytes,
+        ))
+    }
     /// Number of elements the shape describes.
     pub fn num_elements(&self) -> Option<u64> {
         match &self.shape {

@@ -701,11 +701,10 @@ impl FileEditor {
         if es == 0 {
             return Err(Error::unsupported("elements of size 0"));
         }
-        if ds.dtype().is_variable_length() {
-            return Err(Error::unsupported(
-                "editing variable-length data (global heap)",
-            ));
-        }
+        // Variable-length datasets are edited as their stored descriptors
+        // (length, global heap collection, index): new elements are placed
+        // with `put_varlen` first. Replaced heap objects are not freed
+        // (libhdf5 does not free them either).
         let space = ds.space().clone();
         if space.kind != SpaceKind::Simple {
             return Err(Error::unsupported("editing a scalar or null dataset"));
@@ -741,7 +740,9 @@ impl FileEditor {
                 }
                 let pipeline = ds.filters().clone();
                 for f in &pipeline.filters {
-                    if !matches!(f.id, 1..=3) {
+                    let encodable = matches!(f.id, 1..=3 | crate::filter::LZ4)
+                        || (f.id == crate::filter::ZSTD && crate::filter::can_encode(f.id));
+                    if !encodable {
                         return Err(Error::unsupported(alloc::format!(
                             "writing with filter {} ({})",
                             f.id,
@@ -961,7 +962,8 @@ impl FileEditor {
 
     /// Write a box of elements into dataset `path`: `start` and `count` per
     /// dimension, `data` the raw bytes in the file's element format,
-    /// row-major over the box.
+    /// row-major over the box. For variable-length datatypes the elements
+    /// are in-file descriptors from [`FileEditor::put_varlen`].
     ///
     /// # Errors
     /// `Usage` for a wrong rank, a box outside the current extent or a wrong

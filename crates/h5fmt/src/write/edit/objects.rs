@@ -279,6 +279,39 @@ impl FileEditor {
         Ok(())
     }
 
+    /// Create or overwrite attribute `name` of the object at `path` with
+    /// `H5T_STD_REF` object references to the objects at `targets`
+    /// (absolute paths of committed objects: those of the file as opened
+    /// and those created in this session, which
+    /// [`FileEditor::create_group`] and [`FileEditor::create_dataset`]
+    /// commit at once): 1-D of `targets.len()` elements, or a scalar when
+    /// `scalar`. Staged until [`FileEditor::flush`] like
+    /// [`FileEditor::set_attr`].
+    ///
+    /// # Errors
+    /// `NotFound` for a target or the object; `Usage` for `scalar` with
+    /// other than one target; as [`FileEditor::set_attr`].
+    pub fn set_attr_object_refs(
+        &mut self,
+        path: &str,
+        name: &str,
+        targets: &[&str],
+        scalar: bool,
+    ) -> Result<()> {
+        if scalar && targets.len() != 1 {
+            return Err(usage(
+                "a scalar reference attribute takes exactly one target",
+            ));
+        }
+        let mut addrs = Vec::with_capacity(targets.len());
+        for t in targets {
+            addrs.push(Addr(self.object_addr(t)?));
+        }
+        let value = AttrValue::object_refs(&addrs, self.ctx.sizes.offsets, scalar)
+            .ok_or_else(|| usage("unsupported size of offsets for references"))?;
+        self.set_attr(path, name, value)
+    }
+
     /// Create or overwrite attribute `name` of the object at `path` (staged
     /// until [`FileEditor::flush`]). Variable-length values go to a new
     /// global heap collection. Dense attribute storage is edited (rebuilt
@@ -594,6 +627,21 @@ impl FileEditor {
         self.switch_last.push((a, ci));
         self.pending_free.extend(set.old);
         Ok(())
+    }
+
+    /// Store variable-length elements (the bytes of each string, or the
+    /// packed elements of each sequence) in a new global heap collection
+    /// at fresh space, and return their in-file descriptors: the element
+    /// bytes of `dtype` to give [`FileEditor::write_box`] for a dataset of
+    /// that variable-length type. The collection is referenced only once a
+    /// commit writes the data naming it (a crash before leaves unused
+    /// space). At most 65534 non-empty elements per call.
+    ///
+    /// # Errors
+    /// `Usage` for a fixed-size `dtype`, lengths that are not multiples of
+    /// a sequence's element size, or too many elements; `Io`.
+    pub fn put_varlen(&mut self, dtype: &Datatype, elems: &[Vec<u8>]) -> Result<Vec<u8>> {
+        self.place_varlen(dtype, elems)
     }
 
     /// Store variable-length elements in a new global heap collection (at
@@ -1007,15 +1055,24 @@ impl FileEditor {
     /// Write data afterwards with [`FileEditor::write_box`] or
     /// [`FileEditor::append`].
     ///
+    /// Variable-length datatypes are created chunked (chunks required);
+    /// write their elements as descriptors from [`FileEditor::put_varlen`].
+    ///
     /// # Errors
     /// `Usage` for inconsistent shapes, a bad or existing name, a
-    /// variable-length type; as [`FileEditor::create_group`].
+    /// variable-length type without chunks; `Unsupported` for zstd in a
+    /// build without it; as [`FileEditor::create_group`].
     pub fn create_dataset(&mut self, parent: &str, name: &str, spec: &NewDataset) -> Result<()> {
         let ctx = self.ctx;
         let es = spec.dtype.size();
-        if es == 0 || spec.dtype.is_variable_length() {
+        if es == 0 {
             return Err(usage(
-                "datasets of variable-length or empty elements are not created by the editor",
+                "datasets of empty elements are not created by the editor",
+            ));
+        }
+        if spec.dtype.is_variable_length() && spec.chunks.is_none() {
+            return Err(usage(
+                "variable-length datasets are created chunked by the editor (give chunks)",
             ));
         }
         let rank = spec.shape.len();
@@ -1056,6 +1113,26 @@ impl FileEditor {
                     name: None,
                     flags: 1,
                     client_data: vec![u32::from(level.min(9))],
+                });
+            }
+            if let Some(level) = spec.zstd {
+                if !crate::filter::can_encode(crate::filter::ZSTD) {
+                    return Err(Error::unsupported("zstd is not available in this build"));
+                }
+                filters.push(crate::format::message::Filter {
+                    id: crate::filter::ZSTD,
+                    name: None,
+                    flags: 1,
+                    #[allow(clippy::cast_sign_loss)] // negative levels as the plugin reads them
+                    client_data: vec![level as u32],
+                });
+            }
+            if spec.lz4 {
+                filters.push(crate::format::message::Filter {
+                    id: crate::filter::LZ4,
+                    name: None,
+                    flags: 1,
+                    client_data: vec![0],
                 });
             }
             crate::format::message::FilterPipeline { filters }
@@ -1621,8 +1698,14 @@ pub struct NewDataset {
     pub deflate: Option<u8>,
     /// Shuffle before deflate.
     pub shuffle: bool,
-    /// Fill value bytes (one element); default zeros.
+    /// Fill value bytes (one element); default zeros. For a
+    /// variable-length type: the in-file descriptor of the fill
+    /// ([`FileEditor::put_varlen`]; zeros are the empty string/sequence).
     pub fill: Option<Vec<u8>>,
+    /// Zstandard at this level (registered filter 32015, after deflate).
+    pub zstd: Option<i32>,
+    /// LZ4 (registered filter 32004, the HDF5 LZ4 plugin's format).
+    pub lz4: bool,
 }
 
 impl NewDataset {
@@ -1636,7 +1719,19 @@ impl NewDataset {
             deflate: None,
             shuffle: false,
             fill: None,
+            zstd: None,
+            lz4: false,
         }
+    }
+    /// Zstandard at `level`.
+    pub fn zstd(mut self, level: i32) -> Self {
+        self.zstd = Some(level);
+        self
+    }
+    /// LZ4.
+    pub fn lz4(mut self) -> Self {
+        self.lz4 = true;
+        self
     }
     /// Maximum shape.
     pub fn maxshape(mut self, m: &[Option<u64>]) -> Self {

@@ -1,0 +1,254 @@
+//! `h5 table import` / `h5 table append`: Arrow record batches (from CSV or
+//! Parquet, see [`crate::table_io`]) into a HEP001 table, batch by batch
+//! through the §11 append protocol (each batch is committed by `NROWS`).
+//!
+//! Arrow → HEP001 columns:
+//!
+//! | Arrow | column | fill (missing) |
+//! |---|---|---|
+//! | `Int8`…`Int64`, `UInt8`…`UInt64` | same integer | Table 1 sentinel |
+//! | `Float32`, `Float64` | same float | Table 1 sentinel (9.9692099683868690e+36) |
+//! | `Float16` | float16 | NaN |
+//! | `Boolean` | uint8 0/1, `valid_min` 0 / `valid_max` 1 | 2 (§8.5) |
+//! | `Utf8`, `LargeUtf8`, `Dictionary(_, Utf8)` | variable-length UTF-8 | `""` |
+//!
+//! Nulls become the fill value; a non-null value equal to the fill (say an
+//! empty string) is refused with an error naming the column, before the
+//! batch is written.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type,
+    UInt32Type, UInt64Type, UInt8Type,
+};
+use arrow_array::{Array, RecordBatch, RecordBatchReader};
+use arrow_schema::DataType;
+use h5fmt::Datatype;
+use h5table::write::{ColumnData, ColumnSpec, FillSpec, Scalar, TableEditor, TableWriter};
+
+/// How columns are stored.
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    /// Rows per chunk of every column.
+    pub chunk_rows: u64,
+    /// `"zstd"`, `"deflate"`, `"lz4"` or `"none"`.
+    pub compress: String,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            chunk_rows: 65_536,
+            compress: "zstd".into(),
+        }
+    }
+}
+
+/// A column's datatype, fill and optional `valid_min`/`valid_max`.
+type Mapping = (Datatype, FillSpec, Option<(Scalar, Scalar)>);
+
+fn dtype_of(t: &DataType) -> Result<Mapping, String> {
+    Ok(match t {
+        DataType::Int8 => (Datatype::int_le(1, true), FillSpec::Sentinel, None),
+        DataType::Int16 => (Datatype::int_le(2, true), FillSpec::Sentinel, None),
+        DataType::Int32 => (Datatype::int_le(4, true), FillSpec::Sentinel, None),
+        DataType::Int64 => (Datatype::int_le(8, true), FillSpec::Sentinel, None),
+        DataType::UInt8 => (Datatype::int_le(1, false), FillSpec::Sentinel, None),
+        DataType::UInt16 => (Datatype::int_le(2, false), FillSpec::Sentinel, None),
+        DataType::UInt32 => (Datatype::int_le(4, false), FillSpec::Sentinel, None),
+        DataType::UInt64 => (Datatype::int_le(8, false), FillSpec::Sentinel, None),
+        DataType::Float16 => (Datatype::float_le(2), FillSpec::NaN, None),
+        DataType::Float32 => (Datatype::float_le(4), FillSpec::Sentinel, None),
+        DataType::Float64 => (Datatype::float_le(8), FillSpec::Sentinel, None),
+        DataType::Boolean => (
+            Datatype::int_le(1, false),
+            FillSpec::Value(Scalar::Int(2)),
+            Some((Scalar::Int(0), Scalar::Int(1))),
+        ),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            (Datatype::vlen_utf8(), FillSpec::Sentinel, None)
+        }
+        DataType::Dictionary(_, v) if matches!(**v, DataType::Utf8 | DataType::LargeUtf8) => {
+            (Datatype::vlen_utf8(), FillSpec::Sentinel, None)
+        }
+        other => {
+            return Err(format!(
+                "Arrow type {other} has no HEP001 column mapping yet"
+            ))
+        }
+    })
+}
+
+fn strings(a: &dyn Array) -> Result<Vec<Option<String>>, String> {
+    let cast = arrow_cast_utf8(a)?;
+    Ok((0..cast.len())
+        .map(|i| (!cast.is_null(i)).then(|| cast.value(i).to_string()))
+        .collect())
+}
+
+fn arrow_cast_utf8(a: &dyn Array) -> Result<arrow_array::StringArray, String> {
+    match a.data_type() {
+        DataType::Utf8 => Ok(a.as_string::<i32>().clone()),
+        DataType::LargeUtf8 => Ok(a.as_string::<i64>().iter().collect()),
+        DataType::Utf8View => Ok(a.as_string_view().iter().collect()),
+        DataType::Dictionary(k, _) => {
+            let any = a.as_any_dictionary();
+            let values = arrow_cast_utf8(any.values().as_ref())?;
+            let keys = any.normalized_keys();
+            let _ = k;
+            Ok((0..a.len())
+                .map(|i| (!a.is_null(i)).then(|| values.value(keys[i])))
+                .collect())
+        }
+        t => Err(format!("not a string column: {t}")),
+    }
+}
+
+/// One Arrow array as [`ColumnData`] (nulls as a missing mask).
+fn column_data(a: &dyn Array) -> Result<ColumnData, String> {
+    macro_rules! prim {
+        ($t:ty, $v:ident) => {
+            ColumnData::$v(a.as_primitive::<$t>().values().to_vec())
+        };
+    }
+    let data = match a.data_type() {
+        DataType::Int8 => prim!(Int8Type, Int8),
+        DataType::Int16 => prim!(Int16Type, Int16),
+        DataType::Int32 => prim!(Int32Type, Int32),
+        DataType::Int64 => prim!(Int64Type, Int64),
+        DataType::UInt8 => prim!(UInt8Type, UInt8),
+        DataType::UInt16 => prim!(UInt16Type, UInt16),
+        DataType::UInt32 => prim!(UInt32Type, UInt32),
+        DataType::UInt64 => prim!(UInt64Type, UInt64),
+        DataType::Float16 => ColumnData::Float16(
+            a.as_primitive::<Float16Type>()
+                .values()
+                .iter()
+                .map(|h| h.to_bits())
+                .collect(),
+        ),
+        DataType::Float32 => prim!(Float32Type, Float32),
+        DataType::Float64 => prim!(Float64Type, Float64),
+        DataType::Boolean => {
+            let b = a.as_boolean();
+            ColumnData::UInt8((0..b.len()).map(|i| u8::from(b.value(i))).collect())
+        }
+        _ => return Ok(ColumnData::Str(strings(a)?)),
+    };
+    Ok(if a.null_count() > 0 {
+        data.with_missing((0..a.len()).map(|i| a.is_null(i)).collect())
+    } else {
+        data
+    })
+}
+
+fn batch_rows(b: &RecordBatch) -> Result<Vec<(String, ColumnData)>, String> {
+    b.schema()
+        .fields()
+        .iter()
+        .zip(b.columns())
+        .map(|(f, a)| {
+            column_data(a.as_ref())
+                .map(|d| (f.name().clone(), d))
+                .map_err(|e| format!("column {:?}: {e}", f.name()))
+        })
+        .collect()
+}
+
+/// Create table `table_path` in `file` (created when missing) from the
+/// batches of `reader`; returns the number of rows imported.
+///
+/// # Errors
+/// A one-line message: unsupported Arrow types, values equal to the fill,
+/// an existing table at the path, HDF5 errors. Batches committed before an
+/// error stay in the table (each is one §11 append).
+pub fn import(
+    file: &std::path::Path,
+    table_path: &str,
+    mut reader: Box<dyn RecordBatchReader + Send>,
+    opts: &ImportOptions,
+    progress: &dyn Fn(u64),
+) -> Result<u64, String> {
+    let schema = reader.schema();
+    let mut tw = TableWriter::new();
+    for f in schema.fields() {
+        let (dt, fill, range) =
+            dtype_of(f.data_type()).map_err(|e| format!("column {:?}: {e}", f.name()))?;
+        let mut spec = ColumnSpec::new(f.name(), dt)
+            .chunk(opts.chunk_rows)
+            .fill(fill);
+        if let Some((lo, hi)) = range {
+            spec = spec.valid_range(lo, hi);
+        }
+        spec = match opts.compress.as_str() {
+            "zstd" => spec.shuffle().zstd(3),
+            "deflate" | "gzip" => spec.shuffle().deflate(4),
+            "lz4" => spec.shuffle().lz4(),
+            "none" => spec,
+            other => {
+                return Err(format!(
+                    "--compress {other:?}: expected zstd, deflate, lz4 or none"
+                ))
+            }
+        };
+        tw = tw.column(spec);
+    }
+    if !file.exists() {
+        let w = h5fmt::FileWriter::create(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        w.close().map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    let mut ed = h5fmt::FileEditor::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let first = reader.next().transpose().map_err(|e| e.to_string())?;
+    let first_rows = match &first {
+        Some(b) => batch_rows(b)?,
+        None => Vec::new(),
+    };
+    let (names, datas): (Vec<String>, Vec<ColumnData>) = first_rows.into_iter().unzip();
+    let refs: Vec<(&str, ColumnData)> = names.iter().map(String::as_str).zip(datas).collect();
+    tw.create_in(&mut ed, table_path, &refs)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut total = first.as_ref().map_or(0, |b| b.num_rows() as u64);
+    progress(total);
+    append_batches(&mut ed, table_path, reader, &mut total, progress)?;
+    ed.close().map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok(total)
+}
+
+/// Append the batches of `reader` to the existing table `table_path` of `file`.
+///
+/// # Errors
+/// As [`import`]; the batch's columns must be the table's.
+pub fn append(
+    file: &std::path::Path,
+    table_path: &str,
+    reader: Box<dyn RecordBatchReader + Send>,
+    progress: &dyn Fn(u64),
+) -> Result<u64, String> {
+    let mut ed = h5fmt::FileEditor::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut total = 0;
+    append_batches(&mut ed, table_path, reader, &mut total, progress)?;
+    ed.close().map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok(total)
+}
+
+fn append_batches(
+    ed: &mut h5fmt::FileEditor,
+    table_path: &str,
+    reader: Box<dyn RecordBatchReader + Send>,
+    total: &mut u64,
+    progress: &dyn Fn(u64),
+) -> Result<(), String> {
+    let mut t = TableEditor::open(ed, table_path).map_err(|e| e.to_string())?;
+    for b in reader {
+        let b = b.map_err(|e| e.to_string())?;
+        if b.num_rows() == 0 {
+            continue;
+        }
+        let (names, datas): (Vec<String>, Vec<ColumnData>) = batch_rows(&b)?.into_iter().unzip();
+        let refs: Vec<(&str, ColumnData)> = names.iter().map(String::as_str).zip(datas).collect();
+        t.append(&refs).map_err(|e| e.to_string())?;
+        *total += b.num_rows() as u64;
+        progress(*total);
+    }
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! `h5 table import` / `append` / `cat --format parquet` round trips, with
+//! pyarrow as the oracle: pyarrow writes the input Parquet (and CSV), our
+//! export is read back by pyarrow and compared value by value, nulls included.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn python() -> PathBuf {
+    let venv = std::env::var("H5FMT_VENV")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv").into());
+    let p = PathBuf::from(venv).join("bin/python");
+    assert!(
+        p.exists(),
+        "{} missing: run `cargo xtask venv`",
+        p.display()
+    );
+    p
+}
+
+fn py(script: &str, args: &[&Path]) -> String {
+    let out = Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn h5(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_h5"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+const MAKE: &str = r#"
+import sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq
+rng = np.random.default_rng(5)
+n = 70000
+def nulls(a, p):
+    m = rng.random(n) < p
+    return pa.array(a, mask=m)
+t = pa.table({
+    "i8": nulls(rng.integers(-100, 100, n).astype(np.int8), 0.1),
+    "i64": nulls(rng.integers(-2**62, 2**62, n), 0.0),
+    "u32": nulls(rng.integers(0, 2**32 - 1, n).astype(np.uint32), 0.05),
+    "u64": pa.array(rng.integers(0, 2**63, n).astype(np.uint64) * 2),
+    "f32": nulls(rng.normal(size=n).astype(np.float32), 0.1),
+    "f64": nulls(np.where(rng.random(n) < 0.01, np.nan, rng.normal(size=n)), 0.1),
+    "flag": nulls(rng.random(n) < 0.5, 0.2),
+    "name": pa.array([None if rng.random() < 0.1 else "s%d_é" % rng.integers(0, 5000) for _ in range(n)]),
+})
+pq.write_table(t, sys.argv[1], row_group_size=20000)
+import pyarrow.csv as pcsv; pcsv.write_csv(t.slice(0, 1000), sys.argv[2])
+"#;
+
+const COMPARE: &str = r#"
+import sys, pyarrow as pa, pyarrow.parquet as pq, pyarrow.compute as pc
+a = pq.read_table(sys.argv[1])
+b = pq.read_table(sys.argv[2])
+reps = int(sys.argv[3].name if hasattr(sys.argv[3], "name") else sys.argv[3])
+assert b.num_rows == a.num_rows * reps, (a.num_rows, b.num_rows)
+assert b.column_names == a.column_names, b.column_names
+for name in a.column_names:
+    x = pa.concat_arrays([a[name].combine_chunks()] * reps)
+    y = b[name].combine_chunks()
+    if pa.types.is_boolean(x.type):
+        y = pc.cast(y, pa.bool_())  # booleans are uint8 0/1 columns (HEP001 §8.5)
+    elif x.type != y.type:
+        raise SystemExit("%s: type %s, want %s" % (name, y.type, x.type))
+    assert x.null_count == y.null_count, (name, x.null_count, y.null_count)
+    norm = lambda v: "nan" if isinstance(v, float) and v != v else v
+    xs, ys = [norm(v) for v in x.to_pylist()], [norm(v) for v in y.to_pylist()]
+    bad = [i for i in range(len(xs)) if xs[i] != ys[i]]
+    assert not bad, (name, bad[:3], [xs[i] for i in bad[:3]], [ys[i] for i in bad[:3]])
+print("ok", b.num_rows)
+"#;
+
+#[test]
+fn parquet_import_export_round_trip() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("table_import");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (src, csv, h5f, back) = (
+        dir.join("in.parquet"),
+        dir.join("in.csv"),
+        dir.join("t.h5"),
+        dir.join("out.parquet"),
+    );
+    py(MAKE, &[&src, &csv]);
+    let spec = format!("{}:/runs/t", h5f.display());
+    let o = h5(&[
+        "table",
+        "import",
+        &spec,
+        "--from",
+        src.to_str().unwrap(),
+        "--batch-rows",
+        "30000",
+        "--chunk-rows",
+        "8192",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // the result is a conformant table of 70000 rows
+    let o = h5(&["table", "check", h5f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = h5(&["table", "ls", h5f.to_str().unwrap()]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "/runs/t 70000 8");
+    let o = h5(&[
+        "table",
+        "cat",
+        &spec,
+        "--format",
+        "parquet",
+        "-o",
+        back.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let one = Path::new("1");
+    assert!(py(COMPARE, &[&src, &back, one]).starts_with("ok 70000"));
+    // append the same rows again: NROWS doubles, values follow
+    let o = h5(&["table", "append", &spec, "--from", src.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = h5(&[
+        "table",
+        "cat",
+        &spec,
+        "--format",
+        "parquet",
+        "-o",
+        back.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    assert!(py(COMPARE, &[&src, &back, Path::new("2")]).starts_with("ok 140000"));
+    // a second import to the same path is refused, the file unchanged
+    let before = std::fs::read(&h5f).unwrap();
+    let o = h5(&["table", "import", &spec, "--from", src.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("already"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&h5f).unwrap(), before);
+    // CSV import: the first 1000 rows, types inferred
+    let spec2 = format!("{}:/from_csv", h5f.display());
+    let o = h5(&["table", "import", &spec2, "--from", csv.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = h5(&[
+        "table",
+        "cat",
+        &spec2,
+        "--rows",
+        "0:3",
+        "--columns",
+        "i64,name",
+    ]);
+    let got = String::from_utf8(o.stdout).unwrap();
+    let want = py(
+        "import sys, pyarrow.parquet as pq; t = pq.read_table(sys.argv[1]).slice(0, 3).to_pylist()\nprint('i64,name'); [print('%s,%s' % (r['i64'], r['name'] or '')) for r in t]",
+        &[&src],
+    );
+    assert_eq!(got, want);
+}
