@@ -41,8 +41,8 @@ impl Part {
 /// Where one output column comes from.
 #[derive(Debug, Clone)]
 pub(crate) enum Source {
-    /// A HEP001 column.
-    Column(ColumnExport),
+    /// A HEP001 column (boxed: an export is large, the row number nothing).
+    Column(Box<ColumnExport>),
     /// The virtual row number.
     RowNumber,
 }

@@ -4,10 +4,16 @@
 //! [`h5table::arrow::schema`] (missing values are nulls, categoricals and
 //! enums are dictionaries, …). A scan reads only the projected columns,
 //! stops at a pushed `LIMIT`, and evaluates pushed filters with the h5table
-//! query engine ([`h5table::query::Query::run`], which uses the table's
-//! search indexes): only the matching rows of the projected columns are then
+//! query engine ([`h5table::query::Query::run_with`], which may use the
+//! table's search indexes): only the matching rows of the projected columns are then
 //! read and decoded (late materialisation). Rows are split into partitions
 //! so that DataFusion reads them in parallel.
+//!
+//! Search indexes are untrusted by default ([`IndexPolicy::Ignore`]): an
+//! index narrows the rows only under [`ProviderOptions::indexes`]
+//! `Verify` (each index is recomputed from its column first and used only
+//! when equal) or `Trust` (used as stored), so that a stale or corrupt index
+//! cannot change an answer unless asked for.
 //!
 //! ```no_run
 //! # async fn demo() -> datafusion::error::Result<()> {
@@ -54,7 +60,8 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use exec::{Part, Source};
 use h5table::arrow::{ColumnExport, ExportOptions};
-use h5table::query::Query;
+pub use h5table::query::IndexPolicy;
+use h5table::query::{Query, RunOptions};
 use h5table::Table;
 use std::path::Path;
 use std::sync::Arc;
@@ -69,6 +76,7 @@ use translate::Translator;
 ///     ..Default::default()
 /// };
 /// assert_eq!(opts.batch_rows, 65_536);
+/// assert_eq!(opts.indexes, h5table_datafusion::IndexPolicy::Ignore);
 /// ```
 #[derive(Debug, Clone)]
 pub struct ProviderOptions {
@@ -86,6 +94,10 @@ pub struct ProviderOptions {
     pub min_partition_rows: u64,
     /// How columns are converted to Arrow (string mode).
     pub export: ExportOptions,
+    /// Which search indexes pushed filters may use (default
+    /// [`IndexPolicy::Ignore`]: none, so an unverified index never changes
+    /// a result).
+    pub indexes: IndexPolicy,
 }
 
 impl Default for ProviderOptions {
@@ -96,6 +108,7 @@ impl Default for ProviderOptions {
             batch_rows: 65_536,
             min_partition_rows: 65_536,
             export: ExportOptions::default(),
+            indexes: IndexPolicy::Ignore,
         }
     }
 }
@@ -277,7 +290,7 @@ impl TableProvider for H5TableProvider {
         let sources = projection
             .iter()
             .map(|&i| match self.exports.get(i) {
-                Some(e) => Ok(Source::Column(e.clone())),
+                Some(e) => Ok(Source::Column(Box::new(e.clone()))),
                 None if i == self.exports.len() && self.options.row_number_column.is_some() => {
                     Ok(Source::RowNumber)
                 }
@@ -322,9 +335,12 @@ impl TableProvider for H5TableProvider {
                 exec::split(total, n).into_iter().map(Part::Range).collect()
             }
             Some(q) => {
-                let mut rows = q.run(&self.table).map_err(ext)?;
+                let run = RunOptions {
+                    indexes: self.options.indexes,
+                };
+                let (mut rows, _) = q.run_with(&self.table, &run).map_err(ext)?;
                 rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-                describe.push_str(&format!(", filter={q:?}"));
+                describe.push_str(&format!(", filter={q:?}, indexes={:?}", run.indexes));
                 let total = rows.len() as u64;
                 let n = total.div_ceil(per).clamp(1, target);
                 let rows = Arc::new(rows);

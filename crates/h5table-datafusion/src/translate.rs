@@ -231,13 +231,11 @@ impl Translator<'_> {
             }
             Expr::Column(_) => {
                 let (column, dt) = self.column(e)?;
-                (class_of(&dt) == Class::Bool).then(|| {
-                    QExpr::Pred(Predicate::Compare {
-                        column,
-                        op: Op::Eq,
-                        value: Literal::Int(1),
-                    })
-                })
+                (class_of(&dt) == Class::Bool).then_some(QExpr::Pred(Predicate::Compare {
+                    column,
+                    op: Op::Eq,
+                    value: Literal::Int(1),
+                }))
             }
             _ => None,
         }
