@@ -1,9 +1,10 @@
 """Query benchmark data and the polars side (`cargo xtask bench query`).
 
-  table_query.py gen DIR [NROWS]   write DIR/t.h5 (uncompressed) and DIR/tz.h5 (zstd) with h5py: a
+  table_query.py gen DIR [NROWS [CHUNK]]
+                                   write DIR/t.h5 (uncompressed) and DIR/tz.h5 (zstd) with h5py: a
                                     HEP001 table /t of NROWS rows (ts int64 sorted, energy float32
                                     uniform, label int32 with 16 values, id uint64 unique random;
-                                    65,536-row chunks) with CHUNK_MINMAX on ts/energy, BITMAP on
+                                    CHUNK-row chunks, default 65,536) with CHUNK_MINMAX on ts/energy, BITMAP on
                                     label and SORTED_ROWS on id computed here with numpy; and the
                                     same columns as DIR/t.parquet and DIR/tz.parquet (pyarrow)
   table_query.py polars DIR REPS   median seconds of each query with polars on the Parquet copies (JSON)
@@ -30,7 +31,7 @@ def queries(meta):
     }
 
 
-def gen(d, n):
+def gen(d, n, chunk=CHUNK):
     import h5py
     import hdf5plugin
     import pyarrow as pa
@@ -62,15 +63,15 @@ def gen(d, n):
             si = g.create_group("SEARCH_INDEXES")
             dsets = {}
             for c, a in cols.items():
-                dsets[c] = g.create_dataset(c, data=a, chunks=(CHUNK,), maxshape=(None,), fillvalue=fills[c], **comp)
+                dsets[c] = g.create_dataset(c, data=a, chunks=(chunk,), maxshape=(None,), fillvalue=fills[c], **comp)
             refs = {}
-            nch = -(-n // CHUNK)
+            nch = -(-n // chunk)
             for c in ("ts", "energy"):
                 a = cols[c]
-                pad = np.full(nch * CHUNK - n, np.nan if a.dtype.kind == "f" else 0, dtype=np.float64)
-                mn = np.array([a[i * CHUNK:(i + 1) * CHUNK].min() for i in range(nch)], dtype=a.dtype)
-                mx = np.array([a[i * CHUNK:(i + 1) * CHUNK].max() for i in range(nch)], dtype=a.dtype)
-                cnt = np.array([min(CHUNK, n - i * CHUNK) for i in range(nch)], dtype=np.uint64)
+                pad = np.full(nch * chunk - n, np.nan if a.dtype.kind == "f" else 0, dtype=np.float64)
+                mn = np.array([a[i * chunk:(i + 1) * chunk].min() for i in range(nch)], dtype=a.dtype)
+                mx = np.array([a[i * chunk:(i + 1) * chunk].max() for i in range(nch)], dtype=a.dtype)
+                cnt = np.array([min(chunk, n - i * chunk) for i in range(nch)], dtype=np.uint64)
                 dt = np.dtype([("min", a.dtype), ("max", a.dtype), ("nan_count", "<u8"), ("fill_count", "<u8"), ("n", "<u8")])
                 rec = np.zeros(nch, dtype=dt)
                 rec["min"], rec["max"], rec["n"] = mn, mx, cnt
@@ -133,7 +134,8 @@ def polars_times(d, reps):
 if __name__ == "__main__":
     cmd, d = sys.argv[1], sys.argv[2]
     if cmd == "gen":
-        gen(d, int(sys.argv[3]) if len(sys.argv) > 3 else 10_000_000)
+        gen(d, int(sys.argv[3]) if len(sys.argv) > 3 else 10_000_000,
+            int(sys.argv[4]) if len(sys.argv) > 4 else CHUNK)
     elif cmd == "polars":
         polars_times(d, int(sys.argv[3]))
     elif cmd == "queries":
