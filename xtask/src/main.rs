@@ -1,4 +1,5 @@
-//! Developer tasks. `cargo xtask test` is the one test command (CI runs it).
+//! Developer tasks. `cargo xtask test` is the one test command (CI runs it);
+//! `cargo xtask test-sql` covers the DataFusion crates, which CI's budget leaves out.
 //!
 //! Plain std Rust; shells out to `python3`, `cargo`, `apt-get` and `node`.
 
@@ -29,7 +30,11 @@ const WASM_APT: &[&str] = &["rustc-web", "cargo-web", "rust-web-src", "lld"];
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
-  test            the one test command: venv, fmt, clippy, test, nostd, wasm (CI runs this)
+  test            the one test command: venv, fmt, clippy, test, nostd, wasm (CI runs this);
+                  builds no DataFusion (h5table-datafusion is excluded, h5cli's `sql` is off)
+  test-sql        clippy -D warnings and the tests of h5table-datafusion and of `h5 table sql`
+                  (h5cli --features sql: the issue-15 benchmark queries vs DataFusion over the
+                  Parquet copy). A first build of DataFusion takes ~30 CPU-minutes
   venv            create/reuse the Python venv at .venv (h5py, numpy, hdf5plugin, tables, netCDF4)
   gen-testdata    regenerate testdata/*.h5 with testdata/generate.py (real HDF5 software)
   bless           regenerate testdata/expected/*.canon.json with ../shared/conformance/h5canon.py
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
     let rest = &args[1..];
     let result = match task.as_str() {
         "test" => task_test(),
+        "test-sql" => task_test_sql(),
         "venv" => ensure_venv().map(|v| println!("venv ready: {}", v.dir.display())),
         "gen-testdata" => task_gen_testdata(),
         "bless" => task_bless(),
@@ -610,6 +616,68 @@ fn summaries(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// The DataFusion crate: left to `cargo xtask test-sql` (its first build alone takes ~30
+/// CPU-minutes, CI's budget for everything).
+const SQL_CRATE: &str = "h5table-datafusion";
+
+/// `cargo xtask test-sql`: clippy and the tests of everything that builds DataFusion.
+fn task_test_sql() -> R {
+    let root = repo_root();
+    let venv = ensure_venv()?;
+    let total = Instant::now();
+    // One feature set for every command below, so that DataFusion is built once.
+    let sql = |what: &[&str]| {
+        let mut c = Command::new(cargo());
+        c.current_dir(&root).args(what);
+        venv.apply(&mut c);
+        c
+    };
+    run(&mut sql(&[
+        "clippy",
+        "-p",
+        SQL_CRATE,
+        "-p",
+        "h5cli",
+        "--all-targets",
+        "--features",
+        "h5cli/sql",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    // Both packages in each command: h5cli's dependencies (serde_json's features, parquet)
+    // unify into DataFusion's, and the crate's tests alone would build a second DataFusion.
+    run(&mut sql(&[
+        "test",
+        "-p",
+        SQL_CRATE,
+        "-p",
+        "h5cli",
+        "--features",
+        "h5cli/sql",
+        "--no-fail-fast",
+        "--lib",
+        // h5table-datafusion's tests and h5cli's `h5 table sql` tests (the rest of h5cli's
+        // run in `cargo xtask test`).
+        "--test",
+        "corpus",
+        "--test",
+        "table_sql",
+    ]))?;
+    run(&mut sql(&[
+        "test",
+        "-p",
+        SQL_CRATE,
+        "-p",
+        "h5cli",
+        "--features",
+        "h5cli/sql",
+        "--doc",
+    ]))?;
+    println!("test-sql: ok ({:.1}s)", total.elapsed().as_secs_f64());
+    Ok(())
+}
+
 fn task_test() -> R {
     let root = repo_root();
     let skip: Vec<String> = env::var("XTASK_SKIP")
@@ -658,6 +726,8 @@ fn task_test() -> R {
         c.current_dir(&root).args([
             "clippy",
             "--workspace",
+            "--exclude",
+            SQL_CRATE,
             "--all-targets",
             "--features",
             "h5fmt/ndarray,h5fmt/derive",
@@ -682,6 +752,8 @@ fn task_test() -> R {
         c.current_dir(&root).args([
             "test",
             "--workspace",
+            "--exclude",
+            SQL_CRATE,
             "--no-fail-fast",
             "--features",
             "h5fmt/ndarray,h5fmt/derive",
