@@ -503,6 +503,13 @@ fn cat_other(
             crate::table_io::write_parquet(&t, cols, Some(start..end), so, &Default::default())
                 .map_err(e)?;
         }
+        (Format::Csv, Some(path)) => {
+            let f = std::fs::File::create(path).map_err(|x| format!("{}: {x}", path.display()))?;
+            let mut f = std::io::BufWriter::new(f);
+            cat_csv(spec, columns, rows, &mut f)?;
+            f.flush().map_err(|x| format!("{}: {x}", path.display()))?;
+        }
+        (Format::Csv, None) => return cat_csv(spec, columns, rows, out),
         (_, Some(path)) => {
             let f = std::fs::File::create(path).map_err(|x| format!("{}: {x}", path.display()))?;
             crate::table_io::write_json_lines(
