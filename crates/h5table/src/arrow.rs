@@ -42,7 +42,8 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::model::{is_hep_bool, Column, ColumnKind, Table};
+use crate::list::{ListColumn, ListLevel, ListValues, RawList, RawValues};
+use crate::model::{is_bool_enum, Column, ColumnKind, Table, TableColumn};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -55,8 +56,8 @@ use arrow_array::types::{
 };
 use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, DictionaryArray,
-    FixedSizeBinaryArray, PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray,
-    StructArray,
+    FixedSizeBinaryArray, LargeBinaryArray, LargeListArray, LargeStringArray, ListArray,
+    PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray, StructArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
@@ -247,7 +248,7 @@ impl Plan {
                 },
                 string_type,
             ),
-            d @ Datatype::Enum { .. } if is_hep_bool(d) => (
+            d @ Datatype::Enum { .. } if is_bool_enum(d) => (
                 Plan::Bool {
                     code: dtype.clone(),
                 },
@@ -790,16 +791,278 @@ fn null_mask(col: &Column, plan: &Plan, raw: &[u8], n: usize) -> Result<Option<N
     Ok(Some(NullBuffer::from_iter(missing.iter().map(|&m| !m))))
 }
 
+/// How one level of a list column is converted.
+#[derive(Debug, Clone)]
+enum ListPlan {
+    /// A list level: `LargeList` over 8-byte offsets, `List` otherwise.
+    Level {
+        large: bool,
+        item: Arc<Field>,
+        child: Box<ListPlan>,
+        path: String,
+    },
+    /// Leaf elements, converted as a column of the leaf's datatype.
+    Leaf { column: Box<Column>, plan: Plan },
+    /// `STRING_VALUES`: `LargeUtf8` (`LargeBinary`) over 8-byte offsets,
+    /// `Utf8` (`Binary`) otherwise.
+    Strings { large: bool, path: String },
+}
+
+impl ListPlan {
+    fn of(level: &ListLevel, opts: &ExportOptions) -> Result<(ListPlan, DataType)> {
+        let (child, child_dt) = match level.values() {
+            ListValues::Leaf(c) => {
+                let ctx = Ctx {
+                    dataset: c.dataset(),
+                    strings: opts.strings,
+                    column: c.name(),
+                };
+                let (plan, dt) = Plan::of(c.dtype(), &ctx)?;
+                (
+                    ListPlan::Leaf {
+                        column: c.clone(),
+                        plan,
+                    },
+                    dt,
+                )
+            }
+            ListValues::Strings(sv) => {
+                let large = sv.wide_offsets();
+                let dt = match (opts.strings, large) {
+                    (StringMode::Utf8, true) => DataType::LargeUtf8,
+                    (StringMode::Utf8, false) => DataType::Utf8,
+                    (StringMode::Binary, true) => DataType::LargeBinary,
+                    (StringMode::Binary, false) => DataType::Binary,
+                };
+                (
+                    ListPlan::Strings {
+                        large,
+                        path: sv.path().to_string(),
+                    },
+                    dt,
+                )
+            }
+            ListValues::Lists(inner) => ListPlan::of(inner, opts)?,
+        };
+        let mut item = Field::new("item", child_dt, true);
+        if let ListPlan::Leaf { column, .. } = &child {
+            if let Some(v) = &column.fill().value {
+                let mut meta = std::collections::HashMap::new();
+                meta.insert("hdf5:fill".to_string(), crate::text::format_value(v));
+                item = item.with_metadata(meta);
+            }
+        }
+        let item = Arc::new(item);
+        let large = level.wide_offsets();
+        let dt = if large {
+            DataType::LargeList(item.clone())
+        } else {
+            DataType::List(item.clone())
+        };
+        Ok((
+            ListPlan::Level {
+                large,
+                item,
+                child: Box::new(child),
+                path: level.path().to_string(),
+            },
+            dt,
+        ))
+    }
+
+    fn build_level(&self, raw: RawList, strings: StringMode) -> Result<ArrayRef> {
+        let ListPlan::Level {
+            large,
+            item,
+            child,
+            path,
+        } = self
+        else {
+            return Err(Error::usage("list plan and list bytes disagree"));
+        };
+        let nulls = raw.valid.map(NullBuffer::from_iter);
+        let values = child.build_values(raw.child, strings)?;
+        let err = |e: ArrowError| arrow_err(path, e);
+        Ok(if *large {
+            let offsets = offsets_i64(&raw.offsets, path)?;
+            Arc::new(LargeListArray::try_new(item.clone(), offsets, values, nulls).map_err(err)?)
+        } else {
+            let offsets = offsets_i32(&raw.offsets, path)?;
+            Arc::new(ListArray::try_new(item.clone(), offsets, values, nulls).map_err(err)?)
+        })
+    }
+
+    fn build_values(&self, raw: RawValues, strings: StringMode) -> Result<ArrayRef> {
+        match (self, raw) {
+            (ListPlan::Level { .. }, RawValues::Lists(r)) => self.build_level(*r, strings),
+            (ListPlan::Leaf { column, plan }, RawValues::Leaf { raw, n }) => {
+                let n = usz(n);
+                let nulls = null_mask(column, plan, &raw, n)?;
+                let ctx = Ctx {
+                    dataset: column.dataset(),
+                    strings,
+                    column: column.name(),
+                };
+                plan.build(&raw, n, nulls, &ctx)
+            }
+            (
+                ListPlan::Strings { large, path },
+                RawValues::Strings {
+                    offsets,
+                    chars,
+                    valid,
+                },
+            ) => {
+                let nulls = valid.map(NullBuffer::from_iter);
+                let data = Buffer::from_vec(chars);
+                let err = |e: ArrowError| {
+                    Error::invalid(
+                        path,
+                        crate::list::SECTION,
+                        format!(
+                            "{e}; export string columns as Binary (StringMode::Binary) to keep \
+                             bytes that are not UTF-8"
+                        ),
+                    )
+                };
+                Ok(match (strings, *large) {
+                    (StringMode::Utf8, true) => Arc::new(
+                        LargeStringArray::try_new(offsets_i64(&offsets, path)?, data, nulls)
+                            .map_err(err)?,
+                    ),
+                    (StringMode::Utf8, false) => Arc::new(
+                        StringArray::try_new(offsets_i32(&offsets, path)?, data, nulls)
+                            .map_err(err)?,
+                    ),
+                    (StringMode::Binary, true) => Arc::new(
+                        LargeBinaryArray::try_new(offsets_i64(&offsets, path)?, data, nulls)
+                            .map_err(err)?,
+                    ),
+                    (StringMode::Binary, false) => Arc::new(
+                        BinaryArray::try_new(offsets_i32(&offsets, path)?, data, nulls)
+                            .map_err(err)?,
+                    ),
+                })
+            }
+            _ => Err(Error::usage("list plan and list bytes disagree")),
+        }
+    }
+}
+
+/// Offsets already checked to start at 0 and never decrease (by
+/// [`crate::list`]), as Arrow's 64-bit offsets.
+fn offsets_i64(offsets: &[u64], path: &str) -> Result<OffsetBuffer<i64>> {
+    let v = offsets
+        .iter()
+        .map(|&o| i64::try_from(o))
+        .collect::<core::result::Result<Vec<i64>, _>>()
+        .map_err(|_| {
+            Error::invalid(
+                path,
+                crate::list::SECTION,
+                "an offset exceeds the signed 64-bit range of Arrow offsets",
+            )
+        })?;
+    if v.first() != Some(&0) || v.windows(2).any(|w| w[1] < w[0]) {
+        return Err(Error::invalid(
+            path,
+            crate::list::SECTION,
+            "offsets decrease",
+        ));
+    }
+    Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
+}
+
+/// As [`offsets_i64`], 32-bit (a batch's elements must number < 2^31).
+fn offsets_i32(offsets: &[u64], path: &str) -> Result<OffsetBuffer<i32>> {
+    let v = offsets
+        .iter()
+        .map(|&o| i32::try_from(o))
+        .collect::<core::result::Result<Vec<i32>, _>>()
+        .map_err(|_| {
+            Error::usage(format!(
+                "{path}: 2^31 or more list elements in one batch; use fewer rows per batch"
+            ))
+        })?;
+    if v.first() != Some(&0) || v.windows(2).any(|w| w[1] < w[0]) {
+        return Err(Error::invalid(
+            path,
+            crate::list::SECTION,
+            "offsets decrease",
+        ));
+    }
+    Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    Scalar {
+        column: Box<Column>,
+        plan: Plan,
+    },
+    List {
+        column: Box<ListColumn>,
+        plan: ListPlan,
+    },
+}
+
 /// One column's conversion: its field and its plan.
 #[derive(Debug, Clone)]
 pub struct ColumnExport {
-    column: Column,
+    source: Source,
     field: Arc<Field>,
-    plan: Plan,
     strings: StringMode,
 }
 
 impl ColumnExport {
+    /// The conversion of `column` of `table`, of either kind.
+    ///
+    /// # Errors
+    /// As [`ColumnExport::new`] and [`ColumnExport::new_list`].
+    pub fn of(
+        table: &Table,
+        column: TableColumn<'_>,
+        opts: &ExportOptions,
+    ) -> Result<ColumnExport> {
+        match column {
+            TableColumn::Scalar(c) => ColumnExport::new(table, c, opts),
+            TableColumn::List(c) => ColumnExport::new_list(c, opts),
+        }
+    }
+
+    /// The conversion of the list column `column`: `LargeList` when its
+    /// `OFFSETS` are 8 bytes wide (the draft's uint64), `List` otherwise,
+    /// nested per level; items mapped as columns of the leaf's datatype
+    /// (missing elements null), or strings of a `STRING_VALUES` group
+    /// (`LargeUtf8` over 8-byte offsets, `Utf8` otherwise); a null list
+    /// (`MASK` FALSE) is null.
+    ///
+    /// # Errors
+    /// [`ListColumn::layout`]'s error (an unknown KIND, a malformed group).
+    pub fn new_list(column: &ListColumn, opts: &ExportOptions) -> Result<ColumnExport> {
+        let (plan, dt) = ListPlan::of(column.layout()?, opts)?;
+        let mut meta: BTreeMap<String, String> = BTreeMap::new();
+        for (k, v) in [
+            ("units", &column.units),
+            ("units_vocabulary", &column.units_vocabulary),
+            ("description", &column.description),
+        ] {
+            if let Some(v) = v {
+                meta.insert(k.into(), v.clone());
+            }
+        }
+        meta.insert("hdf5:list_kind".into(), crate::list::OFFSETS_KIND.into());
+        let field = Field::new(column.name(), dt, true).with_metadata(meta.into_iter().collect());
+        Ok(ColumnExport {
+            source: Source::List {
+                column: Box::new(column.clone()),
+                plan,
+            },
+            field: Arc::new(field),
+            strings: opts.strings,
+        })
+    }
+
     /// The conversion of `column` of `table`.
     ///
     /// # Errors
@@ -862,9 +1125,11 @@ impl ColumnExport {
         }
         let field = field.with_metadata(meta.into_iter().collect());
         Ok(ColumnExport {
-            column: column.clone(),
+            source: Source::Scalar {
+                column: Box::new(column.clone()),
+                plan,
+            },
             field: Arc::new(field),
-            plan,
             strings: opts.strings,
         })
     }
@@ -875,26 +1140,36 @@ impl ColumnExport {
     }
 
     /// The column.
-    pub fn column(&self) -> &Column {
-        &self.column
+    pub fn column(&self) -> TableColumn<'_> {
+        match &self.source {
+            Source::Scalar { column, .. } => TableColumn::Scalar(column),
+            Source::List { column, .. } => TableColumn::List(column),
+        }
     }
 
     /// Rows `rows` as one Arrow array, missing rows null.
     ///
     /// # Errors
-    /// As [`Column::read_raw`]; [`Error::Invalid`] for strings that are not
-    /// UTF-8 (in [`StringMode::Utf8`]) and codes that name no category or
-    /// enum member; corrupt heap objects.
+    /// As [`Column::read_raw`] and [`ListColumn::read`]; [`Error::Invalid`]
+    /// for strings that are not UTF-8 (in [`StringMode::Utf8`]) and codes
+    /// that name no category or enum member; corrupt heap objects.
     pub fn array(&self, rows: Range<u64>) -> Result<ArrayRef> {
-        let n = usz(rows.end.saturating_sub(rows.start));
-        let raw = self.column.read_raw(rows)?;
-        let nulls = null_mask(&self.column, &self.plan, &raw, n)?;
-        let ctx = Ctx {
-            dataset: self.column.dataset(),
-            strings: self.strings,
-            column: self.column.name(),
+        let (column, plan) = match &self.source {
+            Source::Scalar { column, plan } => (column, plan),
+            Source::List { column, plan } => {
+                let raw = column.layout()?.read_raw(rows)?;
+                return plan.build_level(raw, self.strings);
+            }
         };
-        self.plan.build(&raw, n, nulls, &ctx)
+        let n = usz(rows.end.saturating_sub(rows.start));
+        let raw = column.read_raw(rows)?;
+        let nulls = null_mask(column, plan, &raw, n)?;
+        let ctx = Ctx {
+            dataset: column.dataset(),
+            strings: self.strings,
+            column: column.name(),
+        };
+        plan.build(&raw, n, nulls, &ctx)
     }
 }
 
@@ -905,15 +1180,15 @@ fn exports(
     columns: Option<&[&str]>,
     opts: &ExportOptions,
 ) -> Result<Vec<ColumnExport>> {
-    let cols: Vec<&Column> = match columns {
-        None => table.columns().iter().collect(),
+    let cols: Vec<TableColumn<'_>> = match columns {
+        None => table.all_columns(),
         Some(names) => names
             .iter()
-            .map(|n| table.column(n))
+            .map(|n| table.any_column(n))
             .collect::<Result<_>>()?,
     };
     cols.into_iter()
-        .map(|c| ColumnExport::new(table, c, opts))
+        .map(|c| ColumnExport::of(table, c, opts))
         .collect()
 }
 

@@ -33,6 +33,7 @@ pub mod check;
 pub(crate) mod engine;
 pub mod error;
 pub mod index;
+pub mod list;
 pub mod model;
 pub mod query;
 pub mod text;
@@ -40,7 +41,8 @@ pub mod text;
 pub mod write;
 
 pub use error::{Error, Result};
+pub use list::{ListColumn, ListElements, ListSlice};
 pub use model::{
-    find_tables, Categories, Column, ColumnKind, ColumnSlice, Fill, Table, CLASS_VALUE,
-    RESERVED_NAMES,
+    find_tables, Categories, Column, ColumnKind, ColumnSlice, Fill, Table, TableColumn,
+    CLASS_VALUE, RESERVED_NAMES,
 };
