@@ -1,8 +1,10 @@
 //! Arrow export (feature `arrow`): a table's Arrow schema, and its rows as
 //! Arrow [`RecordBatch`]es, column by column straight from the file bytes.
 //!
-//! Every column becomes one nullable [`Field`], in the table's logical order
-//! (`column-order`, §7.4), or in the order of a projection. Rows whose value
+//! Every column — column datasets and the upstream H5Col draft's list
+//! columns alike ([`Table::all_columns`]) — becomes one nullable [`Field`],
+//! in the table's logical order (`column-order`, §7.4), or in the order of a
+//! projection. Rows whose value
 //! is the column's fill value (the canonical missing test, §8.5) are nulls.
 //!
 //! # The mapping
@@ -15,11 +17,20 @@
 //! | variable-length string | `Utf8` | bytes as stored, from one contiguous buffer (no `String` per row) |
 //! | string content that is not UTF-8 (an ASCII column holding bytes ≥ 0x80) | — | an error naming the column and row (never lossy); [`StringMode::Binary`] exports every string column as `Binary` instead |
 //! | categorical integer column (§8.7) | `Dictionary(Int32, <labels>)` | values: the categories dataset mapped by this same table (usually `Utf8`); the field's `dict_is_ordered` is the `ordered` attribute; a code outside the labels is an error |
-//! | the §6 boolean enum (`H5T_STD_I8LE`, `FALSE = 0`, `TRUE = 1`) | `Boolean` | another code is an error |
+//! | the §6 boolean enum (`H5T_STD_I8LE`, `FALSE = 0`, `TRUE = 1`), and any one-byte enum of exactly `FALSE = 0`, `TRUE = 1` (the H5Col draft's consumer rule), with or without a fill value | `Boolean` | another code is an error |
 //! | other enumeration | `Dictionary(Int32, Utf8)` | values: every member name in declaration order (the `MISSING` member included); a code that names no member is an error |
 //! | opaque, N bytes | `FixedSizeBinary(N)` | the tag in field metadata `hdf5:opaque_tag` |
 //! | compound | `Struct` | one child per member, each mapped by these rules; a missing row is a null struct |
 //! | anything else (bitfield, time, reference, array, variable-length sequence, complex, 128-bit integer, non-IEEE float) | `Binary` | each element's file bytes as stored; the HDF5 datatype in field metadata `hdf5:datatype` |
+//! | list column ([`crate::list`]), `OFFSETS` 8 bytes wide (the draft's `uint64`) | `LargeList(item)` | a null list (`MASK` FALSE) is null; a nested level is a nested list |
+//! | list column with narrower `OFFSETS` (read leniently) | `List(item)` | 2³¹ or more elements in one batch is an error (use fewer rows per batch) |
+//! | list items: a leaf `VALUES` dataset | the leaf's datatype mapped by these rules | a missing element (the leaf's fill value) is null; field metadata `hdf5:fill` |
+//! | list items: a `STRING_VALUES` group | `LargeUtf8` over 8-byte `OFFSETS`, `Utf8` otherwise | a null string is null; [`StringMode::Binary`]: `LargeBinary`/`Binary` |
+//!
+//! The offset width decides `List` or `LargeList` (and `Utf8` or `LargeUtf8`)
+//! from the datatype alone, so the schema is known before any row is read;
+//! offsets are rebased to each batch. A list column's field metadata adds
+//! `hdf5:list_kind` (`OFFSETS`).
 //!
 //! Field metadata: `units`, `units_vocabulary`, `description` (when the
 //! column has them), `hdf5:fill` (the fill value as `h5 table cat` prints
@@ -77,11 +88,15 @@ pub const MAPPING: &str = "\
 | variable-length string | `Utf8` | bytes as stored, from one contiguous buffer |
 | string content that is not UTF-8 | — | an error naming the column and row (never lossy); `StringMode::Binary` exports string columns as `Binary` |
 | categorical integer column (§8.7) | `Dictionary(Int32, <labels>)` | values: the categories dataset, mapped by these rules; `dict_is_ordered` = `ordered`; a code outside the labels is an error |
-| the §6 boolean enum (`FALSE = 0`, `TRUE = 1`) | `Boolean` | another code is an error |
+| the §6 boolean enum (`FALSE = 0`, `TRUE = 1`), and any one-byte `FALSE`/`TRUE` enum (H5Col draft) | `Boolean` | another code is an error |
 | other enumeration | `Dictionary(Int32, Utf8)` | values: every member name in declaration order; a code naming no member is an error |
 | opaque, N bytes | `FixedSizeBinary(N)` | tag in field metadata `hdf5:opaque_tag` |
 | compound | `Struct` | one child per member, mapped by these rules; a missing row is a null struct |
 | anything else (bitfield, time, reference, array, vlen sequence, complex, 128-bit integer, non-IEEE float) | `Binary` | each element's file bytes; the HDF5 datatype in field metadata `hdf5:datatype` |
+| list column (H5Col draft), 8-byte `OFFSETS` (the draft's `uint64`) | `LargeList(item)` | a null list is null; nested levels nest |
+| list column with narrower `OFFSETS` | `List(item)` | 2^31 or more elements in one batch is an error |
+| list items: leaf `VALUES` | the leaf's datatype mapped by these rules | a missing element (the leaf's fill) is null |
+| list items: `STRING_VALUES` | `LargeUtf8` over 8-byte `OFFSETS`, else `Utf8` | a null string is null |
 ";
 
 /// How string columns are exported.
