@@ -668,7 +668,7 @@ fn decode_leaf(c: &Column, raw: &[u8], n: u64) -> Result<ColumnSlice> {
     let count = usize::try_from(n).map_err(|_| alloc_error(ds.path(), n))?;
     let mut values: Vec<Value> = try_vec(count, ds.path(), core::mem::size_of::<Value>())?;
     let heap = file.heap();
-    for part in raw.chunks(esize * 65_536) {
+    for part in raw.chunks(esize.saturating_mul(65_536)) {
         let k = (part.len() / esize) as u64;
         values.extend(h5fmt::data::decode::decode_elements(
             c.dtype(),
