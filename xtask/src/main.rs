@@ -1,4 +1,5 @@
-//! Developer tasks. `cargo xtask test` is the one test command (CI runs it).
+//! Developer tasks. `cargo xtask test` is the one test command (CI runs it);
+//! `cargo xtask test-sql` covers the DataFusion crates, which CI's budget leaves out.
 //!
 //! Plain std Rust; shells out to `python3`, `cargo`, `apt-get` and `node`.
 
@@ -29,7 +30,11 @@ const WASM_APT: &[&str] = &["rustc-web", "cargo-web", "rust-web-src", "lld"];
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
-  test            the one test command: venv, fmt, clippy, test, nostd, wasm (CI runs this)
+  test            the one test command: venv, fmt, clippy, test, nostd, wasm (CI runs this);
+                  builds no DataFusion (h5table-datafusion is excluded, h5cli's `sql` is off)
+  test-sql        clippy -D warnings and the tests of h5table-datafusion and of `h5 table sql`
+                  (h5cli --features sql: the issue-15 benchmark queries vs DataFusion over the
+                  Parquet copy). A first build of DataFusion takes ~30 CPU-minutes
   venv            create/reuse the Python venv at .venv (h5py, numpy, hdf5plugin, tables, netCDF4)
   gen-testdata    regenerate testdata/*.h5 with testdata/generate.py (real HDF5 software)
   bless           regenerate testdata/expected/*.canon.json with ../shared/conformance/h5canon.py
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
     let rest = &args[1..];
     let result = match task.as_str() {
         "test" => task_test(),
+        "test-sql" => task_test_sql(),
         "venv" => ensure_venv().map(|v| println!("venv ready: {}", v.dir.display())),
         "gen-testdata" => task_gen_testdata(),
         "bless" => task_bless(),
@@ -610,6 +616,68 @@ fn summaries(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// The DataFusion crate: left to `cargo xtask test-sql` (its first build alone takes ~30
+/// CPU-minutes, CI's budget for everything).
+const SQL_CRATE: &str = "h5table-datafusion";
+
+/// `cargo xtask test-sql`: clippy and the tests of everything that builds DataFusion.
+fn task_test_sql() -> R {
+    let root = repo_root();
+    let venv = ensure_venv()?;
+    let total = Instant::now();
+    // One feature set for every command below, so that DataFusion is built once.
+    let sql = |what: &[&str]| {
+        let mut c = Command::new(cargo());
+        c.current_dir(&root).args(what);
+        venv.apply(&mut c);
+        c
+    };
+    run(&mut sql(&[
+        "clippy",
+        "-p",
+        SQL_CRATE,
+        "-p",
+        "h5cli",
+        "--all-targets",
+        "--features",
+        "h5cli/sql",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    // Both packages in each command: h5cli's dependencies (serde_json's features, parquet)
+    // unify into DataFusion's, and the crate's tests alone would build a second DataFusion.
+    run(&mut sql(&[
+        "test",
+        "-p",
+        SQL_CRATE,
+        "-p",
+        "h5cli",
+        "--features",
+        "h5cli/sql",
+        "--no-fail-fast",
+        "--lib",
+        // h5table-datafusion's tests and h5cli's `h5 table sql` tests (the rest of h5cli's
+        // run in `cargo xtask test`).
+        "--test",
+        "corpus",
+        "--test",
+        "table_sql",
+    ]))?;
+    run(&mut sql(&[
+        "test",
+        "-p",
+        SQL_CRATE,
+        "-p",
+        "h5cli",
+        "--features",
+        "h5cli/sql",
+        "--doc",
+    ]))?;
+    println!("test-sql: ok ({:.1}s)", total.elapsed().as_secs_f64());
+    Ok(())
+}
+
 fn task_test() -> R {
     let root = repo_root();
     let skip: Vec<String> = env::var("XTASK_SKIP")
@@ -658,6 +726,8 @@ fn task_test() -> R {
         c.current_dir(&root).args([
             "clippy",
             "--workspace",
+            "--exclude",
+            SQL_CRATE,
             "--all-targets",
             "--features",
             "h5fmt/ndarray,h5fmt/derive",
@@ -682,6 +752,8 @@ fn task_test() -> R {
         c.current_dir(&root).args([
             "test",
             "--workspace",
+            "--exclude",
+            SQL_CRATE,
             "--no-fail-fast",
             "--features",
             "h5fmt/ndarray,h5fmt/derive",
@@ -876,7 +948,7 @@ fn task_bench_query() -> R {
     let meta = dir.join("meta.json");
     let stale = fs::read_to_string(&meta)
         .ok()
-        .is_none_or(|m| !m.contains(&format!("\"nrows\": {rows}")));
+        .is_none_or(|m| !m.contains(&format!("\"nrows\": {rows}")) || !m.contains("\"layout\": 2"));
     if stale {
         println!("generating {rows} rows in {} …", dir.display());
         run(Command::new(&v.python)
@@ -902,6 +974,39 @@ fn task_bench_query() -> R {
         "bench_query",
     ]))?;
     let exe = root.join("target/release/examples/bench_query");
+    // Our indexes, built by h5table into copies of the tables (timed).
+    println!("\nindex builds ({rows} rows; sizes in MB, logical):");
+    println!(
+        "{:<6} {:<24} {:>8} {:>10} {:>10}",
+        "data", "index", "secs", "index MB", "column MB"
+    );
+    for var in ["t", "tz"] {
+        let out = output(
+            Command::new(&exe)
+                .arg("build")
+                .arg(dir.join(format!("{var}.h5")))
+                .arg(dir.join(format!("{var}_idx.h5")))
+                .arg("/t"),
+        )?;
+        let mut total = 0.0;
+        let mut secs: std::collections::BTreeMap<String, f64> = Default::default();
+        for l in out.lines() {
+            let j: serde_json::Value = serde_json::from_str(l).map_err(|e| e.to_string())?;
+            if let Some(b) = j["build"].as_str() {
+                let t = j["secs"].as_f64().unwrap_or(f64::NAN);
+                total += t;
+                secs.insert(b.to_string(), t);
+            } else if let Some(n) = j["size"].as_str() {
+                println!(
+                    "{var:<6} {n:<24} {:>8.3} {:>10.1} {:>10.1}",
+                    secs.get(n).copied().unwrap_or(f64::NAN),
+                    j["index_bytes"].as_f64().unwrap_or(f64::NAN) / 1e6,
+                    j["column_bytes"].as_f64().unwrap_or(f64::NAN) / 1e6
+                );
+            }
+        }
+        println!("{var:<6} {:<24} {total:>8.3}", "all six");
+    }
     let polars = output(
         Command::new(&v.python)
             .arg(&script)
@@ -915,26 +1020,32 @@ fn task_bench_query() -> R {
         "data", "query", "polars s", "ignore s", "ratio", "trust s", "ratio"
     );
     for var in ["t", "tz"] {
-        let out = output(
-            Command::new(&exe)
-                .arg(dir.join(format!("{var}.h5")))
-                .arg("/t")
-                .arg(&qfile)
-                .arg(reps.to_string()),
-        )?;
         let mut ours: std::collections::BTreeMap<(String, String), (f64, f64)> = Default::default();
-        for l in out.lines() {
-            let j: serde_json::Value = serde_json::from_str(l).map_err(|e| e.to_string())?;
-            ours.insert(
-                (
-                    j["query"].as_str().unwrap_or("").into(),
-                    j["policy"].as_str().unwrap_or("").into(),
-                ),
-                (
-                    j["secs"].as_f64().unwrap_or(f64::NAN),
-                    j["result"].as_f64().unwrap_or(f64::NAN),
-                ),
-            );
+        for (policy, file) in [
+            ("ignore", format!("{var}.h5")),
+            ("trust", format!("{var}_idx.h5")),
+        ] {
+            let out = output(
+                Command::new(&exe)
+                    .arg(dir.join(file))
+                    .arg("/t")
+                    .arg(&qfile)
+                    .arg(reps.to_string())
+                    .arg(policy),
+            )?;
+            for l in out.lines() {
+                let j: serde_json::Value = serde_json::from_str(l).map_err(|e| e.to_string())?;
+                ours.insert(
+                    (
+                        j["query"].as_str().unwrap_or("").into(),
+                        j["policy"].as_str().unwrap_or("").into(),
+                    ),
+                    (
+                        j["secs"].as_f64().unwrap_or(f64::NAN),
+                        j["result"].as_f64().unwrap_or(f64::NAN),
+                    ),
+                );
+            }
         }
         for qn in ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"] {
             let p = &polars[format!("{var}/{qn}")];

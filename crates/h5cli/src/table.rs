@@ -113,7 +113,47 @@ enum Cmd {
         #[arg(long)]
         verify_indexes: bool,
     },
+    /// SQL over every table of FILE (DataFusion): SELECT … FROM t, where `/t` is named `t`
+    /// and `/run1/events` `run1_events` (or, quoted, "/run1/events").
+    #[cfg(feature = "sql")]
+    #[command(after_help = SQL_HELP)]
+    Sql {
+        /// The HDF5 file.
+        file: String,
+        /// The query, e.g. "SELECT label, count(*) FROM events GROUP BY label".
+        query: String,
+        /// Output format (default: table when stdout is a terminal, else csv).
+        #[arg(long, value_enum)]
+        format: Option<crate::table_sql::SqlFormat>,
+        /// Write to this file instead of standard output (Parquet is never written to a terminal).
+        #[arg(long, short = 'o')]
+        output: Option<std::path::PathBuf>,
+        /// Search indexes for the filters pushed to h5table: ignore (default: indexes are
+        /// untrusted), verify (use only indexes equal to their recomputation), trust (as stored).
+        #[arg(long, value_enum, default_value_t = Indexes::Ignore)]
+        indexes: Indexes,
+    },
 }
+
+/// `h5 table sql --help`: names, examples, exit status.
+#[cfg(feature = "sql")]
+const SQL_HELP: &str = "\
+Table names: every HEP001 table of FILE is registered under its path without the leading
+slash, each further '/' turned into '_' (/t -> t, /run1/events -> run1_events), and under
+its full path, quoted (\"/run1/events\"). If two paths give the same name, the first table
+keeps it and the other is reachable by its quoted path. Names are case-sensitive, as in
+HDF5; SQL keywords and functions are not. Filters on columns (=, <, IN, BETWEEN, LIKE
+'p%', IS NULL, AND/OR/NOT) run in h5table's engine, which reads only matching rows. Only
+queries run: CREATE, INSERT, COPY and SET are refused.
+
+Examples:
+  h5 table sql run.h5 \"SELECT label, count(*), avg(energy) FROM events GROUP BY label\"
+  h5 table sql run.h5 \"SELECT * FROM events WHERE ts BETWEEN 100 AND 200 LIMIT 10\"
+  h5 table sql run.h5 'SELECT count(*) FROM \"/run1/events\" WHERE id = 42' --indexes verify
+  h5 table sql run.h5 \"SELECT * FROM events WHERE energy > 100\" --format parquet -o hi.parquet
+
+Exit status: 0 answered, 1 the file cannot be read, 2 a usage error (SQL syntax, an unknown
+table or column: the error lists the table names).";
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Indexes {
@@ -165,9 +205,10 @@ pub fn run(args: &[String]) -> Result<Status, String> {
 }
 
 /// Run an already parsed `h5 table` command (the top-level `h5` parser's subcommand).
+/// Problems with the file are printed to stderr and give `Ok(1)`.
 ///
 /// # Errors
-/// As [`run`].
+/// A usage error found after parsing (`h5 table sql`: the SQL), for exit status 2.
 pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let r = match cli.cmd {
@@ -216,11 +257,7 @@ pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
             indexes,
             explain,
         } => {
-            let policy = match indexes {
-                Indexes::Ignore => h5table::query::IndexPolicy::Ignore,
-                Indexes::Verify => h5table::query::IndexPolicy::Verify,
-                Indexes::Trust => h5table::query::IndexPolicy::Trust,
-            };
+            let policy = policy(indexes);
             if matches!(format, Some(Format::Parquet | Format::Json)) {
                 return Err("h5 table query --format: csv only (use --rows and h5 table cat for other formats)".into());
             }
@@ -238,6 +275,29 @@ pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
             strict,
             verify_indexes,
         } => check(&file, strict, verify_indexes, &mut out),
+        #[cfg(feature = "sql")]
+        Cmd::Sql {
+            file,
+            query,
+            format,
+            output,
+            indexes,
+        } => {
+            let opts = crate::table_sql::SqlOptions {
+                format,
+                output,
+                indexes: policy(indexes),
+            };
+            match crate::table_sql::sql(&file, &query, &opts, &mut out) {
+                Ok(s) => Ok(s),
+                Err(crate::table_sql::SqlError::File(m)) => Err(m),
+                // Exit status 2 (the `h5` parser's usage errors).
+                Err(crate::table_sql::SqlError::Usage(m)) => {
+                    drop(out.flush());
+                    return Err(m);
+                }
+            }
+        }
     };
     let flushed = out.flush().map_err(|e| e.to_string());
     match (r, flushed) {
@@ -247,6 +307,14 @@ pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
             Ok(1)
         }
         (Ok(s), Ok(())) => Ok(s),
+    }
+}
+
+fn policy(indexes: Indexes) -> h5table::query::IndexPolicy {
+    match indexes {
+        Indexes::Ignore => h5table::query::IndexPolicy::Ignore,
+        Indexes::Verify => h5table::query::IndexPolicy::Verify,
+        Indexes::Trust => h5table::query::IndexPolicy::Trust,
     }
 }
 
@@ -495,6 +563,13 @@ fn cat_other(
             crate::table_io::write_parquet(&t, cols, Some(start..end), so, &Default::default())
                 .map_err(e)?;
         }
+        (Format::Csv, Some(path)) => {
+            let f = std::fs::File::create(path).map_err(|x| format!("{}: {x}", path.display()))?;
+            let mut f = std::io::BufWriter::new(f);
+            cat_csv(spec, columns, rows, &mut f)?;
+            f.flush().map_err(|x| format!("{}: {x}", path.display()))?;
+        }
+        (Format::Csv, None) => return cat_csv(spec, columns, rows, out),
         (_, Some(path)) => {
             let f = std::fs::File::create(path).map_err(|x| format!("{}: {x}", path.display()))?;
             crate::table_io::write_json_lines(

@@ -1,21 +1,38 @@
 //! Our side of `cargo xtask bench query`: median seconds of each query on a
 //! HEP001 table, as JSON lines `{"query":…, "policy":…, "secs":…, "result":…}`.
 //!
-//! usage: bench_query FILE TABLE QUERIES.json REPS
-//! (QUERIES.json: {"Q1": "where …", …}; Q3 sums `energy` over the matching rows.)
+//! usage: bench_query FILE TABLE QUERIES.json REPS POLICY
+//! (QUERIES.json: {"Q1": "where …", …}; Q3 sums `energy` over the matching
+//! rows; POLICY ignore|trust.)
+//!
+//! usage: bench_query build SRC DST TABLE
+//! copies SRC to DST and builds the benchmark's search indexes there with
+//! h5table (ts CHUNK_MINMAX, energy CHUNK_MINMAX + SORTED_ROWS, label
+//! BITMAP, id SORTED_ROWS + CHUNK_BLOOM), one JSON line per index:
+//! `{"build":…, "secs":…, "index_bytes":…, "column_bytes":…}`.
 
 use h5table::query::{IndexPolicy, Query, RunOptions};
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().skip(1).collect();
-    let [file, table, queries, reps] = a.as_slice() else {
-        return Err("usage: bench_query FILE TABLE QUERIES.json REPS".into());
+    if let [cmd, src, dst, table] = a.as_slice() {
+        if cmd == "build" {
+            return build(src, dst, table);
+        }
+    }
+    let [file, table, queries, reps, policy] = a.as_slice() else {
+        return Err("usage: bench_query FILE TABLE QUERIES.json REPS ignore|trust".into());
     };
     let reps: usize = reps.parse()?;
+    let policy = match policy.as_str() {
+        "ignore" => IndexPolicy::Ignore,
+        "trust" => IndexPolicy::Trust,
+        p => return Err(format!("policy {p:?}: ignore or trust").into()),
+    };
     let qs: serde_json::Map<String, serde_json::Value> =
         serde_json::from_slice(&std::fs::read(queries)?)?;
-    for policy in [IndexPolicy::Ignore, IndexPolicy::Trust] {
+    {
         for (name, w) in &qs {
             let w = w.as_str().ok_or("query")?;
             let run = || -> Result<f64, h5table::Error> {
@@ -61,6 +78,55 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 serde_json::json!({"query": name, "policy": format!("{policy:?}").to_lowercase(), "secs": ts[ts.len() / 2], "result": result})
             );
         }
+    }
+    Ok(())
+}
+
+/// Build the benchmark's indexes into a copy of `src`, timed one by one.
+fn build(src: &str, dst: &str, table: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use h5table::write::{IndexSpec, TableEditor};
+    std::fs::copy(src, dst)?;
+    let plan: [(&str, IndexSpec); 6] = [
+        ("ts", IndexSpec::minmax()),
+        ("energy", IndexSpec::minmax()),
+        ("energy", IndexSpec::sorted()),
+        ("label", IndexSpec::bitmap()),
+        ("id", IndexSpec::sorted()),
+        ("id", IndexSpec::bloom()),
+    ];
+    let mut ed = h5fmt::FileEditor::open(dst)?;
+    let mut te = TableEditor::open(&mut ed, table)?;
+    for (col, spec) in plan {
+        let kind = spec.kind();
+        let t0 = Instant::now();
+        te.build_index(col, spec)?;
+        let secs = t0.elapsed().as_secs_f64();
+        println!(
+            "{}",
+            serde_json::json!({"build": format!("{col} {}", kind.as_str()), "secs": secs})
+        );
+    }
+    drop(te);
+    ed.close()?;
+    // Sizes: logical bytes of each index dataset (and its VALUES) next to its column's.
+    let f = h5fmt::File::open(dst)?;
+    let t = h5table::Table::open(&f.group(table)?)?;
+    let bytes = |d: &h5fmt::Dataset| d.len() * d.dtype().size();
+    for info in h5table::index::discover(&t)?.indexes {
+        let Some(col) = info.column.clone() else {
+            continue;
+        };
+        let mut ib = bytes(&info.dataset);
+        if let Some(v) = &info.params.values {
+            if let Ok(h5fmt::Object::Dataset(d)) = f.object(v) {
+                ib += bytes(&d);
+            }
+        }
+        let c = t.column(&col)?;
+        println!(
+            "{}",
+            serde_json::json!({"size": format!("{col} {}", info.kind.as_str()), "index_bytes": ib, "column_bytes": bytes(c.dataset())})
+        );
     }
     Ok(())
 }

@@ -812,6 +812,102 @@ pub struct Explain {
     pub rows_scanned: u64,
 }
 
+/// Whether the index predicates `preds` that [`prune_predicates`] gave for
+/// `test` select exactly the rows satisfying it (their conjunction is the
+/// test, not a wider bound): a single interval or a list of points, every
+/// finite bound expressed.
+fn preds_exact(c: &Column, test: &Test, preds: &[PrunePred]) -> bool {
+    match test {
+        Test::Ints(set) => {
+            let rs = &set.0;
+            if rs.is_empty() {
+                return true;
+            }
+            if let [PrunePred::In(v)] = preds {
+                return v.len() == rs.len() && rs.iter().all(|(a, b)| a == b);
+            }
+            if rs.len() != 1 {
+                return false;
+            }
+            let (lo, hi) = rs[0];
+            let want =
+                usize::from(lo > i128::from(i64::MIN)) + usize::from(hi < i128::from(u64::MAX));
+            want == preds.len() && !preds.is_empty()
+        }
+        Test::Floats(set) => {
+            let narrowed;
+            let rs = if matches!(c.dtype(), Datatype::Float { size: 4, .. }) {
+                narrowed = narrow_to_f32(set);
+                &narrowed.0
+            } else {
+                &set.0
+            };
+            if rs.is_empty() {
+                return true;
+            }
+            if let [PrunePred::In(v)] = preds {
+                return v.len() == rs.len() && rs.iter().all(|r| r.lo == r.hi);
+            }
+            match rs.as_slice() {
+                [r] => {
+                    (r.lo.is_finite() || r.lo_in)
+                        && (r.hi.is_finite() || r.hi_in)
+                        && !preds.is_empty()
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The same set of `f32` values as `set` (whose bounds are `f64`), with
+/// bounds that are `f32` values: an index compares at the column's width
+/// and answers only for literals it can represent exactly. A bound between
+/// two `f32`s moves inward to the nearer one inside the set and becomes
+/// inclusive; a point that is no `f32` drops out.
+fn narrow_to_f32(set: &FloatSet) -> FloatSet {
+    let up = |x: f64| -> f64 {
+        let f = x as f32;
+        if f64::from(f) >= x {
+            f64::from(f)
+        } else {
+            f64::from(f.next_up())
+        }
+    };
+    let down = |x: f64| -> f64 {
+        let f = x as f32;
+        if f64::from(f) <= x {
+            f64::from(f)
+        } else {
+            f64::from(f.next_down())
+        }
+    };
+    let exact = |x: f64| x.is_infinite() || f64::from(x as f32) == x;
+    let mut out = Vec::new();
+    for r in &set.0 {
+        let (lo, lo_in) = if exact(r.lo) {
+            (r.lo, r.lo_in)
+        } else {
+            (up(r.lo), true)
+        };
+        let (hi, hi_in) = if exact(r.hi) {
+            (r.hi, r.hi_in)
+        } else {
+            (down(r.hi), true)
+        };
+        if lo < hi || (lo == hi && lo_in && hi_in) {
+            out.push(FRange {
+                lo,
+                lo_in,
+                hi,
+                hi_in,
+            });
+        }
+    }
+    FloatSet(out)
+}
+
 /// The index predicates a fused leaf implies, in the HEP001 index order
 /// (categorical and enum leaves in code space).
 fn prune_predicates(c: &Column, test: &Test) -> Vec<PrunePred> {
@@ -844,7 +940,13 @@ fn prune_predicates(c: &Column, test: &Test) -> Vec<PrunePred> {
             v
         }
         Test::Floats(set) => {
-            let rs = &set.0;
+            let narrowed;
+            let rs = if matches!(c.dtype(), Datatype::Float { size: 4, .. }) {
+                narrowed = narrow_to_f32(set);
+                &narrowed.0
+            } else {
+                &set.0
+            };
             if rs.is_empty() {
                 return vec![PrunePred::In(Vec::new())];
             }
@@ -908,34 +1010,52 @@ fn prune_predicates(c: &Column, test: &Test) -> Vec<PrunePred> {
     }
 }
 
-/// Candidate rows of the expression from the indexes of its top-level AND leaves.
+/// Candidate rows of the expression from the indexes of its top-level AND
+/// leaves, and whether they are exactly its rows (every leaf answered
+/// exactly by an index: no scan needed).
 fn candidates(
     node: &Node,
     table: &Table,
     opts: &RunOptions,
     explain: &mut Explain,
-) -> Result<Candidates> {
+) -> Result<(Candidates, bool)> {
     if opts.indexes == IndexPolicy::Ignore {
         explain
             .lines
             .push("indexes: ignored (--indexes ignore)".into());
-        return Ok(Candidates::All);
+        return Ok((Candidates::All, false));
     }
     let leaves: Vec<&Node> = match node {
         Node::And(parts) => parts.iter().collect(),
         n @ Node::Leaf { .. } => vec![n],
         _ => Vec::new(),
     };
+    let mut exact_all = !leaves.is_empty();
     let mut acc = Candidates::All;
     for l in leaves {
         let Node::Leaf { col, test } = l else {
+            exact_all = false;
             continue;
         };
         let c = &table.columns()[*col];
         let preds = prune_predicates(c, test);
         if preds.is_empty() {
+            exact_all = false;
             continue;
         }
+        if let Candidates::Rows(_) = &acc {
+            let left = acc.count(table.nrows());
+            if left <= 4 * BATCH {
+                // Scanning what is left costs less than reading more indexes.
+                explain.lines.push(format!(
+                    "column {:?}: indexes not consulted, {left} candidate rows left to scan",
+                    c.name()
+                ));
+                exact_all = false;
+                continue;
+            }
+        }
+        let mut leaf_exact = preds_exact(c, test, &preds);
         let idx = ColumnIndexes::open(table, c.name(), opts.indexes)?;
         for r in idx.rejected() {
             explain.lines.push(format!("index not used: {r}"));
@@ -944,26 +1064,28 @@ fn candidates(
             explain
                 .lines
                 .push(format!("column {:?}: no usable index", c.name()));
+            exact_all = false;
             continue;
         }
         let names: Vec<String> = idx
             .indexes()
             .map(|i| format!("{} {}", i.kind.as_str(), i.path))
             .collect();
-        for p in &preds {
-            let cand = idx.candidates(p)?;
-            explain.lines.push(format!(
-                "column {:?} {:?}: {} candidate rows of {} ({})",
-                c.name(),
-                p,
-                cand.count(table.nrows()),
-                table.nrows(),
-                names.join(", ")
-            ));
-            acc = acc.intersect(cand);
-        }
+        let (cand, exact) = idx.candidates_all(&preds)?;
+        leaf_exact &= exact;
+        explain.lines.push(format!(
+            "column {:?} {:?}: {} candidate rows of {}{} ({})",
+            c.name(),
+            preds,
+            cand.count(table.nrows()),
+            table.nrows(),
+            if exact { ", exact" } else { "" },
+            names.join(", ")
+        ));
+        acc = acc.intersect(cand);
+        exact_all &= leaf_exact;
     }
-    Ok(acc)
+    Ok((acc, exact_all))
 }
 
 /// A window of rows to evaluate and the candidate ranges inside it.
@@ -1014,8 +1136,23 @@ pub(crate) fn run(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Vec<u6
     let mut cols = Vec::new();
     let node = compile(&q.expr, table, &mut cols)?;
     let mut explain = Explain::default();
-    let ranges: Vec<core::ops::Range<u64>> = match candidates(&node, table, opts, &mut explain)? {
+    let (cands, exact) = candidates(&node, table, opts, &mut explain)?;
+    let ranges: Vec<core::ops::Range<u64>> = match cands {
         Candidates::All => core::iter::once(0..table.nrows()).collect(),
+        Candidates::Rows(r) if exact => {
+            // Every leaf answered exactly by an index: the candidates are the result.
+            let mut rows = Vec::new();
+            rows.try_reserve_exact(r.iter().map(|x| (x.end - x.start) as usize).sum())
+                .map_err(|_| crate::Error::Usage("too many result rows".into()))?;
+            for x in r {
+                rows.extend(x);
+            }
+            explain.lines.push(format!(
+                "answered by the indexes: {} rows, no scan",
+                rows.len()
+            ));
+            return Ok((rows, explain));
+        }
         Candidates::Rows(r) => r,
     };
     // Work items: one window per BATCH-aligned block holding candidate rows,

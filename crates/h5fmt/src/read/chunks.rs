@@ -1104,6 +1104,52 @@ fn selection_inner(
                     .all(|((&o, &c), (&l, &h))| o < h && o.saturating_add(c) > l)
         })
         .collect();
+    // A small run of elements of an unfiltered rank-1 chunk is read in
+    // place, not the whole chunk (a binary search over a column probes one
+    // element per chunk).
+    let mut wanted = wanted;
+    if !filtered && rank == 1 {
+        if let (Some(&l), Some(&h), Some(&c0)) = (lo.first(), hi.first(), layout.dims.first()) {
+            if sel.num_elements() == Some(h.saturating_sub(l)) {
+                let small = |rec: &&ChunkRecord| {
+                    let off = rec.offsets[0];
+                    let a = l.max(off);
+                    let b = h.min(off.saturating_add(c0));
+                    // A quarter of the chunk or less, and not cached already.
+                    b.saturating_sub(a)
+                        .saturating_mul(es as u64)
+                        .saturating_mul(4)
+                        <= clen
+                        && rec.size >= clen
+                        && cached(cache, rec.addr.get()).is_none()
+                };
+                let (direct, rest): (Vec<&ChunkRecord>, Vec<&ChunkRecord>) =
+                    wanted.into_iter().partition(small);
+                for rec in direct {
+                    let off = rec.offsets[0];
+                    let (a, b) = (l.max(off), h.min(off.saturating_add(c0)));
+                    let es64 = es as u64;
+                    let at = (a - off)
+                        .checked_mul(es64)
+                        .and_then(|x| rec.addr.get().checked_add(x))
+                        .ok_or_else(|| Error::corrupt("chunk address overflow", rec.addr.get()))?;
+                    let dst = usize::try_from((a - l) * es64)
+                        .map_err(|_| Error::limit("selection too large"))?;
+                    let n = usize::try_from((b - a) * es64)
+                        .map_err(|_| Error::limit("selection too large"))?;
+                    let buf = out.ready();
+                    let Some(slot) = buf.get_mut(dst..dst + n) else {
+                        return Err(Error::corrupt("selection outside its output", 0));
+                    };
+                    st.read_into(Addr(at), slot).map_err(|e| {
+                        e.context(&coords(&rec.offsets))
+                            .with_offset(st.base().saturating_add(rec.addr.get()))
+                    })?;
+                }
+                wanted = rest;
+            }
+        }
+    }
     #[cfg(feature = "std")]
     if let Some(cache) = cache {
         let mut misses = Vec::with_capacity(wanted.len());
@@ -1136,6 +1182,17 @@ fn selection_inner(
         sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())?;
         Ok(Some(data))
     })
+}
+
+/// Whether the cache holds the chunk at `addr` (without counting a lookup).
+#[cfg(feature = "std")]
+fn cached(cache: CacheRef<'_>, addr: u64) -> Option<()> {
+    cache.and_then(|c| c.contains(addr).then_some(()))
+}
+
+#[cfg(not(feature = "std"))]
+fn cached(_cache: CacheRef<'_>, _addr: u64) -> Option<()> {
+    None
 }
 
 /// What a read needs of each chunk: `clen`, the decoded chunk's size, and

@@ -66,6 +66,101 @@ pub fn compute(slice: &ColumnSlice, nrows: u64, values: &[Value]) -> Bitmap {
 /// # Errors
 /// A message describing the structural problem.
 pub fn load(info: &IndexInfo, column_dtype: &Datatype, nrows: u64) -> Result<Bitmap, String> {
+    let lazy = load_lazy(info, column_dtype, nrows)?;
+    let shape = info.dataset.shape();
+    let bits = info
+        .dataset
+        .read_raw()
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    let row_bytes = usize::try_from(shape[1]).map_err(|_| String::from("rows too long"))?;
+    if bits.len() as u64 != shape[0].saturating_mul(shape[1]) {
+        return Err("the data does not match the shape".into());
+    }
+    Ok(Bitmap {
+        values: lazy.values,
+        row_bytes,
+        bits,
+    })
+}
+
+/// A stored `BITMAP` whose values are read and whose bit rows are read
+/// only when asked for ([`LazyBitmap::rows`]): an equality query reads one
+/// row of `ceil(NROWS / 8)` bytes, not `K` of them.
+#[derive(Debug, Clone)]
+pub struct LazyBitmap {
+    ds: h5fmt::Dataset,
+    /// The `K` indexed values (the `VALUES` dataset).
+    pub values: Vec<Value>,
+}
+
+impl LazyBitmap {
+    /// The rows below `nrows` marked for value `k`, in increasing order.
+    ///
+    /// # Errors
+    /// HDF5 errors reading the bit row.
+    pub fn rows(&self, k: usize, nrows: u64) -> h5fmt::Result<Vec<u64>> {
+        use h5fmt::data::hyperslab::{Selection, SliceDim};
+        let need = nrows.div_ceil(8);
+        if need == 0 {
+            return Ok(Vec::new());
+        }
+        let sel = Selection::Hyperslab(alloc::vec![
+            SliceDim {
+                start: k as u64,
+                stride: 1,
+                count: 1,
+                block: 1,
+            },
+            SliceDim {
+                start: 0,
+                stride: 1,
+                count: need,
+                block: 1,
+            },
+        ]);
+        let bits = self.ds.read_slice(&sel)?;
+        Ok(set_bits(&bits, nrows))
+    }
+}
+
+/// Positions below `nrows` of the set bits of `bits` (LSB first).
+pub fn set_bits(bits: &[u8], nrows: u64) -> Vec<u64> {
+    let ones: usize = bits.iter().map(|b| b.count_ones() as usize).sum();
+    let mut out = Vec::with_capacity(ones);
+    let mut words = bits.chunks_exact(8);
+    let mut base = 0u64;
+    for w in &mut words {
+        let mut x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        while x != 0 {
+            out.push(base + u64::from(x.trailing_zeros()));
+            x &= x - 1;
+        }
+        base += 64;
+    }
+    for &b in words.remainder() {
+        let mut x = b;
+        while x != 0 {
+            out.push(base + u64::from(x.trailing_zeros()));
+            x &= x - 1;
+        }
+        base += 8;
+    }
+    while out.last().is_some_and(|&r| r >= nrows) {
+        out.pop();
+    }
+    out
+}
+
+/// Check a stored `BITMAP`'s structure and read its values dataset (see
+/// [`load`]), leaving the bit rows in the file.
+///
+/// # Errors
+/// A message describing the structural problem.
+pub fn load_lazy(
+    info: &IndexInfo,
+    column_dtype: &Datatype,
+    nrows: u64,
+) -> Result<LazyBitmap, String> {
     let ds = &info.dataset;
     let shape = ds.shape();
     if shape.len() != 2 {
@@ -113,15 +208,9 @@ pub fn load(info: &IndexInfo, column_dtype: &Datatype, nrows: u64) -> Result<Bit
     let values = vds
         .read_values()
         .map_err(|e| format!("the values dataset cannot be read: {e}"))?;
-    let bits = ds.read_raw().map_err(|e| format!("cannot be read: {e}"))?;
-    let row_bytes = usize::try_from(shape[1]).map_err(|_| String::from("rows too long"))?;
-    if bits.len() as u64 != shape[0].saturating_mul(shape[1]) {
-        return Err("the data does not match the shape".into());
-    }
-    Ok(Bitmap {
+    Ok(LazyBitmap {
+        ds: ds.clone(),
         values,
-        row_bytes,
-        bits,
     })
 }
 
@@ -169,6 +258,16 @@ pub fn candidate_rows(
     nrows: u64,
     pred: &Predicate,
 ) -> Option<Vec<u64>> {
+    let ks = select_values(&bitmap.values, exhaustive, pred)?;
+    let mut rows: Vec<u64> = ks.into_iter().flat_map(|k| bitmap.rows(k, nrows)).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    Some(rows)
+}
+
+/// Which of the indexed `values` (by position) a bitmap answers `pred`
+/// with, or `None` when it cannot answer (see [`candidate_rows`]).
+pub fn select_values(values: &[Value], exhaustive: bool, pred: &Predicate) -> Option<Vec<usize>> {
     let mut ks: Vec<usize> = Vec::new();
     let test = |o: Ordering, p: &Predicate| match p {
         Predicate::Lt(_) => o == Ordering::Less,
@@ -191,7 +290,7 @@ pub fn candidate_rows(
     }
     for lit in lits {
         let mut found = false;
-        for (k, x) in bitmap.values.iter().enumerate() {
+        for (k, x) in values.iter().enumerate() {
             if range {
                 match cmp_values(x, lit) {
                     Some(o) if test(o, pred) => ks.push(k),
@@ -214,8 +313,7 @@ pub fn candidate_rows(
             return None;
         }
     }
-    let mut rows: Vec<u64> = ks.into_iter().flat_map(|k| bitmap.rows(k, nrows)).collect();
-    rows.sort_unstable();
-    rows.dedup();
-    Some(rows)
+    ks.sort_unstable();
+    ks.dedup();
+    Some(ks)
 }

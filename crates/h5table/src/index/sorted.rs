@@ -9,6 +9,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
+use h5fmt::data::hyperslab::{Selection, SliceDim};
 use h5fmt::format::datatype::Datatype;
 use h5fmt::Value;
 
@@ -67,13 +68,14 @@ pub fn compute(slice: &ColumnSlice, nrows: u64) -> SortedRows {
     }
 }
 
-/// Read a stored `SORTED_ROWS` dataset: rank 1, an unsigned integer type,
-/// at least `nrows` entries, `nan_tail_length` and `fill_tail_length`
-/// present, `ordered` true.
+/// Check a stored `SORTED_ROWS` dataset's structure without reading its
+/// entries: rank 1, an unsigned integer type, at least `nrows` entries,
+/// `nan_tail_length` and `fill_tail_length` present, `ordered` true.
+/// Returns the tails as `(nan_tail_length, fill_tail_length)`.
 ///
 /// # Errors
 /// A message describing the structural problem.
-pub fn load(info: &IndexInfo, nrows: u64) -> Result<SortedRows, String> {
+pub fn check_structure(info: &IndexInfo, nrows: u64) -> Result<(u64, u64), String> {
     let ds = &info.dataset;
     if ds.shape().len() != 1 {
         return Err(format!("the dataset has rank {}, not 1", ds.shape().len()));
@@ -92,21 +94,168 @@ pub fn load(info: &IndexInfo, nrows: u64) -> Result<SortedRows, String> {
     if p.ordered != Some(true) {
         return Err("the ordered attribute must be present and true".into());
     }
-    let values = ds
-        .read_values()
+    Ok((nan, fill))
+}
+
+/// Read a stored `SORTED_ROWS` dataset whole (see [`check_structure`] for
+/// what it must be).
+///
+/// # Errors
+/// A message describing the structural problem.
+pub fn load(info: &IndexInfo, nrows: u64) -> Result<SortedRows, String> {
+    let (nan, fill) = check_structure(info, nrows)?;
+    let mut lazy = LazyPerm::new(info.dataset.clone(), nan, fill);
+    let perm = lazy
+        .range(0..lazy.len())
         .map_err(|e| format!("cannot be read: {e}"))?;
-    let perm = values
-        .into_iter()
-        .map(|v| match v {
-            Value::UInt(u) => Ok(u),
-            _ => Err(String::from("an entry is not an unsigned integer")),
-        })
-        .collect::<Result<Vec<u64>, String>>()?;
     Ok(SortedRows {
         perm,
         nan_tail_length: nan,
         fill_tail_length: fill,
     })
+}
+
+/// Entries of a permutation by rank: in memory ([`SortedRows`]) or read
+/// from the file as the binary search needs them ([`LazyPerm`]).
+pub trait PermSource {
+    /// The error of reading entries.
+    type Error;
+    /// The number of entries.
+    fn len(&self) -> u64;
+    /// Whether there are no entries.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// `nan_tail_length`.
+    fn nan_tail_length(&self) -> u64;
+    /// `fill_tail_length`.
+    fn fill_tail_length(&self) -> u64;
+    /// The entries of ranks `ranks` (within `[0, len)`).
+    ///
+    /// # Errors
+    /// Errors reading them.
+    fn range(&mut self, ranks: core::ops::Range<u64>) -> Result<Vec<u64>, Self::Error>;
+    /// The entry of rank `rank`.
+    ///
+    /// # Errors
+    /// Errors reading it.
+    fn get(&mut self, rank: u64) -> Result<u64, Self::Error> {
+        Ok(self
+            .range(rank..rank + 1)?
+            .first()
+            .copied()
+            .unwrap_or(u64::MAX))
+    }
+}
+
+/// A [`SortedRows`] as a [`PermSource`].
+#[derive(Debug, Clone, Copy)]
+pub struct InMemory<'a>(pub &'a SortedRows);
+
+impl PermSource for InMemory<'_> {
+    type Error = core::convert::Infallible;
+    fn len(&self) -> u64 {
+        self.0.perm.len() as u64
+    }
+    fn nan_tail_length(&self) -> u64 {
+        self.0.nan_tail_length
+    }
+    fn fill_tail_length(&self) -> u64 {
+        self.0.fill_tail_length
+    }
+    fn range(&mut self, ranks: core::ops::Range<u64>) -> Result<Vec<u64>, Self::Error> {
+        let a = usize::try_from(ranks.start)
+            .unwrap_or(usize::MAX)
+            .min(self.0.perm.len());
+        let b = usize::try_from(ranks.end)
+            .unwrap_or(usize::MAX)
+            .min(self.0.perm.len());
+        Ok(self.0.perm[a..b.max(a)].to_vec())
+    }
+    fn get(&mut self, rank: u64) -> Result<u64, Self::Error> {
+        Ok(usize::try_from(rank)
+            .ok()
+            .and_then(|r| self.0.perm.get(r))
+            .copied()
+            .unwrap_or(u64::MAX))
+    }
+}
+
+/// A stored permutation read on demand: a binary search touches a few
+/// dozen entries (the dataset's chunk cache keeps the chunks it revisits),
+/// not the whole dataset.
+#[derive(Debug, Clone)]
+pub struct LazyPerm {
+    ds: h5fmt::Dataset,
+    nan: u64,
+    fill: u64,
+}
+
+impl LazyPerm {
+    /// The permutation stored in `ds` (checked by [`check_structure`]) with its tails.
+    pub fn new(ds: h5fmt::Dataset, nan_tail_length: u64, fill_tail_length: u64) -> LazyPerm {
+        LazyPerm {
+            ds,
+            nan: nan_tail_length,
+            fill: fill_tail_length,
+        }
+    }
+}
+
+impl PermSource for LazyPerm {
+    type Error = h5fmt::Error;
+    fn len(&self) -> u64 {
+        self.ds.shape().first().copied().unwrap_or(0)
+    }
+    fn nan_tail_length(&self) -> u64 {
+        self.nan
+    }
+    fn fill_tail_length(&self) -> u64 {
+        self.fill
+    }
+    fn range(&mut self, ranks: core::ops::Range<u64>) -> Result<Vec<u64>, h5fmt::Error> {
+        let end = ranks.end.min(self.len());
+        if ranks.start >= end {
+            return Ok(Vec::new());
+        }
+        let (size, big) = match self.ds.dtype() {
+            Datatype::Integer { size, order, .. } => (
+                *size as usize,
+                *order == h5fmt::format::datatype::ByteOrder::Big,
+            ),
+            _ => {
+                return Err(h5fmt::Error::unsupported(
+                    "SORTED_ROWS entries are not integers",
+                ))
+            }
+        };
+        if size == 0 || size > 8 {
+            return Err(h5fmt::Error::unsupported(format!(
+                "SORTED_ROWS entries of {size} bytes"
+            )));
+        }
+        let sel = Selection::Hyperslab(alloc::vec![SliceDim {
+            start: ranks.start,
+            stride: 1,
+            count: end - ranks.start,
+            block: 1,
+        }]);
+        let raw = self.ds.read_slice(&sel)?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(raw.len() / size)
+            .map_err(|_| h5fmt::Error::limit("SORTED_ROWS range too large"))?;
+        out.extend(raw.chunks_exact(size).map(|b| {
+            let mut v = [0u8; 8];
+            if big {
+                v[8 - size..].copy_from_slice(b);
+                u64::from_be_bytes(v)
+            } else {
+                v[..size].copy_from_slice(b);
+                u64::from_le_bytes(v)
+            }
+        }));
+        Ok(out)
+    }
 }
 
 /// How a stored permutation differs from the computed one over the first
@@ -154,10 +303,57 @@ pub fn candidate_rows<E>(
     pred: &Predicate,
     value_at: &mut dyn FnMut(u64) -> Result<Value, E>,
 ) -> Result<Option<Vec<u64>>, E> {
-    let Some(len) = sorted.ordered_len(nrows) else {
+    candidate_rows_in(
+        &mut InMemory(sorted),
+        nrows,
+        pred,
+        &mut |r| value_at(r),
+        &mut |e| match e {},
+    )
+}
+
+/// [`candidate_rows`] over any [`PermSource`]: entries are read as the
+/// search needs them (about 2·log2(NROWS) probes for `=`, the second search
+/// confined to the ranks the first one left), then the matching ranks.
+/// `perm_err` converts the source's errors.
+///
+/// # Errors
+/// Errors of `value_at` and of the permutation source.
+pub fn candidate_rows_in<P: PermSource, E>(
+    perm: &mut P,
+    nrows: u64,
+    pred: &Predicate,
+    value_at: &mut dyn FnMut(u64) -> Result<Value, E>,
+    perm_err: &mut dyn FnMut(P::Error) -> E,
+) -> Result<Option<Vec<u64>>, E> {
+    match rank_ranges(perm, nrows, pred, value_at, perm_err)? {
+        Some(r) => rows_of_ranks(perm, nrows, &r).map_err(perm_err),
+        None => Ok(None),
+    }
+}
+
+/// The ranks of the rows that may satisfy `pred`, as sorted, disjoint
+/// ranges within the ordered ranks; `None` when the index cannot answer
+/// (see [`candidate_rows`]). Ranges of several predicates on one column
+/// intersect as sets of ranks, so a range predicate `a <= x < b` costs two
+/// searches and reads only the ranks between them.
+///
+/// # Errors
+/// Errors of `value_at` and of the permutation source.
+pub fn rank_ranges<P: PermSource, E>(
+    perm: &mut P,
+    nrows: u64,
+    pred: &Predicate,
+    value_at: &mut dyn FnMut(u64) -> Result<Value, E>,
+    perm_err: &mut dyn FnMut(P::Error) -> E,
+) -> Result<Option<Vec<core::ops::Range<u64>>>, E> {
+    let Some(len) = nrows
+        .checked_sub(perm.nan_tail_length())
+        .and_then(|n| n.checked_sub(perm.fill_tail_length()))
+    else {
         return Ok(None);
     };
-    if (sorted.perm.len() as u64) < len {
+    if perm.len() < len {
         return Ok(None);
     }
     let mut ranges: Vec<(u64, u64)> = Vec::new();
@@ -170,12 +366,14 @@ pub fn candidate_rows<E>(
         Predicate::In(vs) => vs.iter().map(|v| (v, 0)).collect(),
     };
     for (lit, op) in lits {
-        // First rank whose value is >= lit (strict=false) or > lit (strict=true).
-        let mut bound = |strict: bool| -> Result<Option<u64>, E> {
-            let (mut lo, mut hi) = (0u64, len);
+        // First rank in [lo, hi) whose value is >= lit (strict=false) or
+        // > lit (strict=true); also the lowest rank seen holding a value
+        // > lit (an upper limit for the other bound).
+        let mut bound = |strict: bool, mut lo: u64, mut hi: u64| -> Result<Option<(u64, u64)>, E> {
+            let mut above = hi;
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
-                let row = sorted.perm[mid as usize];
+                let row = perm.get(mid).map_err(&mut *perm_err)?;
                 if row >= nrows {
                     return Ok(None);
                 }
@@ -183,6 +381,9 @@ pub fn candidate_rows<E>(
                 let Some(o) = cmp_values(&v, lit) else {
                     return Ok(None);
                 };
+                if o == Ordering::Greater {
+                    above = above.min(mid);
+                }
                 let before = if strict {
                     o != Ordering::Greater
                 } else {
@@ -194,27 +395,52 @@ pub fn candidate_rows<E>(
                     hi = mid;
                 }
             }
-            Ok(Some(lo))
+            Ok(Some((lo, above)))
         };
         let r = match op {
-            0 => bound(false)?.zip(bound(true)?),
-            1 => bound(false)?.map(|b| (0, b)),
-            2 => bound(true)?.map(|b| (0, b)),
-            3 => bound(true)?.map(|b| (b, len)),
-            _ => bound(false)?.map(|b| (b, len)),
+            0 => match bound(false, 0, len)? {
+                Some((a, above)) => bound(true, a, above)?.map(|(b, _)| (a, b)),
+                None => None,
+            },
+            1 => bound(false, 0, len)?.map(|(b, _)| (0, b)),
+            2 => bound(true, 0, len)?.map(|(b, _)| (0, b)),
+            3 => bound(true, 0, len)?.map(|(b, _)| (b, len)),
+            _ => bound(false, 0, len)?.map(|(b, _)| (b, len)),
         };
         match r {
             Some(r) => ranges.push(r),
             None => return Ok(None),
         }
     }
-    let mut rows: Vec<u64> = Vec::new();
+    ranges.retain(|(a, b)| a < b);
+    ranges.sort_unstable();
+    let mut out: Vec<core::ops::Range<u64>> = Vec::new();
     for (a, b) in ranges {
-        for &r in &sorted.perm[a as usize..b.max(a) as usize] {
-            if r >= nrows {
+        match out.last_mut() {
+            Some(last) if a <= last.end => last.end = last.end.max(b),
+            _ => out.push(a..b),
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The rows of the ranks `ranks`, sorted; `None` when an entry is not
+/// below `nrows` (the index cannot answer).
+///
+/// # Errors
+/// Errors of the permutation source.
+pub fn rows_of_ranks<P: PermSource>(
+    perm: &mut P,
+    nrows: u64,
+    ranks: &[core::ops::Range<u64>],
+) -> Result<Option<Vec<u64>>, P::Error> {
+    let mut rows: Vec<u64> = Vec::new();
+    for r in ranks {
+        for row in perm.range(r.clone())? {
+            if row >= nrows {
                 return Ok(None);
             }
-            rows.push(r);
+            rows.push(row);
         }
     }
     rows.sort_unstable();

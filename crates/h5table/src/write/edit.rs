@@ -69,6 +69,8 @@ pub struct TableEditor<'a> {
     nrows: u64,
     extent: u64,
     generation: u64,
+    /// Whether the table group has a `GENERATION` attribute.
+    has_generation: bool,
     cols: Vec<ColInfo>,
     column_order: Option<Vec<String>>,
     index: Vec<String>,
@@ -91,6 +93,7 @@ impl<'a> TableEditor<'a> {
             nrows: 0,
             extent: 0,
             generation: 0,
+            has_generation: false,
             cols: Vec::new(),
             column_order: None,
             index: Vec::new(),
@@ -222,6 +225,7 @@ impl<'a> TableEditor<'a> {
         self.nrows = table.nrows();
         self.extent = extent;
         self.generation = table.generation.unwrap_or(0);
+        self.has_generation = table.generation.is_some();
         self.cols = cols;
         self.column_order = table.column_order.clone();
         self.index = table.index_columns.clone();
@@ -590,6 +594,17 @@ impl<'a> TableEditor<'a> {
             let p = self.path.clone();
             self.ed.create_group(&p, "SEARCH_INDEXES")?;
         }
+        if !self.has_generation {
+            // Tokens need a GENERATION to match (without one the index
+            // would read as stale): start it at 0, a value no reader
+            // compares with anything before this index exists.
+            let p = self.path.clone();
+            self.ed.set_attr(&p, "GENERATION", 0u64)?;
+            self.ed.flush()?;
+            self.has_generation = true;
+        }
+        let table = self.table()?;
+        let col = table.column(column)?;
         let path = create_index(self.ed, &sidx, col, spec, self.nrows, self.generation)?;
         self.ed.flush()?;
         let mut paths: Vec<String> = list
@@ -622,6 +637,12 @@ impl<'a> TableEditor<'a> {
             .collect();
         if list.is_empty() {
             return Ok(0);
+        }
+        if !self.has_generation {
+            let p = self.path.clone();
+            self.ed.set_attr(&p, "GENERATION", 0u64)?;
+            self.ed.flush()?;
+            self.has_generation = true;
         }
         let g = self.generation;
         for (_, i) in &list {
