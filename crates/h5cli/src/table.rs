@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use h5table::check::{Finding, Severity};
-use h5table::{Column, Table};
+use h5table::{ListSlice, Table, TableColumn};
 use std::io::Write;
 
 /// HEP001 column tables: list, describe, print, query, validate.
@@ -365,10 +365,7 @@ fn ls(file: &str, out: &mut dyn Write) -> Result<Status, String> {
     for path in h5table::find_tables(&f).map_err(|e| format!("{file}: {e}"))? {
         let group = f.group(&path).map_err(|e| format!("{file}:{path}: {e}"))?;
         match Table::open(&group) {
-            Ok(t) => w(
-                out,
-                &format!("{path} {} {}\n", t.nrows(), t.columns().len()),
-            )?,
+            Ok(t) => w(out, &format!("{path} {} {}\n", t.nrows(), t.ncols()))?,
             // Listed all the same (it is a table group by §7.1); `h5 table check` says why.
             Err(e) => {
                 w(out, &format!("{path} ? ?\n"))?;
@@ -399,7 +396,40 @@ fn schema(spec: &str, out: &mut dyn Write) -> Result<Status, String> {
             &format!("  INDEX_COLUMNS {}\n", t.index_columns.join(", ")),
         )?;
     }
-    for c in t.columns() {
+    for col in t.all_columns() {
+        let c = match col {
+            TableColumn::Scalar(c) => c,
+            TableColumn::List(l) => {
+                let mut line = format!(
+                    "  {:<20} {:<12} List",
+                    l.name(),
+                    h5table::text::list_type_name(l)
+                );
+                match l.layout() {
+                    Ok(_) => {
+                        line.push_str(if l.nullable() {
+                            "  nullable"
+                        } else {
+                            "  not nullable"
+                        });
+                        let leaf = l.layout().ok().and_then(|x| x.leaf());
+                        if let Some(v) = leaf.and_then(|c| c.fill().value.as_ref()) {
+                            line.push_str(&format!(
+                                "  element fill {}",
+                                h5table::text::format_value(v)
+                            ));
+                        }
+                    }
+                    Err(e) => line.push_str(&format!("  unreadable: {e}")),
+                }
+                if let Some(u) = &l.units {
+                    line.push_str(&format!("  units {u:?}"));
+                }
+                line.push('\n');
+                w(out, &line)?;
+                continue;
+            }
+        };
         let fill = match &c.fill().value {
             Some(v) => h5table::text::format_value(v),
             None => "(none)".into(),
@@ -450,13 +480,43 @@ fn parse_rows(spec: Option<&str>, nrows: u64) -> Result<(u64, u64), String> {
     Ok((a, b.max(a)))
 }
 
-fn select<'t>(t: &'t Table, columns: Option<&[String]>) -> Result<Vec<&'t Column>, String> {
+fn select<'t>(t: &'t Table, columns: Option<&[String]>) -> Result<Vec<TableColumn<'t>>, String> {
     match columns {
-        None => Ok(t.columns().iter().collect()),
+        None => Ok(t.all_columns()),
         Some(names) => names
             .iter()
-            .map(|n| t.column(n).map_err(|e| e.to_string()))
+            .map(|n| t.any_column(n).map_err(|e| e.to_string()))
             .collect(),
+    }
+}
+
+/// Rows `rows` of a column of either kind, read for printing.
+enum Cells {
+    Scalar(h5table::ColumnSlice),
+    List(ListSlice),
+}
+
+fn read_cells(c: &TableColumn<'_>, rows: std::ops::Range<u64>) -> Result<Cells, String> {
+    match c {
+        TableColumn::Scalar(c) => c
+            .read(rows)
+            .map(Cells::Scalar)
+            .map_err(|e| format!("{}: {e}", c.dataset().path())),
+        TableColumn::List(l) => l
+            .read(rows)
+            .map(Cells::List)
+            .map_err(|e| format!("{}: {e}", l.group().path())),
+    }
+}
+
+/// Cell `r` of `cells` (of column `c`) as CSV text (unquoted).
+fn cell_text(c: &TableColumn<'_>, cells: &Cells, r: usize) -> String {
+    match (c, cells) {
+        (TableColumn::Scalar(c), Cells::Scalar(s)) => {
+            h5table::text::format_cell(c, &s.values[r], s.missing[r])
+        }
+        (_, Cells::List(s)) => h5table::text::format_list_cell(s, r),
+        _ => String::new(),
     }
 }
 
@@ -613,10 +673,7 @@ fn cat_csv(
         let stop = (at + BATCH).min(end);
         let slices = cols
             .iter()
-            .map(|c| {
-                c.read(at..stop)
-                    .map_err(|e| format!("{}: {e}", c.dataset().path()))
-            })
+            .map(|c| read_cells(c, at..stop))
             .collect::<Result<Vec<_>, _>>()?;
         let mut text = String::new();
         for r in 0..usize::try_from(stop - at).unwrap_or(0) {
@@ -624,8 +681,7 @@ fn cat_csv(
                 if j > 0 {
                     text.push(',');
                 }
-                let cell = h5table::text::format_cell(c, &s.values[r], s.missing[r]);
-                text.push_str(&csv_field(&cell));
+                text.push_str(&csv_field(&cell_text(c, s, r)));
             }
             text.push('\n');
         }
@@ -673,7 +729,11 @@ fn query(spec: &str, expr: &str, how: &QueryOut, out: &mut dyn Write) -> Result<
 }
 
 /// The given rows (increasing) of `cols` as CSV, reading only the batches that hold them.
-fn write_rows_csv(cols: &[&Column], rows: &[u64], out: &mut dyn Write) -> Result<(), String> {
+fn write_rows_csv(
+    cols: &[TableColumn<'_>],
+    rows: &[u64],
+    out: &mut dyn Write,
+) -> Result<(), String> {
     let header: Vec<String> = cols.iter().map(|c| csv_field(c.name())).collect();
     w(out, &(header.join(",") + "\n"))?;
     let mut i = 0;
@@ -684,10 +744,7 @@ fn write_rows_csv(cols: &[&Column], rows: &[u64], out: &mut dyn Write) -> Result
         let stop = rows[j - 1] + 1;
         let slices = cols
             .iter()
-            .map(|c| {
-                c.read(start..stop)
-                    .map_err(|e| format!("{}: {e}", c.dataset().path()))
-            })
+            .map(|c| read_cells(c, start..stop))
             .collect::<Result<Vec<_>, _>>()?;
         let mut text = String::new();
         for &r in &rows[i..j] {
@@ -696,11 +753,7 @@ fn write_rows_csv(cols: &[&Column], rows: &[u64], out: &mut dyn Write) -> Result
                 if n > 0 {
                     text.push(',');
                 }
-                text.push_str(&csv_field(&h5table::text::format_cell(
-                    c,
-                    &s.values[k],
-                    s.missing[k],
-                )));
+                text.push_str(&csv_field(&cell_text(c, s, k)));
             }
             text.push('\n');
         }

@@ -211,7 +211,8 @@ pub fn write_parquet_file(
 /// except NaN and infinities, which JSON lacks: the strings `"NaN"`,
 /// `"Infinity"`, `"-Infinity"`. Strings are JSON strings, binary and opaque
 /// values hex strings, categoricals and enums their label or member name,
-/// the §6 boolean `true`/`false`, compounds objects of their members.
+/// the §6 boolean `true`/`false`, compounds objects of their members, list
+/// columns arrays of their elements (a null list `null`).
 /// Returns the number of rows written.
 ///
 /// # Errors
@@ -347,6 +348,20 @@ fn json_cell<W: Write>(w: &mut W, a: &dyn Array, i: usize) -> Result<()> {
             let key = usize::try_from(d.keys().value(i))
                 .map_err(|_| TableIoError("negative dictionary key".into()))?;
             json_cell(w, d.values().as_ref(), key)?
+        }
+        DataType::List(_) | DataType::LargeList(_) => {
+            let items = match a.data_type() {
+                DataType::List(_) => a.as_list::<i32>().value(i),
+                _ => a.as_list::<i64>().value(i),
+            };
+            w.write_all(b"[")?;
+            for j in 0..items.len() {
+                if j > 0 {
+                    w.write_all(b",")?;
+                }
+                json_cell(w, items.as_ref(), j)?;
+            }
+            w.write_all(b"]")?;
         }
         DataType::Struct(fields) => {
             let s = a.as_struct();
