@@ -33,6 +33,8 @@ pub(crate) trait Native: Pod + H5Native {
     const FLOAT: bool;
     /// The kernel converting `src` elements (big-endian when `big`) to `Self`.
     fn kernel(src: Src, big: bool) -> Kernel;
+    /// The same in place, when `src` elements are as large as `Self`.
+    fn in_place(src: Src, big: bool) -> InPlace;
 }
 
 /// `v`'s memory as bytes, for readers that write file bytes straight into it.
@@ -84,6 +86,9 @@ pub(crate) fn zeroed_vec<P: Pod>(n: usize, huge: bool) -> Result<Vec<P>> {
 /// when a value does not fit the target type (what was written is then
 /// meaningless).
 pub(crate) type Kernel = fn(&[u8], &mut [u8]) -> bool;
+
+/// A [`Kernel`] converting elements in place into elements of the same size.
+pub(crate) type InPlace = fn(&mut [u8]) -> bool;
 
 /// A file element kind the kernels read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +142,7 @@ pub struct Conv {
     src: usize,
     dst: usize,
     kernel: Option<Kernel>,
+    in_place: Option<InPlace>,
 }
 
 impl core::fmt::Debug for Conv {
@@ -156,6 +162,7 @@ impl Conv {
             src: size,
             dst: size,
             kernel: None,
+            in_place: None,
         }
     }
 
@@ -219,14 +226,14 @@ impl Conv {
         }
         let big = order == ByteOrder::Big;
         let native = src.size() == 1 || big == cfg!(target_endian = "big");
+        if src == T::SRC && native {
+            return Some(Conv::identity(src.size()));
+        }
         Some(Conv {
             src: src.size(),
             dst: size_of::<T>(),
-            kernel: if src == T::SRC && native {
-                None
-            } else {
-                Some(T::kernel(src, big))
-            },
+            kernel: Some(T::kernel(src, big)),
+            in_place: (src.size() == size_of::<T>()).then(|| T::in_place(src, big)),
         })
     }
 
@@ -260,6 +267,46 @@ impl Conv {
             Some(_) => Err(Error::unrepresentable(
                 "a value does not fit the output type",
             )),
+        }
+    }
+
+    /// Whether output elements are as large as file elements, so that
+    /// readers can put file bytes where the output goes and convert them
+    /// there ([`Conv::run_in_place`]).
+    pub fn same_size(&self) -> bool {
+        self.src == self.dst
+    }
+
+    /// Convert file elements in place into output elements of the same
+    /// size (see [`Conv::same_size`]): for data just read or decoded into
+    /// the output, still in the cache, this costs far less than a separate
+    /// pass.
+    ///
+    /// # Errors
+    /// `Corrupt` when the sizes differ or `buf` is not whole elements; as
+    /// [`Conv::run`].
+    pub fn run_in_place(&self, buf: &mut [u8]) -> Result<()> {
+        if self.kernel.is_none() {
+            return Ok(());
+        }
+        let in_place = self.in_place.filter(|_| self.same_size());
+        let Some(in_place) = in_place.filter(|_| self.src > 0 && buf.len() % self.src == 0) else {
+            return Err(Error::corrupt(
+                format!(
+                    "conversion in place of {} bytes of {}-byte into {}-byte elements",
+                    buf.len(),
+                    self.src,
+                    self.dst
+                ),
+                0,
+            ));
+        };
+        if in_place(buf) {
+            Ok(())
+        } else {
+            Err(Error::unrepresentable(
+                "a value does not fit the output type",
+            ))
         }
     }
 
@@ -428,8 +475,61 @@ impl Cvt<f64> for F16 {
     }
 }
 
-/// The kernel for one source type, target type and byte order.
+/// The kernel for one source type, target type and byte order: compiled
+/// for AVX2 too (std, x86-64), used when the CPU has it (byte swaps become
+/// `vpshufb` on 32 bytes, conversions 256-bit wide; the x86-64 baseline has
+/// no byte shuffle).
 fn kernel<S: Load + Cvt<D>, D: Store, const BIG: bool>(src: &[u8], dst: &mut [u8]) -> bool {
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { kernel_avx2::<S, D, BIG>(src, dst) };
+    }
+    kernel_loop::<S, D, BIG>(src, dst)
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+fn kernel_avx2<S: Load + Cvt<D>, D: Store, const BIG: bool>(src: &[u8], dst: &mut [u8]) -> bool {
+    kernel_loop::<S, D, BIG>(src, dst)
+}
+
+/// As [`kernel`], in place (`false` when the sizes differ).
+fn in_place<S: Load + Cvt<D>, D: Store, const BIG: bool>(buf: &mut [u8]) -> bool {
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { in_place_avx2::<S, D, BIG>(buf) };
+    }
+    in_place_loop::<S, D, BIG>(buf)
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+fn in_place_avx2<S: Load + Cvt<D>, D: Store, const BIG: bool>(buf: &mut [u8]) -> bool {
+    in_place_loop::<S, D, BIG>(buf)
+}
+
+#[inline(always)]
+fn in_place_loop<S: Load + Cvt<D>, D: Store, const BIG: bool>(buf: &mut [u8]) -> bool {
+    let size = size_of::<S::Bytes>();
+    if size != size_of::<D::Bytes>() {
+        return false;
+    }
+    let mut ok = true;
+    for e in buf.chunks_exact_mut(size) {
+        let mut b = S::Bytes::default();
+        b.as_mut().copy_from_slice(e);
+        let v = if BIG { S::from_be(b) } else { S::from_le(b) };
+        let (x, fits) = v.cvt();
+        e.copy_from_slice(x.to_ne().as_ref());
+        ok &= fits;
+    }
+    ok
+}
+
+#[inline(always)]
+fn kernel_loop<S: Load + Cvt<D>, D: Store, const BIG: bool>(src: &[u8], dst: &mut [u8]) -> bool {
     let ss = size_of::<S::Bytes>();
     let ds = size_of::<D::Bytes>();
     let mut ok = true;
@@ -444,30 +544,44 @@ fn kernel<S: Load + Cvt<D>, D: Store, const BIG: bool>(src: &[u8], dst: &mut [u8
     ok
 }
 
+/// `$f::<S, $t, big>` for the source type `S` of `$src`.
+macro_rules! by_src {
+    ($src:expr, $big:expr, $f:ident, $t:ty) => {{
+        macro_rules! pick {
+            ($s:ty) => {
+                if $big {
+                    $f::<$s, $t, true>
+                } else {
+                    $f::<$s, $t, false>
+                }
+            };
+        }
+        match $src {
+            Src::I8 => pick!(i8),
+            Src::I16 => pick!(i16),
+            Src::I32 => pick!(i32),
+            Src::I64 => pick!(i64),
+            Src::U8 => pick!(u8),
+            Src::U16 => pick!(u16),
+            Src::U32 => pick!(u32),
+            Src::U64 => pick!(u64),
+            Src::F16 => pick!(F16),
+            Src::F32 => pick!(f32),
+            Src::F64 => pick!(f64),
+        }
+    }};
+}
+
 macro_rules! native {
     ($($t:ty => $src:ident, $float:expr);* $(;)?) => {$(
         impl Native for $t {
             const SRC: Src = Src::$src;
             const FLOAT: bool = $float;
             fn kernel(src: Src, big: bool) -> Kernel {
-                macro_rules! pick {
-                    ($s:ty) => {
-                        if big { kernel::<$s, $t, true> } else { kernel::<$s, $t, false> }
-                    };
-                }
-                match src {
-                    Src::I8 => pick!(i8),
-                    Src::I16 => pick!(i16),
-                    Src::I32 => pick!(i32),
-                    Src::I64 => pick!(i64),
-                    Src::U8 => pick!(u8),
-                    Src::U16 => pick!(u16),
-                    Src::U32 => pick!(u32),
-                    Src::U64 => pick!(u64),
-                    Src::F16 => pick!(F16),
-                    Src::F32 => pick!(f32),
-                    Src::F64 => pick!(f64),
-                }
+                by_src!(src, big, kernel, $t)
+            }
+            fn in_place(src: Src, big: bool) -> InPlace {
+                by_src!(src, big, in_place, $t)
             }
         }
     )*};
@@ -631,6 +745,29 @@ mod tests {
         assert!(!Conv::plan::<i16>(&int(2, native, false))
             .unwrap()
             .is_identity());
+    }
+
+    #[test]
+    fn in_place_equals_run() {
+        let raw: Vec<u8> = (0..10_000u32)
+            .flat_map(|i| (i * 7919).to_be_bytes())
+            .collect();
+        for conv in [
+            Conv::plan::<u32>(&int(4, ByteOrder::Big, false)).unwrap(),
+            Conv::plan::<f32>(&int(4, ByteOrder::Big, false)).unwrap(),
+            Conv::plan::<i32>(&int(4, ByteOrder::Big, false)).unwrap(),
+        ] {
+            let mut want = vec![0u8; raw.len()];
+            conv.run(&raw, &mut want).unwrap();
+            let mut got = raw.clone();
+            conv.run_in_place(&mut got).unwrap();
+            assert_eq!(got, want);
+        }
+        let mut big = (u32::MAX).to_be_bytes().to_vec();
+        let conv = Conv::plan::<i32>(&int(4, ByteOrder::Big, false)).unwrap();
+        assert!(conv.run_in_place(&mut big).is_err());
+        let widen = Conv::plan::<i64>(&int(4, ByteOrder::Big, false)).unwrap();
+        assert!(widen.run_in_place(&mut big).is_err());
     }
 
     #[test]

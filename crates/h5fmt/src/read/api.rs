@@ -1538,27 +1538,38 @@ fn same_vec<P: 'static, T: 'static>(v: Vec<P>) -> Result<Vec<T>> {
 fn read_converted_at(st: &Storage, addr: Addr, conv: Conv, out: &mut [u8]) -> Result<()> {
     /// File bytes per read: at least `io`'s `PREAD_MIN`, so that a
     /// memory-mapped file is read with `pread`, not page faults.
-    const BLOCK: usize = 512 << 10;
+    const BLOCK: usize = 256 << 10;
     let (es, os) = (conv.src_size(), conv.dst_size());
     if es == 0 || os == 0 {
         return Ok(());
     }
     let per_block = (BLOCK / es).max(1);
     let n = out.len() / os;
-    // Convert the `dst` output elements from element `first` on.
+    // Convert the `dst` output elements from element `first` on: each block
+    // read where it goes and converted there (same sizes), or read into a
+    // scratch buffer and converted from it.
     let part = |first: usize, dst: &mut [u8]| -> Result<()> {
-        let mut scratch = crate::io::scratch_buffer(per_block.min(n).saturating_mul(es))?;
+        let mut scratch = if conv.same_size() {
+            Vec::new()
+        } else {
+            crate::io::scratch_buffer(per_block.min(n).saturating_mul(es))?
+        };
         let mut at = u64::try_from(first.saturating_mul(es))
             .ok()
             .and_then(|o| addr.get().checked_add(o))
             .ok_or_else(|| Error::corrupt("address overflows", addr.get()))?;
         for d in dst.chunks_mut(per_block.saturating_mul(os)) {
             let m = (d.len() / os).saturating_mul(es);
-            let s = scratch
-                .get_mut(..m)
-                .ok_or_else(|| Error::corrupt("conversion block", 0))?;
-            st.read_into(Addr(at), s)?;
-            conv.run(s, d)?;
+            if conv.same_size() {
+                st.read_into(Addr(at), d)?;
+                conv.run_in_place(d)?;
+            } else {
+                let s = scratch
+                    .get_mut(..m)
+                    .ok_or_else(|| Error::corrupt("conversion block", 0))?;
+                st.read_into(Addr(at), s)?;
+                conv.run(s, d)?;
+            }
             at = at.saturating_add(m as u64);
         }
         crate::io::recycle(scratch);

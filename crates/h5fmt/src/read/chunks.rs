@@ -876,10 +876,17 @@ fn row_regions(
         {
             continue;
         }
-        // Whole chunks decode straight into the output when its bytes are the file's.
-        let full = local.first() == cdims.first() && conv.is_identity();
+        // Whole chunks decode straight into the output when its elements
+        // are as large as the file's, and are converted there while in the
+        // cache.
+        let full = local.first() == cdims.first() && conv.same_size();
         let direct = if full { Some(&mut *region) } else { None };
         match decode_one_into(st, ctx, req, rec, clen, direct) {
+            Ok(None) if full => {
+                if let Err(e) = conv.run_in_place(region) {
+                    fail(i, name(rec, e));
+                }
+            }
             Ok(Some(data)) => {
                 let r = copy_chunk(region, &data, &zero, cdims, &local, conv);
                 crate::io::recycle(data);
