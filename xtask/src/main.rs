@@ -823,6 +823,16 @@ const BENCHES: &[(&str, &str, &str, &str)] = &[
 /// of the time (see `timed_runs` in h5fmt's examples/common). Returns each
 /// side's output lines.
 fn alternate(ours: &mut Command, theirs: &mut Command, reps: usize) -> R<(String, String)> {
+    let mut outs = alternate_all(&mut [ours, theirs], reps)?.into_iter();
+    match (outs.next(), outs.next()) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => Err("alternate: missing output".into()),
+    }
+}
+
+/// [`alternate`] for any number of sides: round k starts with side k mod n
+/// and runs the others in order after it.
+fn alternate_all(cmds: &mut [&mut Command], reps: usize) -> R<Vec<String>> {
     use std::io::{BufRead, BufReader, Write};
     use std::process::{Child, ChildStdout, Stdio};
     struct Side {
@@ -858,9 +868,13 @@ fn alternate(ours: &mut Command, theirs: &mut Command, reps: usize) -> R<(String
         while next_line(&mut s)?.trim() != "ready" {}
         Ok(s)
     }
-    let mut sides = [start(ours)?, start(theirs)?];
+    let mut sides = Vec::with_capacity(cmds.len());
+    for cmd in cmds.iter_mut() {
+        sides.push(start(cmd)?);
+    }
+    let n = sides.len();
     for round in 0..reps {
-        for k in [round % 2, 1 - round % 2] {
+        for k in (0..n).map(|i| (round + i) % n) {
             let s = &mut sides[k];
             let stdin = s.child.stdin.as_mut().ok_or("no stdin")?;
             stdin
@@ -878,8 +892,7 @@ fn alternate(ours: &mut Command, theirs: &mut Command, reps: usize) -> R<(String
             return Err(format!("{}: {st}", s.what));
         }
     }
-    let [a, b] = sides;
-    Ok((a.out, b.out))
+    Ok(sides.into_iter().map(|s| s.out).collect())
 }
 
 /// Times of the `seconds bytes` lines a timing run prints; the byte count of the last.
@@ -1266,6 +1279,12 @@ fn task_bench_read(names: &[String]) -> R {
         };
         let mut ours = Command::new(&ours_bin);
         ours.arg(&path).arg(dset).arg(mode).arg("-").args(&extra);
+        let mut raw = Command::new(&ours_bin);
+        raw.arg(&path)
+            .arg(dset)
+            .arg(format!("{mode}-raw"))
+            .arg("-")
+            .args(&extra);
         let mut py = Command::new(&v.python);
         py.arg(&script)
             .arg("time")
@@ -1274,44 +1293,55 @@ fn task_bench_read(names: &[String]) -> R {
             .arg(mode)
             .arg("-")
             .args(&extra);
-        let (log_ours, log_py) = alternate(&mut ours, &mut py, reps)?;
-        let (t_ours, b_ours) = parse_times(&log_ours)?;
-        let (t_py, b_py) = parse_times(&log_py)?;
-        if mode != "strings" && b_ours != b_py {
-            return Err(format!("{name}: we read {b_ours} bytes, h5py {b_py}"));
+        let logs = alternate_all(&mut [&mut ours, &mut raw, &mut py], reps)?;
+        let [log_ours, log_raw, log_py] = &logs[..] else {
+            return Err("bench: missing output".into());
+        };
+        let (t_ours, b_ours) = parse_times(log_ours)?;
+        let (t_raw, b_raw) = parse_times(log_raw)?;
+        let (t_py, b_py) = parse_times(log_py)?;
+        if mode != "strings" && (b_ours != b_py || b_raw != b_py) {
+            return Err(format!(
+                "{name}: we read {b_ours} bytes typed and {b_raw} raw, h5py {b_py}"
+            ));
         }
-        let (mo, mp) = (median(&t_ours), median(&t_py));
+        let (mo, mr, mp) = (median(&t_ours), median(&t_raw), median(&t_py));
         let mb = if mode == "strings" {
             fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
         } else {
             b_ours
         } as f64
             / 1e6;
-        eprintln!("  {name}: ours {t_ours:?}, h5py {t_py:?}");
+        eprintln!("  {name}: typed {t_ours:?}, raw {t_raw:?}, h5py {t_py:?}");
         rows.push(format!(
-            "| {name:<10} | {:>8.1} | {:>9.3} | {:>9.3} | {:>8.2} | {:>8.2}x | {:>9.0} | {:>9.0} |",
+            "| {name:<10} | {:>8.1} | {:>9.3} | {:>9.3} | {:>9.3} | {:>9.2} | {:>8.2}x | {:>9.0} | {:>9.0} |",
             mb,
             mo,
+            mr,
             mp,
-            mo / mp,
+            mo / mr,
             mp / mo,
             mb / mo,
             mb / mp
         ));
     }
     println!(
-        "\n{cpus} CPUs; {}; {}; median of {reps} reads after a warm-up, alternating ours and h5py (open + read)\n",
+        "\n{cpus} CPUs; {}; {}; median of {reps} reads after a warm-up, alternating ours (typed, raw) and h5py (open + read)\n",
         rustc.trim(),
         versions.trim()
     );
     println!(
-        "| benchmark  |       MB | ours (s)  | h5py (s)  | ours/h5py | speedup  | ours MB/s | h5py MB/s |"
+        "| benchmark  |       MB | typed (s) |   raw (s) |  h5py (s) | typed/raw | speedup  | typed MB/s | h5py MB/s |"
     );
     println!(
-        "|------------|---------:|----------:|----------:|---------:|---------:|----------:|----------:|"
+        "|------------|---------:|----------:|----------:|----------:|----------:|---------:|----------:|----------:|"
     );
     for r in rows {
         println!("{r}");
     }
+    println!(
+        "\n(typed: `read::<T>` / `read_slice_as::<T>` / `read_records::<String>`; raw: `read_raw` / \
+         `read_slice` / `read_vlen_strings`; speedup = h5py / typed; MB = bytes returned, for strings the file size)"
+    );
     Ok(())
 }
