@@ -358,6 +358,230 @@ fn plain_int(t: &Datatype) -> Option<(usize, bool)> {
     }
 }
 
+/// A number type formatted straight from its (native-order) bytes.
+#[derive(Clone, Copy)]
+enum Plain {
+    /// A whole-byte integer: size, signed.
+    Int(usize, bool),
+    F32,
+    F64,
+}
+
+impl Plain {
+    /// Integers always; floats only in text (JSON writes them through
+    /// [`value_json`]).
+    fn of(t: &Datatype, json: bool) -> Option<Plain> {
+        if let Some((size, signed)) = plain_int(t) {
+            return Some(Plain::Int(size, signed));
+        }
+        if json || !t.is_ieee_standard() {
+            return None;
+        }
+        match t.size() {
+            4 => Some(Plain::F32),
+            8 => Some(Plain::F64),
+            _ => None,
+        }
+    }
+
+    fn size(self) -> usize {
+        match self {
+            Plain::Int(size, _) => size,
+            Plain::F32 => 4,
+            Plain::F64 => 8,
+        }
+    }
+
+    /// Append the text of element `e` (exactly `size()` bytes).
+    fn push(self, e: &[u8], out: &mut String) {
+        match (self, e) {
+            (Plain::Int(_, signed), _) => {
+                let mut buf = [0u8; 24];
+                out.push_str(int_text(e, signed, &mut buf));
+            }
+            (Plain::F32, &[a, b, c, d]) => {
+                out.push_str(&float_text(f32::from_ne_bytes([a, b, c, d])))
+            }
+            (Plain::F64, &[a, b, c, d, e5, f6, g, h]) => {
+                out.push_str(&float_text(f64::from_ne_bytes([a, b, c, d, e5, f6, g, h])))
+            }
+            _ => out.push('?'),
+        }
+    }
+
+    /// Append the JSON of element `e`, as [`value_json`] writes it.
+    fn push_json(self, e: &[u8], out: &mut String) {
+        match (self, e) {
+            (Plain::F32, &[a, b, c, d]) => {
+                out.push_str(&float_json(f64::from(f32::from_ne_bytes([a, b, c, d]))).to_string())
+            }
+            (Plain::F64, &[a, b, c, d, e5, f6, g, h]) => out
+                .push_str(&float_json(f64::from_ne_bytes([a, b, c, d, e5, f6, g, h])).to_string()),
+            _ => self.push(e, out),
+        }
+    }
+}
+
+/// Where element texts go: one at a time, or a run of one text at once
+/// (`rep` is the caller's scratch for that text, see [`Rows::push_repeat`]).
+trait Sink {
+    fn one(&mut self, text: &str) -> Result<(), Fail>;
+    fn many(&mut self, text: &str, count: u64, rep: &mut String) -> Result<(), Fail>;
+}
+
+impl Sink for Rows<'_> {
+    fn one(&mut self, text: &str) -> Result<(), Fail> {
+        self.push(text)
+    }
+    fn many(&mut self, text: &str, count: u64, rep: &mut String) -> Result<(), Fail> {
+        self.push_repeat(text, count, rep)
+    }
+}
+
+/// The `"data"` array of `h5 dump --json`: values separated by ", ", in
+/// lines of at most [`WIDTH`] columns that start with `prefix`.
+struct JsonRows<'a> {
+    out: &'a mut dyn Write,
+    /// A newline and the indentation.
+    prefix: String,
+    line: String,
+    first: bool,
+}
+
+impl<'a> JsonRows<'a> {
+    fn new(out: &'a mut dyn Write, indent: &str) -> Self {
+        JsonRows {
+            out,
+            prefix: format!("\n{indent}  "),
+            line: String::new(),
+            first: true,
+        }
+    }
+
+    /// Whether the next value starts a new line.
+    fn wraps(&self, len: usize) -> bool {
+        self.first || self.line.len() + len + 2 > WIDTH
+    }
+
+    fn end(self) -> Result<(), Fail> {
+        self.out.write_all(self.line.as_bytes())?;
+        Ok(())
+    }
+}
+
+impl Sink for JsonRows<'_> {
+    fn one(&mut self, t: &str) -> Result<(), Fail> {
+        let wrap = self.wraps(t.len());
+        if !self.first {
+            self.line.push(',');
+        }
+        if wrap {
+            self.out.write_all(self.line.as_bytes())?;
+            self.line.clear();
+            self.line.push_str(&self.prefix);
+        } else {
+            self.line.push(' ');
+        }
+        self.line.push_str(t);
+        self.first = false;
+        Ok(())
+    }
+
+    fn many(&mut self, t: &str, mut count: u64, rep: &mut String) -> Result<(), Fail> {
+        let len = t.len();
+        while count > 0 {
+            if count < 4 || !self.wraps(len) {
+                self.one(t)?;
+                count -= 1;
+                continue;
+            }
+            // A new line: `t` and as many `, t` as fit.
+            self.one(t)?;
+            count -= 1;
+            let mut k = 0u64;
+            let mut width = self.line.len();
+            while k < count && width + len + 2 <= WIDTH {
+                width += len + 2;
+                k += 1;
+            }
+            let body = k as usize * (len + 2);
+            while rep.len() < body {
+                rep.push_str(", ");
+                rep.push_str(t);
+            }
+            self.line.push_str(&rep[..body]);
+            count -= k;
+        }
+        Ok(())
+    }
+}
+
+/// Plain numbers written run by run: a run of equal elements goes to
+/// [`Sink::many`].
+#[derive(Default)]
+struct Runs {
+    /// The element `text` and `rep` are for, and its text.
+    elem: Vec<u8>,
+    text: String,
+    /// `text, ` repeated (see [`Rows::push_repeat`]).
+    rep: String,
+    /// `elem` repeated [`Runs::SPAN`] times, to compare spans at once.
+    span: Vec<u8>,
+}
+
+impl Runs {
+    /// Bytes compared at once.
+    const SPAN: usize = 256;
+
+    fn write(
+        &mut self,
+        p: Plain,
+        json: bool,
+        bytes: &[u8],
+        rows: &mut dyn Sink,
+    ) -> Result<(), Fail> {
+        let es = p.size();
+        let mut i = 0;
+        while i + es <= bytes.len() {
+            let e = &bytes[i..i + es];
+            if e != self.elem.as_slice() {
+                self.elem.clear();
+                self.elem.extend_from_slice(e);
+                self.text.clear();
+                if json {
+                    p.push_json(e, &mut self.text);
+                } else {
+                    p.push(e, &mut self.text);
+                }
+                self.rep.clear();
+                self.span.clear();
+            }
+            // The run starting at `i`: whole spans compared at once.
+            let mut j = i + es;
+            if bytes.get(j..j + es) == Some(e) {
+                if self.span.is_empty() {
+                    self.span = e.repeat(Self::SPAN / es);
+                }
+                let w = self.span.len();
+                while bytes.get(j..j + w) == Some(self.span.as_slice()) {
+                    j += w;
+                }
+                while bytes.get(j..j + es) == Some(e) {
+                    j += es;
+                }
+            }
+            let count = ((j - i) / es) as u64;
+            if count == 1 {
+                rows.one(&self.text)?;
+            } else {
+                rows.many(&self.text, count, &mut self.rep)?;
+            }
+            i = j;
+        }
+        Ok(())
+    }
+}
+
 /// The decimal text of a native-order integer element of `e.len()` bytes.
 fn int_text<'b>(e: &[u8], signed: bool, buf: &'b mut [u8; 24]) -> &'b str {
     let mut v = match *e {
@@ -407,33 +631,51 @@ fn for_each_text(
     json: bool,
     f: &mut dyn FnMut(&str) -> Result<(), Fail>,
 ) -> Result<(), Fail> {
-    if let Some((size, signed)) = plain_int(d.dtype()) {
+    let dtype = d.dtype();
+    let native = |raw: &[u8]| -> Result<Vec<u8>, Fail> {
         let mut bytes = raw.to_vec();
-        h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
+        h5fmt::data::convert::to_native_order(dtype, &mut bytes)
             .map_err(|e| Fail::File(named(d.path(), e)))?;
-        let mut buf = [0u8; 24];
-        for e in bytes.chunks_exact(size) {
-            f(int_text(e, signed, &mut buf))?;
+        Ok(bytes)
+    };
+    if let Some(p) = Plain::of(dtype, json) {
+        let bytes = native(raw)?;
+        let mut text = String::new();
+        for e in bytes.chunks_exact(p.size()) {
+            text.clear();
+            p.push(e, &mut text);
+            f(&text)?;
         }
         return Ok(());
     }
-    let size = d.dtype().size();
-    if !json && d.dtype().is_ieee_standard() && (size == 4 || size == 8) {
-        // As `value_text` of F32/F64, without a Value each.
-        let mut bytes = raw.to_vec();
-        h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
-            .map_err(|e| Fail::File(named(d.path(), e)))?;
-        for e in bytes.chunks_exact(size as usize) {
-            let t = match *e {
-                [a, b, c, d] => float_text(f32::from_ne_bytes([a, b, c, d])),
-                [a, b, c, d, e5, f6, g, h] => {
-                    float_text(f64::from_ne_bytes([a, b, c, d, e5, f6, g, h]))
+    // Arrays of plain numbers, as `value_text` writes them, without a
+    // `Value` per number (an array element may hold millions).
+    if let Datatype::Array { base, .. } = dtype {
+        if let Some(p) = Plain::of(base, false) {
+            let size = usize::try_from(dtype.size()).unwrap_or(0);
+            if size > 0 && size.is_multiple_of(p.size()) {
+                let bytes = native(raw)?;
+                let sep = if json { "," } else { ", " };
+                let mut text = String::new();
+                for e in bytes.chunks_exact(size) {
+                    text.clear();
+                    text.push('[');
+                    for (k, x) in e.chunks_exact(p.size()).enumerate() {
+                        if k > 0 {
+                            text.push_str(sep);
+                        }
+                        if json {
+                            p.push_json(x, &mut text);
+                        } else {
+                            p.push(x, &mut text);
+                        }
+                    }
+                    text.push(']');
+                    f(&text)?;
                 }
-                _ => "?".into(),
-            };
-            f(&t)?;
+                return Ok(());
+            }
         }
-        return Ok(());
     }
     for v in decode(file, d.dtype(), raw, n, d.path())? {
         if json {
@@ -445,19 +687,29 @@ fn for_each_text(
     Ok(())
 }
 
-/// The text of the element at flat index `i` of `shape` as `(i0,i1,…)`.
-fn coords(shape: &[u64], mut i: u64) -> String {
+/// The text of the element at flat index `i` of `shape` as `(i0,i1,…)`,
+/// appended to `out`.
+fn push_coords(out: &mut String, shape: &[u64], mut i: u64) {
     if shape.is_empty() {
-        return "(0)".into();
+        out.push_str("(0)");
+        return;
     }
-    let mut c = vec![0u64; shape.len()];
-    for k in (0..shape.len()).rev() {
+    let mut c = [0u64; 32];
+    let rank = shape.len().min(c.len());
+    for k in (0..rank).rev() {
         let n = shape[k].max(1);
         c[k] = i % n;
         i /= n;
     }
-    let parts: Vec<String> = c.iter().map(u64::to_string).collect();
-    format!("({})", parts.join(","))
+    out.push('(');
+    for (k, x) in c[..rank].iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let mut buf = [0u8; 24];
+        out.push_str(int_text(&x.to_ne_bytes(), false, &mut buf));
+    }
+    out.push(')');
 }
 
 /// Values written as h5dump does: lines of at most [`WIDTH`] columns, each
@@ -488,20 +740,64 @@ impl<'a> Rows<'a> {
         let row_start = self.next.is_multiple_of(self.row);
         // The line, ", ", the value and the "," that ends a line fit in WIDTH.
         if !self.line.is_empty() && (row_start || self.line.len() + 3 + text.len() > WIDTH) {
-            writeln!(self.out, "{},", self.line)?;
+            self.line.push_str(",\n");
+            self.out.write_all(self.line.as_bytes())?;
             self.line.clear();
         }
         if self.line.is_empty() {
-            self.line.push_str(&format!(
-                "{}{}: ",
-                self.indent,
-                coords(&self.shape, self.next)
-            ));
+            self.line.push_str(&self.indent);
+            push_coords(&mut self.line, &self.shape, self.next);
+            self.line.push_str(": ");
         } else {
             self.line.push_str(", ");
         }
         self.line.push_str(text);
         self.next += 1;
+        Ok(())
+    }
+
+    /// `count` copies of `text`, as many [`Rows::push`] calls would write
+    /// them, but a whole line at a time (large datasets are often long runs
+    /// of one value: zeros, fill values).
+    fn push_repeat(&mut self, text: &str, mut count: u64, rep: &mut String) -> Result<(), Fail> {
+        let len = text.len();
+        while count > 0 {
+            let row_start = self.next.is_multiple_of(self.row);
+            let opens = self.line.is_empty() || row_start || self.line.len() + 3 + len > WIDTH;
+            if !opens || count < 4 {
+                self.push(text)?;
+                count -= 1;
+                continue;
+            }
+            if !self.line.is_empty() {
+                self.line.push_str(",\n");
+                self.out.write_all(self.line.as_bytes())?;
+                self.line.clear();
+            }
+            self.line.push_str(&self.indent);
+            push_coords(&mut self.line, &self.shape, self.next);
+            self.line.push_str(": ");
+            let limit = count.min(self.row - self.next % self.row);
+            let (mut k, mut width) = (1u64, self.line.len() + len);
+            while k < limit && width + 3 + len <= WIDTH {
+                width += 2 + len;
+                k += 1;
+            }
+            // `k` is at most WIDTH / 2 here.
+            let body = (k as usize) * (len + 2) - 2;
+            while rep.len() < body {
+                rep.push_str(text);
+                rep.push_str(", ");
+            }
+            self.line.push_str(&rep[..body]);
+            self.next += k;
+            count -= k;
+            if count > 0 {
+                self.line.push_str(",\n");
+                self.out.write_all(self.line.as_bytes())?;
+                self.line.clear();
+            }
+        }
         Ok(())
     }
 
@@ -854,9 +1150,20 @@ impl Dumper<'_> {
         writeln!(out, "{indent}DATA {{")?;
         let file = self.file;
         let mut rows = Rows::new(out, indent, d.shape());
-        let r = for_each_block(d, self.opts.progress, &mut |raw, n| {
-            for_each_text(file, d, raw, n, false, &mut |t| rows.push(t))
-        });
+        let r = match Plain::of(d.dtype(), false) {
+            Some(p) => {
+                let mut runs = Runs::default();
+                for_each_block(d, self.opts.progress, &mut |raw, _| {
+                    let mut bytes = raw.to_vec();
+                    h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
+                        .map_err(|e| Fail::File(named(d.path(), e)))?;
+                    runs.write(p, false, &bytes, &mut rows)
+                })
+            }
+            None => for_each_block(d, self.opts.progress, &mut |raw, n| {
+                for_each_text(file, d, raw, n, false, &mut |t| rows.push(t))
+            }),
+        };
         rows.end()?;
         match r {
             Err(Fail::File(e)) => self.problem(out, indent, d.path(), &e)?,
@@ -1084,26 +1391,22 @@ impl Dumper<'_> {
                 if !self.opts.header_only {
                     write!(out, ",\n{inner}\"data\": [")?;
                     let file = self.file;
-                    let mut col = WIDTH;
-                    let mut first = true;
-                    let r = for_each_block(d, self.opts.progress, &mut |raw, n| {
-                        for_each_text(file, d, raw, n, true, &mut |t| {
-                            if !first {
-                                write!(out, ",")?;
-                            }
-                            if col + t.len() + 2 > WIDTH {
-                                write!(out, "\n{inner}  ")?;
-                                col = inner.len() + 2;
-                            } else if !first {
-                                write!(out, " ")?;
-                                col += 1;
-                            }
-                            out.write_all(t.as_bytes())?;
-                            col += t.len() + 1;
-                            first = false;
-                            Ok(())
-                        })
-                    });
+                    let mut rows = JsonRows::new(out, &inner);
+                    let r = match Plain::of(d.dtype(), false) {
+                        Some(p) => {
+                            let mut runs = Runs::default();
+                            for_each_block(d, self.opts.progress, &mut |raw, _| {
+                                let mut bytes = raw.to_vec();
+                                h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
+                                    .map_err(|e| Fail::File(named(d.path(), e)))?;
+                                runs.write(p, true, &bytes, &mut rows)
+                            })
+                        }
+                        None => for_each_block(d, self.opts.progress, &mut |raw, n| {
+                            for_each_text(file, d, raw, n, true, &mut |t| rows.one(t))
+                        }),
+                    };
+                    rows.end()?;
                     match r {
                         Err(Fail::File(e)) => {
                             self.bad.push(one_line(&e));
@@ -1201,6 +1504,83 @@ pub fn cat(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs written a line at a time give the bytes that one `push` per
+    /// element gives, for all shapes, value widths and run layouts tried.
+    #[test]
+    fn runs_write_what_pushes_write() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for case in 0..400 {
+            let rank = 1 + rnd(3) as usize;
+            let shape: Vec<u64> = (0..rank)
+                .map(|_| 1 + rnd(if case % 2 == 0 { 50 } else { 7 }))
+                .collect();
+            let total: u64 = shape.iter().product();
+            let es = [1usize, 2, 4, 8][rnd(4) as usize];
+            // Runs of a few values, of random lengths.
+            let mut bytes = Vec::new();
+            while (bytes.len() / es) < total as usize {
+                let v = [0u64, 7, 123_456, u64::MAX][rnd(4) as usize];
+                let long = rnd(3) == 0;
+                let run = 1 + rnd(if long { 300 } else { 6 });
+                for _ in 0..run {
+                    bytes.extend_from_slice(&v.to_ne_bytes()[..es]);
+                }
+            }
+            bytes.truncate(total as usize * es);
+            let p = Plain::Int(es, rnd(2) == 0);
+            let indent = " ".repeat(rnd(9) as usize);
+            let mut want = Vec::new();
+            let mut rows = Rows::new(&mut want, &indent, &shape);
+            for e in bytes.chunks_exact(es) {
+                let mut t = String::new();
+                p.push(e, &mut t);
+                rows.push(&t).unwrap();
+            }
+            rows.end().unwrap();
+            let mut got = Vec::new();
+            let mut rows = Rows::new(&mut got, &indent, &shape);
+            let mut runs = Runs::default();
+            // In blocks, as `for_each_block` hands them over.
+            let cut = es * (1 + rnd(total) as usize);
+            for block in bytes.chunks(cut) {
+                runs.write(p, false, block, &mut rows).unwrap();
+            }
+            rows.end().unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                String::from_utf8(want).unwrap(),
+                "case {case}: shape {shape:?}, {es}-byte elements"
+            );
+            // The same for the JSON array.
+            let mut want = Vec::new();
+            let mut rows = JsonRows::new(&mut want, &indent);
+            for e in bytes.chunks_exact(es) {
+                let mut t = String::new();
+                p.push_json(e, &mut t);
+                rows.one(&t).unwrap();
+            }
+            rows.end().unwrap();
+            let mut got = Vec::new();
+            let mut rows = JsonRows::new(&mut got, &indent);
+            let mut runs = Runs::default();
+            for block in bytes.chunks(cut) {
+                runs.write(p, true, block, &mut rows).unwrap();
+            }
+            rows.end().unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                String::from_utf8(want).unwrap(),
+                "JSON case {case}: shape {shape:?}, {es}-byte elements"
+            );
+        }
+    }
 
     fn cover(shape: &[u64], elem: u64) -> u64 {
         let mut next = 0u64;

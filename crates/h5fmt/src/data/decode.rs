@@ -16,10 +16,11 @@ use crate::codec::Cursor;
 use crate::data::value::{Reference, Region};
 use crate::data::{HeapResolver, Value};
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::datatype::{ByteOrder, Datatype, RefKind, StringPad};
+use crate::format::datatype::{ByteOrder, Datatype, EnumMember, RefKind, StringPad};
 use crate::format::selection::Selection;
 use crate::{Addr, Ctx};
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -305,6 +306,10 @@ pub(crate) struct Budget<'p> {
     pool: Option<&'p BudgetPool>,
     #[cfg(not(all(feature = "std", target_has_atomic = "64")))]
     pool: core::marker::PhantomData<&'p ()>,
+    /// Member index by code of each enum type with many members met so far
+    /// (keyed by the address of its member list): one lookup per element
+    /// instead of a scan of the members.
+    enums: core::cell::RefCell<BTreeMap<usize, BTreeMap<i128, usize>>>,
 }
 
 /// What one decode's threads draw their [`Budget`]s from.
@@ -349,6 +354,7 @@ impl BudgetPool {
             limit: self.limit,
             left: 0.into(),
             pool: Some(self),
+            enums: Default::default(),
         }
     }
 }
@@ -360,6 +366,41 @@ impl Budget<'_> {
             limit: ctx.limits.max_read_bytes,
             left: ctx.limits.max_read_bytes.into(),
             pool: Default::default(),
+            enums: Default::default(),
+        }
+    }
+
+    /// The index of the first member of `members` whose value is `code`.
+    fn enum_member(&self, base: &Datatype, members: &[EnumMember], code: i128) -> Option<usize> {
+        let scan = || {
+            members
+                .iter()
+                .position(|m| integer_code(base, &m.value).ok() == Some(code))
+        };
+        if members.len() <= 8 {
+            return scan();
+        }
+        let mut enums = self.enums.borrow_mut();
+        let map = enums.entry(members.as_ptr() as usize).or_insert_with(|| {
+            let mut map = BTreeMap::new();
+            for (i, m) in members.iter().enumerate() {
+                if let Ok(c) = integer_code(base, &m.value) {
+                    map.entry(c).or_insert(i);
+                }
+            }
+            map
+        });
+        // A hit is checked (the key is an address); a miss scans, as
+        // codes without a member are rare.
+        match map.get(&code).copied() {
+            Some(i)
+                if members
+                    .get(i)
+                    .is_some_and(|m| integer_code(base, &m.value).ok() == Some(code)) =>
+            {
+                Some(i)
+            }
+            _ => scan(),
         }
     }
 
@@ -687,12 +728,12 @@ fn decode_one(
         Datatype::Enum { base, members } => {
             let code = integer_code(base, b)?;
             let mut name = None;
-            for m in members {
-                if integer_code(base, &m.value).ok() == Some(code) {
-                    budget.charge(m.name.len() as u64)?;
-                    name = Some(m.name.clone());
-                    break;
-                }
+            if let Some(m) = budget
+                .enum_member(base, members, code)
+                .and_then(|i| members.get(i))
+            {
+                budget.charge(m.name.len() as u64)?;
+                name = Some(m.name.clone());
             }
             Ok(Value::Enum { code, name })
         }
