@@ -86,6 +86,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn build(src: &str, dst: &str, table: &str) -> Result<(), Box<dyn std::error::Error>> {
     use h5table::write::{IndexSpec, TableEditor};
     std::fs::copy(src, dst)?;
+    // The copy's pages reach the disk now, not in the first build's fsync.
+    std::fs::File::open(dst)?.sync_all()?;
     let plan: [(&str, IndexSpec); 6] = [
         ("ts", IndexSpec::minmax()),
         ("energy", IndexSpec::minmax()),
@@ -111,7 +113,7 @@ fn build(src: &str, dst: &str, table: &str) -> Result<(), Box<dyn std::error::Er
     // Sizes: logical bytes of each index dataset (and its VALUES) next to its column's.
     let f = h5fmt::File::open(dst)?;
     let t = h5table::Table::open(&f.group(table)?)?;
-    let bytes = |d: &h5fmt::Dataset| d.len() * u64::from(d.dtype().size());
+    let bytes = |d: &h5fmt::Dataset| d.len() * d.dtype().size();
     for info in h5table::index::discover(&t)?.indexes {
         let Some(col) = info.column.clone() else {
             continue;

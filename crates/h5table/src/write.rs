@@ -44,6 +44,8 @@ mod index;
 
 pub use data::{ColumnData, FillSpec, Scalar};
 pub use edit::TableEditor;
+#[doc(hidden)]
+pub use index::force_generic_index_paths;
 pub use index::{bloom_size, kind_allowed, minmax_dtype, AppendIndexes, IndexSpec};
 
 use crate::error::{Error, Result};

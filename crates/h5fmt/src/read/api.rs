@@ -1392,8 +1392,16 @@ pub(crate) fn fill_into(v: &mut Vec<u8>, fill: &[u8], count: usize) {
         return;
     }
     v.reserve(n);
-    for _ in 0..count {
+    let start = v.len();
+    if count > 0 {
         v.extend_from_slice(fill);
+    }
+    // Double what is there: a few large copies, not one per element.
+    let mut done = fill.len().min(n);
+    while done < n {
+        let more = done.min(n - done);
+        v.extend_from_within(start..start + more);
+        done += more;
     }
 }
 
@@ -1535,5 +1543,25 @@ impl HeapResolver for FileHeap {
             self.file.inner.ctx,
         )?
         .dims)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fill_into;
+
+    #[test]
+    fn fill_into_repeats_the_fill() {
+        for fill in [&[][..], &[0, 0][..], &[1, 2, 3][..], &[7][..]] {
+            for count in [0usize, 1, 2, 3, 7, 64, 1000] {
+                let mut v = alloc::vec![9u8];
+                fill_into(&mut v, fill, count);
+                let mut want = alloc::vec![9u8];
+                for _ in 0..count {
+                    want.extend_from_slice(fill);
+                }
+                assert_eq!(v, want, "{fill:?} × {count}");
+            }
+        }
     }
 }
