@@ -1,11 +1,12 @@
 """Query benchmark data and the polars side (`cargo xtask bench query`).
 
-  table_query.py gen DIR [NROWS]   write DIR/t.h5 (uncompressed) and DIR/tz.h5 (zstd) with h5py: a
+  table_query.py gen DIR [NROWS [CHUNK]]
+                                   write DIR/t.h5 (uncompressed) and DIR/tz.h5 (zstd) with h5py: a
                                     HEP001 table /t of NROWS rows (ts int64 sorted, energy float32
                                     uniform, label int32 with 16 values, id uint64 unique random;
-                                    65,536-row chunks), no search indexes (the benchmark builds
-                                    them with h5table, timed); and the same columns as
-                                    DIR/t.parquet and DIR/tz.parquet (pyarrow)
+                                    CHUNK-row chunks, default 65,536) with CHUNK_MINMAX on ts/energy, BITMAP on
+                                    label and SORTED_ROWS on id computed here with numpy; and the
+                                    same columns as DIR/t.parquet and DIR/tz.parquet (pyarrow)
   table_query.py polars DIR REPS   median seconds of each query with polars on the Parquet copies (JSON)
   table_query.py queries DIR       the queries as WHERE strings (JSON)
 """
@@ -30,7 +31,7 @@ def queries(meta):
     }
 
 
-def gen(d, n):
+def gen(d, n, chunk=CHUNK, numpy_indexes=False):
     import h5py
     import hdf5plugin
     import pyarrow as pa
@@ -44,7 +45,7 @@ def gen(d, n):
     ids = rng.permutation(np.arange(n, dtype=np.uint64) * 7919 + 13)
     meta = {
         "nrows": n,
-        "layout": 2,  # plain tables; h5table builds the indexes
+        "layout": 3 if numpy_indexes else 2,  # 2: plain tables, h5table builds the indexes
         "ts_lo": int(ts[n // 2]),
         "ts_hi": int(ts[n // 2 + n // 1000]),
         "e_lo": 500.0,
@@ -60,8 +61,44 @@ def gen(d, n):
             g.attrs["CLASS"] = np.bytes_(b"COLUMN_TABLE")
             g.attrs["VERSION"] = np.bytes_(b"1.0")
             g.attrs["NROWS"] = np.uint64(n)
+            dsets = {}
             for c, a in cols.items():
-                g.create_dataset(c, data=a, chunks=(CHUNK,), maxshape=(None,), fillvalue=fills[c], **comp)
+                dsets[c] = g.create_dataset(c, data=a, chunks=(chunk,), maxshape=(None,), fillvalue=fills[c], **comp)
+            if not numpy_indexes:
+                continue
+            si = g.create_group("SEARCH_INDEXES")
+            refs = {}
+            nch = -(-n // chunk)
+            for c in ("ts", "energy"):
+                a = cols[c]
+                pad = np.full(nch * chunk - n, np.nan if a.dtype.kind == "f" else 0, dtype=np.float64)
+                mn = np.array([a[i * chunk:(i + 1) * chunk].min() for i in range(nch)], dtype=a.dtype)
+                mx = np.array([a[i * chunk:(i + 1) * chunk].max() for i in range(nch)], dtype=a.dtype)
+                cnt = np.array([min(chunk, n - i * chunk) for i in range(nch)], dtype=np.uint64)
+                dt = np.dtype([("min", a.dtype), ("max", a.dtype), ("nan_count", "<u8"), ("fill_count", "<u8"), ("n", "<u8")])
+                rec = np.zeros(nch, dtype=dt)
+                rec["min"], rec["max"], rec["n"] = mn, mx, cnt
+                x = si.create_dataset(c + "__chunk_minmax", data=rec)
+                x.attrs["KIND"] = np.bytes_(b"CHUNK_MINMAX")
+                refs[c] = [x.ref]
+                del pad
+            vals = np.arange(16, dtype=np.int32)
+            bm = np.packbits(label[None, :] == vals[:, None], axis=1, bitorder="little")
+            v = si.create_dataset("label__values", data=vals)
+            b = si.create_dataset("label__bitmap", data=bm)
+            b.attrs["KIND"] = np.bytes_(b"BITMAP")
+            b.attrs.create("VALUES", v.ref, dtype=h5py.ref_dtype)
+            b.attrs.create("ordered", np.int8(1), dtype=h5py.enum_dtype({"FALSE": 0, "TRUE": 1}, basetype="i1"))
+            refs["label"] = [b.ref]
+            perm = np.argsort(ids, kind="stable").astype(np.uint64)
+            s = si.create_dataset("id__sorted_rows", data=perm)
+            s.attrs["KIND"] = np.bytes_(b"SORTED_ROWS")
+            s.attrs["nan_tail_length"] = np.uint64(0)
+            s.attrs["fill_tail_length"] = np.uint64(0)
+            s.attrs.create("ordered", np.int8(1), dtype=h5py.enum_dtype({"FALSE": 0, "TRUE": 1}, basetype="i1"))
+            refs["id"] = [s.ref]
+            for c, r in refs.items():
+                dsets[c].attrs.create("SEARCH_INDEX_LIST", np.array(r, dtype=h5py.ref_dtype), dtype=h5py.ref_dtype)
     tab = pa.table(cols)
     pq.write_table(tab, os.path.join(d, "t.parquet"), compression="none", row_group_size=1 << 20)
     pq.write_table(tab, os.path.join(d, "tz.parquet"), compression="zstd", row_group_size=1 << 20)
@@ -100,7 +137,9 @@ def polars_times(d, reps):
 if __name__ == "__main__":
     cmd, d = sys.argv[1], sys.argv[2]
     if cmd == "gen":
-        gen(d, int(sys.argv[3]) if len(sys.argv) > 3 else 10_000_000)
+        gen(d, int(sys.argv[3]) if len(sys.argv) > 3 else 10_000_000,
+            int(sys.argv[4]) if len(sys.argv) > 4 else CHUNK,
+            len(sys.argv) > 5 and sys.argv[5] == "numpy-indexes")
     elif cmd == "polars":
         polars_times(d, int(sys.argv[3]))
     elif cmd == "queries":

@@ -1,4 +1,5 @@
-//! Developer tasks. `cargo xtask test` is the one test command (CI runs it).
+//! Developer tasks. `cargo xtask test` is the one test command (CI runs it);
+//! `cargo xtask test-sql` covers the DataFusion crates, which CI's budget leaves out.
 //!
 //! Plain std Rust; shells out to `python3`, `cargo`, `apt-get` and `node`.
 
@@ -29,7 +30,11 @@ const WASM_APT: &[&str] = &["rustc-web", "cargo-web", "rust-web-src", "lld"];
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
-  test            the one test command: venv, fmt, clippy, test, nostd, wasm (CI runs this)
+  test            the one test command: venv, fmt, clippy, test, nostd, wasm (CI runs this);
+                  builds no DataFusion (h5table-datafusion is excluded, h5cli's `sql` is off)
+  test-sql        clippy -D warnings and the tests of h5table-datafusion and of `h5 table sql`
+                  (h5cli --features sql: the issue-15 benchmark queries vs DataFusion over the
+                  Parquet copy). A first build of DataFusion takes ~30 CPU-minutes
   venv            create/reuse the Python venv at .venv (h5py, numpy, hdf5plugin, tables, netCDF4)
   gen-testdata    regenerate testdata/*.h5 with testdata/generate.py (real HDF5 software)
   bless           regenerate testdata/expected/*.canon.json with ../shared/conformance/h5canon.py
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
     let rest = &args[1..];
     let result = match task.as_str() {
         "test" => task_test(),
+        "test-sql" => task_test_sql(),
         "venv" => ensure_venv().map(|v| println!("venv ready: {}", v.dir.display())),
         "gen-testdata" => task_gen_testdata(),
         "bless" => task_bless(),
@@ -610,6 +616,68 @@ fn summaries(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// The DataFusion crate: left to `cargo xtask test-sql` (its first build alone takes ~30
+/// CPU-minutes, CI's budget for everything).
+const SQL_CRATE: &str = "h5table-datafusion";
+
+/// `cargo xtask test-sql`: clippy and the tests of everything that builds DataFusion.
+fn task_test_sql() -> R {
+    let root = repo_root();
+    let venv = ensure_venv()?;
+    let total = Instant::now();
+    // One feature set for every command below, so that DataFusion is built once.
+    let sql = |what: &[&str]| {
+        let mut c = Command::new(cargo());
+        c.current_dir(&root).args(what);
+        venv.apply(&mut c);
+        c
+    };
+    run(&mut sql(&[
+        "clippy",
+        "-p",
+        SQL_CRATE,
+        "-p",
+        "h5cli",
+        "--all-targets",
+        "--features",
+        "h5cli/sql",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    // Both packages in each command: h5cli's dependencies (serde_json's features, parquet)
+    // unify into DataFusion's, and the crate's tests alone would build a second DataFusion.
+    run(&mut sql(&[
+        "test",
+        "-p",
+        SQL_CRATE,
+        "-p",
+        "h5cli",
+        "--features",
+        "h5cli/sql",
+        "--no-fail-fast",
+        "--lib",
+        // h5table-datafusion's tests and h5cli's `h5 table sql` tests (the rest of h5cli's
+        // run in `cargo xtask test`).
+        "--test",
+        "corpus",
+        "--test",
+        "table_sql",
+    ]))?;
+    run(&mut sql(&[
+        "test",
+        "-p",
+        SQL_CRATE,
+        "-p",
+        "h5cli",
+        "--features",
+        "h5cli/sql",
+        "--doc",
+    ]))?;
+    println!("test-sql: ok ({:.1}s)", total.elapsed().as_secs_f64());
+    Ok(())
+}
+
 fn task_test() -> R {
     let root = repo_root();
     let skip: Vec<String> = env::var("XTASK_SKIP")
@@ -658,6 +726,8 @@ fn task_test() -> R {
         c.current_dir(&root).args([
             "clippy",
             "--workspace",
+            "--exclude",
+            SQL_CRATE,
             "--all-targets",
             "--features",
             "h5fmt/ndarray,h5fmt/derive",
@@ -682,6 +752,8 @@ fn task_test() -> R {
         c.current_dir(&root).args([
             "test",
             "--workspace",
+            "--exclude",
+            SQL_CRATE,
             "--no-fail-fast",
             "--features",
             "h5fmt/ndarray,h5fmt/derive",
@@ -751,6 +823,16 @@ const BENCHES: &[(&str, &str, &str, &str)] = &[
 /// of the time (see `timed_runs` in h5fmt's examples/common). Returns each
 /// side's output lines.
 fn alternate(ours: &mut Command, theirs: &mut Command, reps: usize) -> R<(String, String)> {
+    let mut outs = alternate_all(&mut [ours, theirs], reps)?.into_iter();
+    match (outs.next(), outs.next()) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => Err("alternate: missing output".into()),
+    }
+}
+
+/// [`alternate`] for any number of sides: round k starts with side k mod n
+/// and runs the others in order after it.
+fn alternate_all(cmds: &mut [&mut Command], reps: usize) -> R<Vec<String>> {
     use std::io::{BufRead, BufReader, Write};
     use std::process::{Child, ChildStdout, Stdio};
     struct Side {
@@ -786,9 +868,13 @@ fn alternate(ours: &mut Command, theirs: &mut Command, reps: usize) -> R<(String
         while next_line(&mut s)?.trim() != "ready" {}
         Ok(s)
     }
-    let mut sides = [start(ours)?, start(theirs)?];
+    let mut sides = Vec::with_capacity(cmds.len());
+    for cmd in cmds.iter_mut() {
+        sides.push(start(cmd)?);
+    }
+    let n = sides.len();
     for round in 0..reps {
-        for k in [round % 2, 1 - round % 2] {
+        for k in (0..n).map(|i| (round + i) % n) {
             let s = &mut sides[k];
             let stdin = s.child.stdin.as_mut().ok_or("no stdin")?;
             stdin
@@ -806,8 +892,7 @@ fn alternate(ours: &mut Command, theirs: &mut Command, reps: usize) -> R<(String
             return Err(format!("{}: {st}", s.what));
         }
     }
-    let [a, b] = sides;
-    Ok((a.out, b.out))
+    Ok(sides.into_iter().map(|s| s.out).collect())
 }
 
 /// Times of the `seconds bytes` lines a timing run prints; the byte count of the last.
@@ -1194,6 +1279,12 @@ fn task_bench_read(names: &[String]) -> R {
         };
         let mut ours = Command::new(&ours_bin);
         ours.arg(&path).arg(dset).arg(mode).arg("-").args(&extra);
+        let mut raw = Command::new(&ours_bin);
+        raw.arg(&path)
+            .arg(dset)
+            .arg(format!("{mode}-raw"))
+            .arg("-")
+            .args(&extra);
         let mut py = Command::new(&v.python);
         py.arg(&script)
             .arg("time")
@@ -1202,44 +1293,55 @@ fn task_bench_read(names: &[String]) -> R {
             .arg(mode)
             .arg("-")
             .args(&extra);
-        let (log_ours, log_py) = alternate(&mut ours, &mut py, reps)?;
-        let (t_ours, b_ours) = parse_times(&log_ours)?;
-        let (t_py, b_py) = parse_times(&log_py)?;
-        if mode != "strings" && b_ours != b_py {
-            return Err(format!("{name}: we read {b_ours} bytes, h5py {b_py}"));
+        let logs = alternate_all(&mut [&mut ours, &mut raw, &mut py], reps)?;
+        let [log_ours, log_raw, log_py] = &logs[..] else {
+            return Err("bench: missing output".into());
+        };
+        let (t_ours, b_ours) = parse_times(log_ours)?;
+        let (t_raw, b_raw) = parse_times(log_raw)?;
+        let (t_py, b_py) = parse_times(log_py)?;
+        if mode != "strings" && (b_ours != b_py || b_raw != b_py) {
+            return Err(format!(
+                "{name}: we read {b_ours} bytes typed and {b_raw} raw, h5py {b_py}"
+            ));
         }
-        let (mo, mp) = (median(&t_ours), median(&t_py));
+        let (mo, mr, mp) = (median(&t_ours), median(&t_raw), median(&t_py));
         let mb = if mode == "strings" {
             fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
         } else {
             b_ours
         } as f64
             / 1e6;
-        eprintln!("  {name}: ours {t_ours:?}, h5py {t_py:?}");
+        eprintln!("  {name}: typed {t_ours:?}, raw {t_raw:?}, h5py {t_py:?}");
         rows.push(format!(
-            "| {name:<10} | {:>8.1} | {:>9.3} | {:>9.3} | {:>8.2} | {:>8.2}x | {:>9.0} | {:>9.0} |",
+            "| {name:<10} | {:>8.1} | {:>9.3} | {:>9.3} | {:>9.3} | {:>9.2} | {:>8.2}x | {:>9.0} | {:>9.0} |",
             mb,
             mo,
+            mr,
             mp,
-            mo / mp,
+            mo / mr,
             mp / mo,
             mb / mo,
             mb / mp
         ));
     }
     println!(
-        "\n{cpus} CPUs; {}; {}; median of {reps} reads after a warm-up, alternating ours and h5py (open + read)\n",
+        "\n{cpus} CPUs; {}; {}; median of {reps} reads after a warm-up, alternating ours (typed, raw) and h5py (open + read)\n",
         rustc.trim(),
         versions.trim()
     );
     println!(
-        "| benchmark  |       MB | ours (s)  | h5py (s)  | ours/h5py | speedup  | ours MB/s | h5py MB/s |"
+        "| benchmark  |       MB | typed (s) |   raw (s) |  h5py (s) | typed/raw | speedup  | typed MB/s | h5py MB/s |"
     );
     println!(
-        "|------------|---------:|----------:|----------:|---------:|---------:|----------:|----------:|"
+        "|------------|---------:|----------:|----------:|----------:|----------:|---------:|----------:|----------:|"
     );
     for r in rows {
         println!("{r}");
     }
+    println!(
+        "\n(typed: `read::<T>` / `read_slice_as::<T>` / `read_records::<String>`; raw: `read_raw` / \
+         `read_slice` / `read_vlen_strings`; speedup = h5py / typed; MB = bytes returned, for strings the file size)"
+    );
     Ok(())
 }

@@ -10,4 +10,6 @@ pub mod repack;
 pub mod table;
 pub mod table_import;
 pub mod table_io;
+#[cfg(feature = "sql")]
+pub mod table_sql;
 pub mod text;

@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use h5table::check::{Finding, Severity};
-use h5table::{Column, Table};
+use h5table::{ListSlice, Table, TableColumn};
 use std::io::Write;
 
 /// HEP001 column tables: list, describe, print, query, validate.
@@ -113,7 +113,47 @@ enum Cmd {
         #[arg(long)]
         verify_indexes: bool,
     },
+    /// SQL over every table of FILE (DataFusion): SELECT … FROM t, where `/t` is named `t`
+    /// and `/run1/events` `run1_events` (or, quoted, "/run1/events").
+    #[cfg(feature = "sql")]
+    #[command(after_help = SQL_HELP)]
+    Sql {
+        /// The HDF5 file.
+        file: String,
+        /// The query, e.g. "SELECT label, count(*) FROM events GROUP BY label".
+        query: String,
+        /// Output format (default: table when stdout is a terminal, else csv).
+        #[arg(long, value_enum)]
+        format: Option<crate::table_sql::SqlFormat>,
+        /// Write to this file instead of standard output (Parquet is never written to a terminal).
+        #[arg(long, short = 'o')]
+        output: Option<std::path::PathBuf>,
+        /// Search indexes for the filters pushed to h5table: ignore (default: indexes are
+        /// untrusted), verify (use only indexes equal to their recomputation), trust (as stored).
+        #[arg(long, value_enum, default_value_t = Indexes::Ignore)]
+        indexes: Indexes,
+    },
 }
+
+/// `h5 table sql --help`: names, examples, exit status.
+#[cfg(feature = "sql")]
+const SQL_HELP: &str = "\
+Table names: every HEP001 table of FILE is registered under its path without the leading
+slash, each further '/' turned into '_' (/t -> t, /run1/events -> run1_events), and under
+its full path, quoted (\"/run1/events\"). If two paths give the same name, the first table
+keeps it and the other is reachable by its quoted path. Names are case-sensitive, as in
+HDF5; SQL keywords and functions are not. Filters on columns (=, <, IN, BETWEEN, LIKE
+'p%', IS NULL, AND/OR/NOT) run in h5table's engine, which reads only matching rows. Only
+queries run: CREATE, INSERT, COPY and SET are refused.
+
+Examples:
+  h5 table sql run.h5 \"SELECT label, count(*), avg(energy) FROM events GROUP BY label\"
+  h5 table sql run.h5 \"SELECT * FROM events WHERE ts BETWEEN 100 AND 200 LIMIT 10\"
+  h5 table sql run.h5 'SELECT count(*) FROM \"/run1/events\" WHERE id = 42' --indexes verify
+  h5 table sql run.h5 \"SELECT * FROM events WHERE energy > 100\" --format parquet -o hi.parquet
+
+Exit status: 0 answered, 1 the file cannot be read, 2 a usage error (SQL syntax, an unknown
+table or column: the error lists the table names).";
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Indexes {
@@ -165,9 +205,10 @@ pub fn run(args: &[String]) -> Result<Status, String> {
 }
 
 /// Run an already parsed `h5 table` command (the top-level `h5` parser's subcommand).
+/// Problems with the file are printed to stderr and give `Ok(1)`.
 ///
 /// # Errors
-/// As [`run`].
+/// A usage error found after parsing (`h5 table sql`: the SQL), for exit status 2.
 pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let r = match cli.cmd {
@@ -216,11 +257,7 @@ pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
             indexes,
             explain,
         } => {
-            let policy = match indexes {
-                Indexes::Ignore => h5table::query::IndexPolicy::Ignore,
-                Indexes::Verify => h5table::query::IndexPolicy::Verify,
-                Indexes::Trust => h5table::query::IndexPolicy::Trust,
-            };
+            let policy = policy(indexes);
             if matches!(format, Some(Format::Parquet | Format::Json)) {
                 return Err("h5 table query --format: csv only (use --rows and h5 table cat for other formats)".into());
             }
@@ -238,6 +275,29 @@ pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
             strict,
             verify_indexes,
         } => check(&file, strict, verify_indexes, &mut out),
+        #[cfg(feature = "sql")]
+        Cmd::Sql {
+            file,
+            query,
+            format,
+            output,
+            indexes,
+        } => {
+            let opts = crate::table_sql::SqlOptions {
+                format,
+                output,
+                indexes: policy(indexes),
+            };
+            match crate::table_sql::sql(&file, &query, &opts, &mut out) {
+                Ok(s) => Ok(s),
+                Err(crate::table_sql::SqlError::File(m)) => Err(m),
+                // Exit status 2 (the `h5` parser's usage errors).
+                Err(crate::table_sql::SqlError::Usage(m)) => {
+                    drop(out.flush());
+                    return Err(m);
+                }
+            }
+        }
     };
     let flushed = out.flush().map_err(|e| e.to_string());
     match (r, flushed) {
@@ -247,6 +307,14 @@ pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
             Ok(1)
         }
         (Ok(s), Ok(())) => Ok(s),
+    }
+}
+
+fn policy(indexes: Indexes) -> h5table::query::IndexPolicy {
+    match indexes {
+        Indexes::Ignore => h5table::query::IndexPolicy::Ignore,
+        Indexes::Verify => h5table::query::IndexPolicy::Verify,
+        Indexes::Trust => h5table::query::IndexPolicy::Trust,
     }
 }
 
@@ -297,10 +365,7 @@ fn ls(file: &str, out: &mut dyn Write) -> Result<Status, String> {
     for path in h5table::find_tables(&f).map_err(|e| format!("{file}: {e}"))? {
         let group = f.group(&path).map_err(|e| format!("{file}:{path}: {e}"))?;
         match Table::open(&group) {
-            Ok(t) => w(
-                out,
-                &format!("{path} {} {}\n", t.nrows(), t.columns().len()),
-            )?,
+            Ok(t) => w(out, &format!("{path} {} {}\n", t.nrows(), t.ncols()))?,
             // Listed all the same (it is a table group by §7.1); `h5 table check` says why.
             Err(e) => {
                 w(out, &format!("{path} ? ?\n"))?;
@@ -331,7 +396,40 @@ fn schema(spec: &str, out: &mut dyn Write) -> Result<Status, String> {
             &format!("  INDEX_COLUMNS {}\n", t.index_columns.join(", ")),
         )?;
     }
-    for c in t.columns() {
+    for col in t.all_columns() {
+        let c = match col {
+            TableColumn::Scalar(c) => c,
+            TableColumn::List(l) => {
+                let mut line = format!(
+                    "  {:<20} {:<12} List",
+                    l.name(),
+                    h5table::text::list_type_name(l)
+                );
+                match l.layout() {
+                    Ok(_) => {
+                        line.push_str(if l.nullable() {
+                            "  nullable"
+                        } else {
+                            "  not nullable"
+                        });
+                        let leaf = l.layout().ok().and_then(|x| x.leaf());
+                        if let Some(v) = leaf.and_then(|c| c.fill().value.as_ref()) {
+                            line.push_str(&format!(
+                                "  element fill {}",
+                                h5table::text::format_value(v)
+                            ));
+                        }
+                    }
+                    Err(e) => line.push_str(&format!("  unreadable: {e}")),
+                }
+                if let Some(u) = &l.units {
+                    line.push_str(&format!("  units {u:?}"));
+                }
+                line.push('\n');
+                w(out, &line)?;
+                continue;
+            }
+        };
         let fill = match &c.fill().value {
             Some(v) => h5table::text::format_value(v),
             None => "(none)".into(),
@@ -382,13 +480,43 @@ fn parse_rows(spec: Option<&str>, nrows: u64) -> Result<(u64, u64), String> {
     Ok((a, b.max(a)))
 }
 
-fn select<'t>(t: &'t Table, columns: Option<&[String]>) -> Result<Vec<&'t Column>, String> {
+fn select<'t>(t: &'t Table, columns: Option<&[String]>) -> Result<Vec<TableColumn<'t>>, String> {
     match columns {
-        None => Ok(t.columns().iter().collect()),
+        None => Ok(t.all_columns()),
         Some(names) => names
             .iter()
-            .map(|n| t.column(n).map_err(|e| e.to_string()))
+            .map(|n| t.any_column(n).map_err(|e| e.to_string()))
             .collect(),
+    }
+}
+
+/// Rows `rows` of a column of either kind, read for printing.
+enum Cells {
+    Scalar(h5table::ColumnSlice),
+    List(ListSlice),
+}
+
+fn read_cells(c: &TableColumn<'_>, rows: std::ops::Range<u64>) -> Result<Cells, String> {
+    match c {
+        TableColumn::Scalar(c) => c
+            .read(rows)
+            .map(Cells::Scalar)
+            .map_err(|e| format!("{}: {e}", c.dataset().path())),
+        TableColumn::List(l) => l
+            .read(rows)
+            .map(Cells::List)
+            .map_err(|e| format!("{}: {e}", l.group().path())),
+    }
+}
+
+/// Cell `r` of `cells` (of column `c`) as CSV text (unquoted).
+fn cell_text(c: &TableColumn<'_>, cells: &Cells, r: usize) -> String {
+    match (c, cells) {
+        (TableColumn::Scalar(c), Cells::Scalar(s)) => {
+            h5table::text::format_cell(c, &s.values[r], s.missing[r])
+        }
+        (_, Cells::List(s)) => h5table::text::format_list_cell(s, r),
+        _ => String::new(),
     }
 }
 
@@ -435,6 +563,13 @@ fn cat_other(
             crate::table_io::write_parquet(&t, cols, Some(start..end), so, &Default::default())
                 .map_err(e)?;
         }
+        (Format::Csv, Some(path)) => {
+            let f = std::fs::File::create(path).map_err(|x| format!("{}: {x}", path.display()))?;
+            let mut f = std::io::BufWriter::new(f);
+            cat_csv(spec, columns, rows, &mut f)?;
+            f.flush().map_err(|x| format!("{}: {x}", path.display()))?;
+        }
+        (Format::Csv, None) => return cat_csv(spec, columns, rows, out),
         (_, Some(path)) => {
             let f = std::fs::File::create(path).map_err(|x| format!("{}: {x}", path.display()))?;
             crate::table_io::write_json_lines(
@@ -538,10 +673,7 @@ fn cat_csv(
         let stop = (at + BATCH).min(end);
         let slices = cols
             .iter()
-            .map(|c| {
-                c.read(at..stop)
-                    .map_err(|e| format!("{}: {e}", c.dataset().path()))
-            })
+            .map(|c| read_cells(c, at..stop))
             .collect::<Result<Vec<_>, _>>()?;
         let mut text = String::new();
         for r in 0..usize::try_from(stop - at).unwrap_or(0) {
@@ -549,8 +681,7 @@ fn cat_csv(
                 if j > 0 {
                     text.push(',');
                 }
-                let cell = h5table::text::format_cell(c, &s.values[r], s.missing[r]);
-                text.push_str(&csv_field(&cell));
+                text.push_str(&csv_field(&cell_text(c, s, r)));
             }
             text.push('\n');
         }
@@ -598,7 +729,11 @@ fn query(spec: &str, expr: &str, how: &QueryOut, out: &mut dyn Write) -> Result<
 }
 
 /// The given rows (increasing) of `cols` as CSV, reading only the batches that hold them.
-fn write_rows_csv(cols: &[&Column], rows: &[u64], out: &mut dyn Write) -> Result<(), String> {
+fn write_rows_csv(
+    cols: &[TableColumn<'_>],
+    rows: &[u64],
+    out: &mut dyn Write,
+) -> Result<(), String> {
     let header: Vec<String> = cols.iter().map(|c| csv_field(c.name())).collect();
     w(out, &(header.join(",") + "\n"))?;
     let mut i = 0;
@@ -609,10 +744,7 @@ fn write_rows_csv(cols: &[&Column], rows: &[u64], out: &mut dyn Write) -> Result
         let stop = rows[j - 1] + 1;
         let slices = cols
             .iter()
-            .map(|c| {
-                c.read(start..stop)
-                    .map_err(|e| format!("{}: {e}", c.dataset().path()))
-            })
+            .map(|c| read_cells(c, start..stop))
             .collect::<Result<Vec<_>, _>>()?;
         let mut text = String::new();
         for &r in &rows[i..j] {
@@ -621,11 +753,7 @@ fn write_rows_csv(cols: &[&Column], rows: &[u64], out: &mut dyn Write) -> Result
                 if n > 0 {
                     text.push(',');
                 }
-                text.push_str(&csv_field(&h5table::text::format_cell(
-                    c,
-                    &s.values[k],
-                    s.missing[k],
-                )));
+                text.push_str(&csv_field(&cell_text(c, s, k)));
             }
             text.push('\n');
         }

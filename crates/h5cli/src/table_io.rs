@@ -131,6 +131,21 @@ pub fn write_parquet<W: Write + Send>(
         ..Default::default()
     };
     let mut reader = batches(table, columns, rows, &export)?;
+    let mut writer = parquet_writer(out, reader.schema(), opts)?;
+    let mut n = 0u64;
+    while let Some(batch) = reader.next_batch()? {
+        n += batch.num_rows() as u64;
+        writer.write(&batch)?;
+    }
+    writer.close()?;
+    Ok(n)
+}
+
+fn parquet_writer<W: Write + Send>(
+    out: W,
+    schema: SchemaRef,
+    opts: &ParquetOptions,
+) -> Result<ArrowWriter<W>> {
     let compression = match opts.compression {
         ParquetCompression::Zstd(l) => Compression::ZSTD(ZstdLevel::try_new(l)?),
         ParquetCompression::Snappy => Compression::SNAPPY,
@@ -140,11 +155,25 @@ pub fn write_parquet<W: Write + Send>(
         .set_compression(compression)
         .set_max_row_group_row_count(Some(opts.row_group_rows.max(1)))
         .build();
-    let mut writer = ArrowWriter::try_new(out, reader.schema(), Some(props))?;
+    Ok(ArrowWriter::try_new(out, schema, Some(props))?)
+}
+
+/// Record batches of `schema` (a query's answer) to `out` as one Parquet
+/// file. Returns the number of rows written.
+///
+/// # Errors
+/// Parquet and I/O errors.
+pub fn write_batches_parquet<W: Write + Send>(
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+    out: W,
+    opts: &ParquetOptions,
+) -> Result<u64> {
+    let mut writer = parquet_writer(out, schema, opts)?;
     let mut n = 0u64;
-    while let Some(batch) = reader.next_batch()? {
+    for batch in batches {
         n += batch.num_rows() as u64;
-        writer.write(&batch)?;
+        writer.write(batch)?;
     }
     writer.close()?;
     Ok(n)
@@ -182,7 +211,8 @@ pub fn write_parquet_file(
 /// except NaN and infinities, which JSON lacks: the strings `"NaN"`,
 /// `"Infinity"`, `"-Infinity"`. Strings are JSON strings, binary and opaque
 /// values hex strings, categoricals and enums their label or member name,
-/// the §6 boolean `true`/`false`, compounds objects of their members.
+/// the §6 boolean `true`/`false`, compounds objects of their members, list
+/// columns arrays of their elements (a null list `null`).
 /// Returns the number of rows written.
 ///
 /// # Errors
@@ -195,31 +225,61 @@ pub fn write_json_lines<W: Write>(
 ) -> Result<u64> {
     let rows = row_range(table, rows);
     let mut reader = batches(table, columns, rows, &ExportOptions::default())?;
-    let schema = reader.schema();
-    let keys: Vec<Vec<u8>> = schema
-        .fields()
-        .iter()
-        .map(|f| serde_json::to_vec(f.name()).unwrap_or_default())
-        .collect();
+    let keys = json_keys(&reader.schema());
     let mut w = std::io::BufWriter::new(out);
     let mut n = 0u64;
     while let Some(batch) = reader.next_batch()? {
-        for i in 0..batch.num_rows() {
-            w.write_all(b"{")?;
-            for (k, col) in batch.columns().iter().enumerate() {
-                if k > 0 {
-                    w.write_all(b",")?;
-                }
-                w.write_all(&keys[k])?;
-                w.write_all(b":")?;
-                json_cell(&mut w, col.as_ref(), i)?;
-            }
-            w.write_all(b"}\n")?;
-        }
-        n += batch.num_rows() as u64;
+        n += json_lines(&keys, &batch, &mut w)?;
     }
     w.flush()?;
     Ok(n)
+}
+
+/// Record batches of `schema` (a query's answer) to `out` as JSON lines, as
+/// [`write_json_lines`]. Returns the number of rows written.
+///
+/// # Errors
+/// Arrow types a table never has (dates, decimals, lists, …; convert them
+/// first); I/O errors.
+pub fn write_batches_json_lines<W: Write>(
+    schema: &Schema,
+    batches: &[RecordBatch],
+    out: W,
+) -> Result<u64> {
+    let keys = json_keys(schema);
+    let mut w = std::io::BufWriter::new(out);
+    let mut n = 0u64;
+    for batch in batches {
+        n += json_lines(&keys, batch, &mut w)?;
+    }
+    w.flush()?;
+    Ok(n)
+}
+
+/// Each field name as a JSON string.
+fn json_keys(schema: &Schema) -> Vec<Vec<u8>> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| serde_json::to_vec(f.name()).unwrap_or_default())
+        .collect()
+}
+
+/// One JSON object per row of `batch`.
+fn json_lines<W: Write>(keys: &[Vec<u8>], batch: &RecordBatch, w: &mut W) -> Result<u64> {
+    for i in 0..batch.num_rows() {
+        w.write_all(b"{")?;
+        for (k, (key, col)) in keys.iter().zip(batch.columns()).enumerate() {
+            if k > 0 {
+                w.write_all(b",")?;
+            }
+            w.write_all(key)?;
+            w.write_all(b":")?;
+            json_cell(w, col.as_ref(), i)?;
+        }
+        w.write_all(b"}\n")?;
+    }
+    Ok(batch.num_rows() as u64)
 }
 
 fn json_float<W: Write>(w: &mut W, x: f64, text: impl fmt::Debug) -> std::io::Result<()> {
@@ -289,6 +349,20 @@ fn json_cell<W: Write>(w: &mut W, a: &dyn Array, i: usize) -> Result<()> {
                 .map_err(|_| TableIoError("negative dictionary key".into()))?;
             json_cell(w, d.values().as_ref(), key)?
         }
+        DataType::List(_) | DataType::LargeList(_) => {
+            let items = match a.data_type() {
+                DataType::List(_) => a.as_list::<i32>().value(i),
+                _ => a.as_list::<i64>().value(i),
+            };
+            w.write_all(b"[")?;
+            for j in 0..items.len() {
+                if j > 0 {
+                    w.write_all(b",")?;
+                }
+                json_cell(w, items.as_ref(), j)?;
+            }
+            w.write_all(b"]")?;
+        }
         DataType::Struct(fields) => {
             let s = a.as_struct();
             w.write_all(b"{")?;
@@ -303,6 +377,9 @@ fn json_cell<W: Write>(w: &mut W, a: &dyn Array, i: usize) -> Result<()> {
             }
             w.write_all(b"}")?;
         }
+        DataType::Utf8View => serde_json::to_writer(&mut *w, a.as_string_view().value(i))
+            .map_err(|e| TableIoError(e.to_string()))?,
+        DataType::BinaryView => hex(w, a.as_binary_view().value(i))?,
         other => return Err(TableIoError(format!("no JSON form for Arrow type {other}"))),
     }
     Ok(())

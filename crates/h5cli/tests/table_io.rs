@@ -270,3 +270,36 @@ fn csv_and_parquet_import_readers() {
     assert_eq!((n, nulls), (300, 200));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--format csv -o FILE` writes CSV (it once wrote JSON lines), the same
+/// bytes as the CSV on standard output, which hep001.rs checks against the
+/// corpus' expected CSV.
+#[test]
+fn csv_to_a_file_is_csv() {
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/hep001/files/c02_ints.h5:/ints"
+    );
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("csv_to_a_file.csv");
+    let h5 = env!("CARGO_BIN_EXE_h5");
+    let st = Command::new(h5)
+        .args([
+            "table", "cat", src, "--rows", "0:50", "--format", "csv", "-o",
+        ])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let stdout = Command::new(h5)
+        .args(["table", "cat", src, "--rows", "0:50"])
+        .output()
+        .unwrap();
+    assert!(stdout.status.success());
+    let file = std::fs::read(&out).unwrap();
+    assert!(
+        file.starts_with(b"i8,i16,i32,i64,"),
+        "{}",
+        String::from_utf8_lossy(&file)
+    );
+    assert_eq!(file, stdout.stdout);
+}

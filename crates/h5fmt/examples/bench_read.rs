@@ -4,9 +4,12 @@
 //! warm-up and then `REPS` times (`-`: once per line of stdin, see
 //! `common::timed_runs`), printing one line per timed read: `seconds bytes
 //! cpu_seconds` (the process's user + system CPU time of that read, all
-//! threads). MODE is `full` (`read_raw`), `windows` (each window of the
-//! text file WINDOWS, one `r0 c0 h w` per line, with `read_slice`), or
-//! `strings` (`read_values` of variable-length strings).
+//! threads). MODE is `full` (`read::<T>`, `T` the dataset's float type),
+//! `windows` (each window of the text file WINDOWS, one `r0 c0 h w` per
+//! line, with `read_slice_as::<T>`), or `strings` (`read_records::<String>`
+//! of variable-length strings); with `-raw` appended, the untyped read of
+//! the same: `read_raw`, `read_slice`, or `read_vlen_strings` (one buffer
+//! of string bytes plus offsets).
 
 use h5fmt::data::hyperslab::{Selection, SliceDim};
 use h5fmt::File;
@@ -16,7 +19,7 @@ mod common;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 4 {
-        eprintln!("usage: bench_read FILE DATASET full|windows|strings REPS [WINDOWS]");
+        eprintln!("usage: bench_read FILE DATASET full|windows|strings[-raw] REPS [WINDOWS]");
         std::process::exit(2);
     }
     let reps = args[3].as_str();
@@ -48,15 +51,35 @@ fn main() {
         // Opening is part of the timed read, as in the h5py script.
         let f = File::open(&args[0]).expect("open");
         let ds = f.dataset(&args[1]).expect("dataset");
+        // The dataset's float type: f32 for 4-byte floats, else f64.
+        let f32s = ds.dtype().size() == 4;
         match args[2].as_str() {
-            "full" => ds.read_raw().expect("read").len(),
+            "full" if f32s => ds.read::<f32>().expect("read").len() * 4,
+            "full" => ds.read::<f64>().expect("read").len() * 8,
+            "full-raw" => ds.read_raw().expect("read").len(),
             "windows" => windows
+                .iter()
+                .map(|w| {
+                    if f32s {
+                        ds.read_slice_as::<f32>(w).expect("read_slice_as").len() * 4
+                    } else {
+                        ds.read_slice_as::<f64>(w).expect("read_slice_as").len() * 8
+                    }
+                })
+                .sum(),
+            "windows-raw" => windows
                 .iter()
                 .map(|w| ds.read_slice(w).expect("read_slice").len())
                 .sum(),
             "strings" => {
-                let v = ds.read_values().expect("read_values");
-                assert!(matches!(v.first(), Some(h5fmt::Value::Str(_))));
+                let v = ds.read_records::<String>().expect("read_records");
+                assert!(!v.is_empty());
+                v.len()
+            }
+            "strings-raw" => {
+                let v = ds
+                    .read_vlen_strings(&Selection::all(ds.shape()))
+                    .expect("read_vlen_strings");
                 v.len()
             }
             m => panic!("mode {m}"),

@@ -198,7 +198,7 @@ pub fn recycle(v: Vec<u8>) {
 }
 
 #[cfg(all(feature = "std", target_os = "linux"))]
-fn advise_huge(ptr: *mut u8, n: usize) {
+pub(crate) fn advise_huge(ptr: *mut u8, n: usize) {
     const HUGE: usize = 2 << 20;
     if n < 4 * HUGE {
         return;

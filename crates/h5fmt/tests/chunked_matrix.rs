@@ -8,7 +8,8 @@
 //! each full dataset and for random hyperslabs (numpy slicing). It also checks
 //! from the object header bytes which chunk index libhdf5 chose; the test
 //! asserts that our layout decoding agrees, then compares `read_raw` and
-//! `read_slice` byte for byte.
+//! `read_slice` byte for byte, and typed reads (`read`, `read_slice_as`:
+//! same type, byte-swapped, widened, narrowed) value for value.
 
 use h5fmt::data::hyperslab::{Selection, SliceDim};
 use h5fmt::format::message::{ChunkIndex, ChunkedLayout, Layout};
@@ -53,6 +54,46 @@ fn generate(out: &Path) -> bool {
         .expect("run gen.py");
     assert!(st.success(), "gen.py failed: {st}");
     true
+}
+
+/// Typed reads of the whole dataset (`sel` `None`) or a selection equal
+/// h5py's bytes `raw` decoded here: the 1-D `<f8` datasets as `f64` (the
+/// file's type, decoded straight into the result) and `f32`; the 3-D `>i4`
+/// ones as `i32` (byte-swapped), `i64` and `f64` (widened).
+fn check_typed(ds: &h5fmt::Dataset, raw: &[u8], sel: Option<&Selection>, what: &str) {
+    fn typed<T: h5fmt::data::convert::H5Native + PartialEq + std::fmt::Debug>(
+        ds: &h5fmt::Dataset,
+        sel: Option<&Selection>,
+        want: Vec<T>,
+        what: &str,
+    ) {
+        let got = match sel {
+            None => ds.read::<T>(),
+            Some(s) => ds.read_slice_as::<T>(s),
+        };
+        let got = got.unwrap_or_else(|e| panic!("{what} {sel:?} as {}: {e}", T::NAME));
+        assert!(
+            got == want,
+            "{what} {sel:?}: typed read as {} differs",
+            T::NAME
+        );
+    }
+    if ds.dtype().size() == 8 {
+        let v: Vec<f64> = raw
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        typed(ds, sel, v.iter().map(|&x| x as f32).collect(), what);
+        typed(ds, sel, v, what);
+    } else {
+        let v: Vec<i32> = raw
+            .chunks_exact(4)
+            .map(|b| i32::from_be_bytes(b.try_into().unwrap()))
+            .collect();
+        typed(ds, sel, v.iter().map(|&x| i64::from(x)).collect(), what);
+        typed(ds, sel, v.iter().map(|&x| f64::from(x)).collect(), what);
+        typed(ds, sel, v, what);
+    }
 }
 
 #[test]
@@ -112,6 +153,7 @@ fn chunked_matrix() {
         let full = std::fs::read(dir.join(c["full"].as_str().unwrap())).unwrap();
         let got = ds.read_raw().unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(got == full, "{what}: read_raw differs from h5py");
+        check_typed(&ds, &full, None, &what);
         fulls += 1;
 
         for s in c["slabs"].as_array().unwrap() {
@@ -143,6 +185,7 @@ fn chunked_matrix() {
                 got == want,
                 "{what}: read_slice {dims:?} differs from numpy slicing"
             );
+            check_typed(&ds, &want, Some(&sel), &what);
             slabs += 1;
         }
     }

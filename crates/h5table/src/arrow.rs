@@ -1,8 +1,10 @@
 //! Arrow export (feature `arrow`): a table's Arrow schema, and its rows as
 //! Arrow [`RecordBatch`]es, column by column straight from the file bytes.
 //!
-//! Every column becomes one nullable [`Field`], in the table's logical order
-//! (`column-order`, §7.4), or in the order of a projection. Rows whose value
+//! Every column — column datasets and the upstream H5Col draft's list
+//! columns alike ([`Table::all_columns`]) — becomes one nullable [`Field`],
+//! in the table's logical order (`column-order`, §7.4), or in the order of a
+//! projection. Rows whose value
 //! is the column's fill value (the canonical missing test, §8.5) are nulls.
 //!
 //! # The mapping
@@ -15,11 +17,20 @@
 //! | variable-length string | `Utf8` | bytes as stored, from one contiguous buffer (no `String` per row) |
 //! | string content that is not UTF-8 (an ASCII column holding bytes ≥ 0x80) | — | an error naming the column and row (never lossy); [`StringMode::Binary`] exports every string column as `Binary` instead |
 //! | categorical integer column (§8.7) | `Dictionary(Int32, <labels>)` | values: the categories dataset mapped by this same table (usually `Utf8`); the field's `dict_is_ordered` is the `ordered` attribute; a code outside the labels is an error |
-//! | the §6 boolean enum (`H5T_STD_I8LE`, `FALSE = 0`, `TRUE = 1`) | `Boolean` | another code is an error |
+//! | the §6 boolean enum (`H5T_STD_I8LE`, `FALSE = 0`, `TRUE = 1`), and any one-byte enum of exactly `FALSE = 0`, `TRUE = 1` (the H5Col draft's consumer rule), with or without a fill value | `Boolean` | another code is an error |
 //! | other enumeration | `Dictionary(Int32, Utf8)` | values: every member name in declaration order (the `MISSING` member included); a code that names no member is an error |
 //! | opaque, N bytes | `FixedSizeBinary(N)` | the tag in field metadata `hdf5:opaque_tag` |
 //! | compound | `Struct` | one child per member, each mapped by these rules; a missing row is a null struct |
 //! | anything else (bitfield, time, reference, array, variable-length sequence, complex, 128-bit integer, non-IEEE float) | `Binary` | each element's file bytes as stored; the HDF5 datatype in field metadata `hdf5:datatype` |
+//! | list column ([`crate::list`]), `OFFSETS` 8 bytes wide (the draft's `uint64`) | `LargeList(item)` | a null list (`MASK` FALSE) is null; a nested level is a nested list |
+//! | list column with narrower `OFFSETS` (read leniently) | `List(item)` | 2³¹ or more elements in one batch is an error (use fewer rows per batch) |
+//! | list items: a leaf `VALUES` dataset | the leaf's datatype mapped by these rules | a missing element (the leaf's fill value) is null; field metadata `hdf5:fill` |
+//! | list items: a `STRING_VALUES` group | `LargeUtf8` over 8-byte `OFFSETS`, `Utf8` otherwise | a null string is null; [`StringMode::Binary`]: `LargeBinary`/`Binary` |
+//!
+//! The offset width decides `List` or `LargeList` (and `Utf8` or `LargeUtf8`)
+//! from the datatype alone, so the schema is known before any row is read;
+//! offsets are rebased to each batch. A list column's field metadata adds
+//! `hdf5:list_kind` (`OFFSETS`).
 //!
 //! Field metadata: `units`, `units_vocabulary`, `description` (when the
 //! column has them), `hdf5:fill` (the fill value as `h5 table cat` prints
@@ -42,7 +53,8 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::model::{is_hep_bool, Column, ColumnKind, Table};
+use crate::list::{ListColumn, ListLevel, ListValues, RawList, RawValues};
+use crate::model::{is_bool_enum, Column, ColumnKind, Table, TableColumn};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -55,8 +67,8 @@ use arrow_array::types::{
 };
 use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, DictionaryArray,
-    FixedSizeBinaryArray, PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray,
-    StructArray,
+    FixedSizeBinaryArray, LargeBinaryArray, LargeListArray, LargeStringArray, ListArray,
+    PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray, StructArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
@@ -76,11 +88,15 @@ pub const MAPPING: &str = "\
 | variable-length string | `Utf8` | bytes as stored, from one contiguous buffer |
 | string content that is not UTF-8 | — | an error naming the column and row (never lossy); `StringMode::Binary` exports string columns as `Binary` |
 | categorical integer column (§8.7) | `Dictionary(Int32, <labels>)` | values: the categories dataset, mapped by these rules; `dict_is_ordered` = `ordered`; a code outside the labels is an error |
-| the §6 boolean enum (`FALSE = 0`, `TRUE = 1`) | `Boolean` | another code is an error |
+| the §6 boolean enum (`FALSE = 0`, `TRUE = 1`), and any one-byte `FALSE`/`TRUE` enum (H5Col draft) | `Boolean` | another code is an error |
 | other enumeration | `Dictionary(Int32, Utf8)` | values: every member name in declaration order; a code naming no member is an error |
 | opaque, N bytes | `FixedSizeBinary(N)` | tag in field metadata `hdf5:opaque_tag` |
 | compound | `Struct` | one child per member, mapped by these rules; a missing row is a null struct |
 | anything else (bitfield, time, reference, array, vlen sequence, complex, 128-bit integer, non-IEEE float) | `Binary` | each element's file bytes; the HDF5 datatype in field metadata `hdf5:datatype` |
+| list column (H5Col draft), 8-byte `OFFSETS` (the draft's `uint64`) | `LargeList(item)` | a null list is null; nested levels nest |
+| list column with narrower `OFFSETS` | `List(item)` | 2^31 or more elements in one batch is an error |
+| list items: leaf `VALUES` | the leaf's datatype mapped by these rules | a missing element (the leaf's fill) is null |
+| list items: `STRING_VALUES` | `LargeUtf8` over 8-byte `OFFSETS`, else `Utf8` | a null string is null |
 ";
 
 /// How string columns are exported.
@@ -247,7 +263,7 @@ impl Plan {
                 },
                 string_type,
             ),
-            d @ Datatype::Enum { .. } if is_hep_bool(d) => (
+            d @ Datatype::Enum { .. } if is_bool_enum(d) => (
                 Plan::Bool {
                     code: dtype.clone(),
                 },
@@ -790,16 +806,278 @@ fn null_mask(col: &Column, plan: &Plan, raw: &[u8], n: usize) -> Result<Option<N
     Ok(Some(NullBuffer::from_iter(missing.iter().map(|&m| !m))))
 }
 
+/// How one level of a list column is converted.
+#[derive(Debug, Clone)]
+enum ListPlan {
+    /// A list level: `LargeList` over 8-byte offsets, `List` otherwise.
+    Level {
+        large: bool,
+        item: Arc<Field>,
+        child: Box<ListPlan>,
+        path: String,
+    },
+    /// Leaf elements, converted as a column of the leaf's datatype.
+    Leaf { column: Box<Column>, plan: Plan },
+    /// `STRING_VALUES`: `LargeUtf8` (`LargeBinary`) over 8-byte offsets,
+    /// `Utf8` (`Binary`) otherwise.
+    Strings { large: bool, path: String },
+}
+
+impl ListPlan {
+    fn of(level: &ListLevel, opts: &ExportOptions) -> Result<(ListPlan, DataType)> {
+        let (child, child_dt) = match level.values() {
+            ListValues::Leaf(c) => {
+                let ctx = Ctx {
+                    dataset: c.dataset(),
+                    strings: opts.strings,
+                    column: c.name(),
+                };
+                let (plan, dt) = Plan::of(c.dtype(), &ctx)?;
+                (
+                    ListPlan::Leaf {
+                        column: c.clone(),
+                        plan,
+                    },
+                    dt,
+                )
+            }
+            ListValues::Strings(sv) => {
+                let large = sv.wide_offsets();
+                let dt = match (opts.strings, large) {
+                    (StringMode::Utf8, true) => DataType::LargeUtf8,
+                    (StringMode::Utf8, false) => DataType::Utf8,
+                    (StringMode::Binary, true) => DataType::LargeBinary,
+                    (StringMode::Binary, false) => DataType::Binary,
+                };
+                (
+                    ListPlan::Strings {
+                        large,
+                        path: sv.path().to_string(),
+                    },
+                    dt,
+                )
+            }
+            ListValues::Lists(inner) => ListPlan::of(inner, opts)?,
+        };
+        let mut item = Field::new("item", child_dt, true);
+        if let ListPlan::Leaf { column, .. } = &child {
+            if let Some(v) = &column.fill().value {
+                let mut meta = std::collections::HashMap::new();
+                meta.insert("hdf5:fill".to_string(), crate::text::format_value(v));
+                item = item.with_metadata(meta);
+            }
+        }
+        let item = Arc::new(item);
+        let large = level.wide_offsets();
+        let dt = if large {
+            DataType::LargeList(item.clone())
+        } else {
+            DataType::List(item.clone())
+        };
+        Ok((
+            ListPlan::Level {
+                large,
+                item,
+                child: Box::new(child),
+                path: level.path().to_string(),
+            },
+            dt,
+        ))
+    }
+
+    fn build_level(&self, raw: RawList, strings: StringMode) -> Result<ArrayRef> {
+        let ListPlan::Level {
+            large,
+            item,
+            child,
+            path,
+        } = self
+        else {
+            return Err(Error::usage("list plan and list bytes disagree"));
+        };
+        let nulls = raw.valid.map(NullBuffer::from_iter);
+        let values = child.build_values(raw.child, strings)?;
+        let err = |e: ArrowError| arrow_err(path, e);
+        Ok(if *large {
+            let offsets = offsets_i64(&raw.offsets, path)?;
+            Arc::new(LargeListArray::try_new(item.clone(), offsets, values, nulls).map_err(err)?)
+        } else {
+            let offsets = offsets_i32(&raw.offsets, path)?;
+            Arc::new(ListArray::try_new(item.clone(), offsets, values, nulls).map_err(err)?)
+        })
+    }
+
+    fn build_values(&self, raw: RawValues, strings: StringMode) -> Result<ArrayRef> {
+        match (self, raw) {
+            (ListPlan::Level { .. }, RawValues::Lists(r)) => self.build_level(*r, strings),
+            (ListPlan::Leaf { column, plan }, RawValues::Leaf { raw, n }) => {
+                let n = usz(n);
+                let nulls = null_mask(column, plan, &raw, n)?;
+                let ctx = Ctx {
+                    dataset: column.dataset(),
+                    strings,
+                    column: column.name(),
+                };
+                plan.build(&raw, n, nulls, &ctx)
+            }
+            (
+                ListPlan::Strings { large, path },
+                RawValues::Strings {
+                    offsets,
+                    chars,
+                    valid,
+                },
+            ) => {
+                let nulls = valid.map(NullBuffer::from_iter);
+                let data = Buffer::from_vec(chars);
+                let err = |e: ArrowError| {
+                    Error::invalid(
+                        path,
+                        crate::list::SECTION,
+                        format!(
+                            "{e}; export string columns as Binary (StringMode::Binary) to keep \
+                             bytes that are not UTF-8"
+                        ),
+                    )
+                };
+                Ok(match (strings, *large) {
+                    (StringMode::Utf8, true) => Arc::new(
+                        LargeStringArray::try_new(offsets_i64(&offsets, path)?, data, nulls)
+                            .map_err(err)?,
+                    ),
+                    (StringMode::Utf8, false) => Arc::new(
+                        StringArray::try_new(offsets_i32(&offsets, path)?, data, nulls)
+                            .map_err(err)?,
+                    ),
+                    (StringMode::Binary, true) => Arc::new(
+                        LargeBinaryArray::try_new(offsets_i64(&offsets, path)?, data, nulls)
+                            .map_err(err)?,
+                    ),
+                    (StringMode::Binary, false) => Arc::new(
+                        BinaryArray::try_new(offsets_i32(&offsets, path)?, data, nulls)
+                            .map_err(err)?,
+                    ),
+                })
+            }
+            _ => Err(Error::usage("list plan and list bytes disagree")),
+        }
+    }
+}
+
+/// Offsets already checked to start at 0 and never decrease (by
+/// [`crate::list`]), as Arrow's 64-bit offsets.
+fn offsets_i64(offsets: &[u64], path: &str) -> Result<OffsetBuffer<i64>> {
+    let v = offsets
+        .iter()
+        .map(|&o| i64::try_from(o))
+        .collect::<core::result::Result<Vec<i64>, _>>()
+        .map_err(|_| {
+            Error::invalid(
+                path,
+                crate::list::SECTION,
+                "an offset exceeds the signed 64-bit range of Arrow offsets",
+            )
+        })?;
+    if v.first() != Some(&0) || v.windows(2).any(|w| w[1] < w[0]) {
+        return Err(Error::invalid(
+            path,
+            crate::list::SECTION,
+            "offsets decrease",
+        ));
+    }
+    Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
+}
+
+/// As [`offsets_i64`], 32-bit (a batch's elements must number < 2^31).
+fn offsets_i32(offsets: &[u64], path: &str) -> Result<OffsetBuffer<i32>> {
+    let v = offsets
+        .iter()
+        .map(|&o| i32::try_from(o))
+        .collect::<core::result::Result<Vec<i32>, _>>()
+        .map_err(|_| {
+            Error::usage(format!(
+                "{path}: 2^31 or more list elements in one batch; use fewer rows per batch"
+            ))
+        })?;
+    if v.first() != Some(&0) || v.windows(2).any(|w| w[1] < w[0]) {
+        return Err(Error::invalid(
+            path,
+            crate::list::SECTION,
+            "offsets decrease",
+        ));
+    }
+    Ok(OffsetBuffer::new(ScalarBuffer::from(v)))
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    Scalar {
+        column: Box<Column>,
+        plan: Plan,
+    },
+    List {
+        column: Box<ListColumn>,
+        plan: ListPlan,
+    },
+}
+
 /// One column's conversion: its field and its plan.
 #[derive(Debug, Clone)]
 pub struct ColumnExport {
-    column: Column,
+    source: Source,
     field: Arc<Field>,
-    plan: Plan,
     strings: StringMode,
 }
 
 impl ColumnExport {
+    /// The conversion of `column` of `table`, of either kind.
+    ///
+    /// # Errors
+    /// As [`ColumnExport::new`] and [`ColumnExport::new_list`].
+    pub fn of(
+        table: &Table,
+        column: TableColumn<'_>,
+        opts: &ExportOptions,
+    ) -> Result<ColumnExport> {
+        match column {
+            TableColumn::Scalar(c) => ColumnExport::new(table, c, opts),
+            TableColumn::List(c) => ColumnExport::new_list(c, opts),
+        }
+    }
+
+    /// The conversion of the list column `column`: `LargeList` when its
+    /// `OFFSETS` are 8 bytes wide (the draft's uint64), `List` otherwise,
+    /// nested per level; items mapped as columns of the leaf's datatype
+    /// (missing elements null), or strings of a `STRING_VALUES` group
+    /// (`LargeUtf8` over 8-byte offsets, `Utf8` otherwise); a null list
+    /// (`MASK` FALSE) is null.
+    ///
+    /// # Errors
+    /// [`ListColumn::layout`]'s error (an unknown KIND, a malformed group).
+    pub fn new_list(column: &ListColumn, opts: &ExportOptions) -> Result<ColumnExport> {
+        let (plan, dt) = ListPlan::of(column.layout()?, opts)?;
+        let mut meta: BTreeMap<String, String> = BTreeMap::new();
+        for (k, v) in [
+            ("units", &column.units),
+            ("units_vocabulary", &column.units_vocabulary),
+            ("description", &column.description),
+        ] {
+            if let Some(v) = v {
+                meta.insert(k.into(), v.clone());
+            }
+        }
+        meta.insert("hdf5:list_kind".into(), crate::list::OFFSETS_KIND.into());
+        let field = Field::new(column.name(), dt, true).with_metadata(meta.into_iter().collect());
+        Ok(ColumnExport {
+            source: Source::List {
+                column: Box::new(column.clone()),
+                plan,
+            },
+            field: Arc::new(field),
+            strings: opts.strings,
+        })
+    }
+
     /// The conversion of `column` of `table`.
     ///
     /// # Errors
@@ -862,9 +1140,11 @@ impl ColumnExport {
         }
         let field = field.with_metadata(meta.into_iter().collect());
         Ok(ColumnExport {
-            column: column.clone(),
+            source: Source::Scalar {
+                column: Box::new(column.clone()),
+                plan,
+            },
             field: Arc::new(field),
-            plan,
             strings: opts.strings,
         })
     }
@@ -875,26 +1155,36 @@ impl ColumnExport {
     }
 
     /// The column.
-    pub fn column(&self) -> &Column {
-        &self.column
+    pub fn column(&self) -> TableColumn<'_> {
+        match &self.source {
+            Source::Scalar { column, .. } => TableColumn::Scalar(column),
+            Source::List { column, .. } => TableColumn::List(column),
+        }
     }
 
     /// Rows `rows` as one Arrow array, missing rows null.
     ///
     /// # Errors
-    /// As [`Column::read_raw`]; [`Error::Invalid`] for strings that are not
-    /// UTF-8 (in [`StringMode::Utf8`]) and codes that name no category or
-    /// enum member; corrupt heap objects.
+    /// As [`Column::read_raw`] and [`ListColumn::read`]; [`Error::Invalid`]
+    /// for strings that are not UTF-8 (in [`StringMode::Utf8`]) and codes
+    /// that name no category or enum member; corrupt heap objects.
     pub fn array(&self, rows: Range<u64>) -> Result<ArrayRef> {
-        let n = usz(rows.end.saturating_sub(rows.start));
-        let raw = self.column.read_raw(rows)?;
-        let nulls = null_mask(&self.column, &self.plan, &raw, n)?;
-        let ctx = Ctx {
-            dataset: self.column.dataset(),
-            strings: self.strings,
-            column: self.column.name(),
+        let (column, plan) = match &self.source {
+            Source::Scalar { column, plan } => (column, plan),
+            Source::List { column, plan } => {
+                let raw = column.layout()?.read_raw(rows)?;
+                return plan.build_level(raw, self.strings);
+            }
         };
-        self.plan.build(&raw, n, nulls, &ctx)
+        let n = usz(rows.end.saturating_sub(rows.start));
+        let raw = column.read_raw(rows)?;
+        let nulls = null_mask(column, plan, &raw, n)?;
+        let ctx = Ctx {
+            dataset: column.dataset(),
+            strings: self.strings,
+            column: column.name(),
+        };
+        plan.build(&raw, n, nulls, &ctx)
     }
 }
 
@@ -905,15 +1195,15 @@ fn exports(
     columns: Option<&[&str]>,
     opts: &ExportOptions,
 ) -> Result<Vec<ColumnExport>> {
-    let cols: Vec<&Column> = match columns {
-        None => table.columns().iter().collect(),
+    let cols: Vec<TableColumn<'_>> = match columns {
+        None => table.all_columns(),
         Some(names) => names
             .iter()
-            .map(|n| table.column(n))
+            .map(|n| table.any_column(n))
             .collect::<Result<_>>()?,
     };
     cols.into_iter()
-        .map(|c| ColumnExport::new(table, c, opts))
+        .map(|c| ColumnExport::of(table, c, opts))
         .collect()
 }
 

@@ -36,7 +36,9 @@ impl core::fmt::Display for Finding {
 }
 
 use crate::error::Result;
-use crate::model::{self, attr_refs, attr_string, is_hep_bool, parse_version, RESERVED_NAMES};
+use crate::model::{
+    self, attr_refs, attr_string, is_bool_enum, is_hep_bool, parse_version, RESERVED_NAMES,
+};
 use alloc::borrow::ToOwned;
 use alloc::collections::BTreeSet;
 use alloc::format;
@@ -281,6 +283,8 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
 
     // Children: columns, CATEGORIES, SEARCH_INDEXES, nothing else (§7.6, §8.1, §8.2).
     let mut columns: Vec<(String, h5fmt::Dataset)> = Vec::new();
+    // List columns of the upstream H5Col draft (crate::list).
+    let mut list_columns: Vec<(String, Group)> = Vec::new();
     let mut cats_group: Option<Group> = None;
     let mut index_group: Option<Group> = None;
     let links = match g.links() {
@@ -316,12 +320,32 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
                 "SEARCH_INDEXES" => index_group = Some(sub),
                 _ => {
                     let class = sub.attr("CLASS").ok().and_then(|a| attr_string(&a));
-                    let what = match class.as_deref() {
-                        Some("LIST_COLUMN") => "an upstream H5Col list column (CLASS=LIST_COLUMN), not part of this HEP001 revision",
-                        Some("COLUMN_TABLE") => "another table group nested in this one",
-                        _ => "a subgroup that is neither CATEGORIES nor SEARCH_INDEXES",
-                    };
-                    out.err(&cp, "§7.6", what);
+                    match class.as_deref() {
+                        Some(crate::list::LIST_COLUMN_CLASS) => {
+                            out.lenient(
+                                &cp,
+                                "§7.6",
+                                "an upstream H5Col list column (CLASS=LIST_COLUMN, HEP001 draft \
+                                 \"H5Col\" 2026-07), not part of HEP001 1.0; read as a list column",
+                            );
+                            if RESERVED_NAMES.contains(&l.name.as_str()) {
+                                out.err(
+                                    &cp,
+                                    "§13, §8.1",
+                                    format!("column named {:?}, a reserved name", l.name),
+                                );
+                            }
+                            list_columns.push((l.name.clone(), sub));
+                        }
+                        Some("COLUMN_TABLE") => {
+                            out.err(&cp, "§7.6", "another table group nested in this one")
+                        }
+                        _ => out.err(
+                            &cp,
+                            "§7.6",
+                            "a subgroup that is neither CATEGORIES nor SEARCH_INDEXES",
+                        ),
+                    }
                 }
             },
             Ok(Object::Datatype(_)) => {
@@ -355,6 +379,12 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
             }
         }
     }
+    // List columns: the draft's structural rules (its consistency rules 10 and 11).
+    for (_, lg) in &list_columns {
+        for (p, m) in crate::list::validate(lg, nrows.unwrap_or(0)) {
+            out.err(&p, crate::list::SECTION, m);
+        }
+    }
     let col_addrs: Vec<(Addr, &str)> = columns
         .iter()
         .map(|(n, d)| (d.addr(), n.as_str()))
@@ -373,15 +403,21 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
                     if !seen.insert(n.as_str()) {
                         out.err(&tp, "§12, §7.4", format!("column-order lists {n:?} twice"));
                     }
-                    if !columns.iter().any(|(c, _)| c == n) {
+                    if !columns.iter().any(|(c, _)| c == n)
+                        && !list_columns.iter().any(|(c, _)| c == n)
+                    {
                         out.err(
                             &tp,
                             "§12, §7.4, §8.2",
-                            format!("column-order lists {n:?}, which is not a column dataset of the table"),
+                            format!("column-order lists {n:?}, which is not a column of the table"),
                         );
                     }
                 }
-                for (c, _) in &columns {
+                let names = columns
+                    .iter()
+                    .map(|(c, _)| c)
+                    .chain(list_columns.iter().map(|(c, _)| c));
+                for c in names {
                     if !seen.contains(c.as_str()) {
                         out.err(
                             &tp,
@@ -510,14 +546,23 @@ pub fn check_table(g: &Group, opts: &Options) -> Vec<Finding> {
             (FillState::User, Some(v)) if v.len() as u64 == dt.size() => Some(v.clone()),
             _ => None,
         };
-        let upstream_bool = is_hep_bool(dt);
+        let upstream_bool = is_bool_enum(dt);
         if fill.is_none() {
-            let what = if upstream_bool {
-                "boolean enum column without a fill value (an upstream H5Col boolean column; HEP001 1.0 requires a user-defined fill value)"
+            if upstream_bool {
+                out.lenient(
+                    &cp,
+                    "§8.5",
+                    "boolean enum column without a fill value: an upstream H5Col boolean column \
+                     (HEP001 draft \"H5Col\" 2026-07), which has no missing values; HEP001 1.0 \
+                     requires a user-defined fill value",
+                );
             } else {
-                "no user-defined fill value (H5Pset_fill_value was not called)"
-            };
-            out.err(&cp, "§8.5", what);
+                out.err(
+                    &cp,
+                    "§8.5",
+                    "no user-defined fill value (H5Pset_fill_value was not called)",
+                );
+            }
         }
         let heap = ds.file().heap();
         let decode =

@@ -816,7 +816,7 @@ pub struct Explain {
 /// `test` select exactly the rows satisfying it (their conjunction is the
 /// test, not a wider bound): a single interval or a list of points, every
 /// finite bound expressed.
-fn preds_exact(test: &Test, preds: &[PrunePred]) -> bool {
+fn preds_exact(c: &Column, test: &Test, preds: &[PrunePred]) -> bool {
     match test {
         Test::Ints(set) => {
             let rs = &set.0;
@@ -835,7 +835,13 @@ fn preds_exact(test: &Test, preds: &[PrunePred]) -> bool {
             want == preds.len() && !preds.is_empty()
         }
         Test::Floats(set) => {
-            let rs = &set.0;
+            let narrowed;
+            let rs = if matches!(c.dtype(), Datatype::Float { size: 4, .. }) {
+                narrowed = narrow_to_f32(set);
+                &narrowed.0
+            } else {
+                &set.0
+            };
             if rs.is_empty() {
                 return true;
             }
@@ -853,6 +859,53 @@ fn preds_exact(test: &Test, preds: &[PrunePred]) -> bool {
         }
         _ => false,
     }
+}
+
+/// The same set of `f32` values as `set` (whose bounds are `f64`), with
+/// bounds that are `f32` values: an index compares at the column's width
+/// and answers only for literals it can represent exactly. A bound between
+/// two `f32`s moves inward to the nearer one inside the set and becomes
+/// inclusive; a point that is no `f32` drops out.
+fn narrow_to_f32(set: &FloatSet) -> FloatSet {
+    let up = |x: f64| -> f64 {
+        let f = x as f32;
+        if f64::from(f) >= x {
+            f64::from(f)
+        } else {
+            f64::from(f.next_up())
+        }
+    };
+    let down = |x: f64| -> f64 {
+        let f = x as f32;
+        if f64::from(f) <= x {
+            f64::from(f)
+        } else {
+            f64::from(f.next_down())
+        }
+    };
+    let exact = |x: f64| x.is_infinite() || f64::from(x as f32) == x;
+    let mut out = Vec::new();
+    for r in &set.0 {
+        let (lo, lo_in) = if exact(r.lo) {
+            (r.lo, r.lo_in)
+        } else {
+            (up(r.lo), true)
+        };
+        let (hi, hi_in) = if exact(r.hi) {
+            (r.hi, r.hi_in)
+        } else {
+            (down(r.hi), true)
+        };
+        if lo < hi || (lo == hi && lo_in && hi_in) {
+            out.push(FRange {
+                lo,
+                lo_in,
+                hi,
+                hi_in,
+            });
+        }
+    }
+    FloatSet(out)
 }
 
 /// The index predicates a fused leaf implies, in the HEP001 index order
@@ -887,7 +940,13 @@ fn prune_predicates(c: &Column, test: &Test) -> Vec<PrunePred> {
             v
         }
         Test::Floats(set) => {
-            let rs = &set.0;
+            let narrowed;
+            let rs = if matches!(c.dtype(), Datatype::Float { size: 4, .. }) {
+                narrowed = narrow_to_f32(set);
+                &narrowed.0
+            } else {
+                &set.0
+            };
             if rs.is_empty() {
                 return vec![PrunePred::In(Vec::new())];
             }
@@ -984,7 +1043,19 @@ fn candidates(
             exact_all = false;
             continue;
         }
-        let mut leaf_exact = preds_exact(test, &preds);
+        if let Candidates::Rows(_) = &acc {
+            let left = acc.count(table.nrows());
+            if left <= 4 * BATCH {
+                // Scanning what is left costs less than reading more indexes.
+                explain.lines.push(format!(
+                    "column {:?}: indexes not consulted, {left} candidate rows left to scan",
+                    c.name()
+                ));
+                exact_all = false;
+                continue;
+            }
+        }
+        let mut leaf_exact = preds_exact(c, test, &preds);
         let idx = ColumnIndexes::open(table, c.name(), opts.indexes)?;
         for r in idx.rejected() {
             explain.lines.push(format!("index not used: {r}"));
@@ -1000,19 +1071,18 @@ fn candidates(
             .indexes()
             .map(|i| format!("{} {}", i.kind.as_str(), i.path))
             .collect();
-        for p in &preds {
-            let (cand, exact) = idx.candidates_exact(p)?;
-            leaf_exact &= exact && cand != Candidates::All;
-            explain.lines.push(format!(
-                "column {:?} {:?}: {} candidate rows of {} ({})",
-                c.name(),
-                p,
-                cand.count(table.nrows()),
-                table.nrows(),
-                names.join(", ")
-            ));
-            acc = acc.intersect(cand);
-        }
+        let (cand, exact) = idx.candidates_all(&preds)?;
+        leaf_exact &= exact;
+        explain.lines.push(format!(
+            "column {:?} {:?}: {} candidate rows of {}{} ({})",
+            c.name(),
+            preds,
+            cand.count(table.nrows()),
+            table.nrows(),
+            if exact { ", exact" } else { "" },
+            names.join(", ")
+        ));
+        acc = acc.intersect(cand);
         exact_all &= leaf_exact;
     }
     Ok((acc, exact_all))

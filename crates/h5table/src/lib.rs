@@ -4,6 +4,8 @@
 //! A HEP001 table is an HDF5 group carrying `CLASS = "COLUMN_TABLE"`, one
 //! rank-1 dataset per column, and `NROWS`, the table's single commit point
 //! (rows `[0, NROWS)` are the data; anything past it is reserved storage).
+//! The list columns and boolean columns of the newer upstream draft (HEP001
+//! "H5Col", 2026-07, which h5col 0.4.0 writes) are read too: see [`list`].
 //!
 //! ```no_run
 //! let file = h5fmt::File::open("events.h5")?;
@@ -33,6 +35,7 @@ pub mod check;
 pub(crate) mod engine;
 pub mod error;
 pub mod index;
+pub mod list;
 pub mod model;
 pub mod query;
 pub mod text;
@@ -40,7 +43,8 @@ pub mod text;
 pub mod write;
 
 pub use error::{Error, Result};
+pub use list::{ListColumn, ListElements, ListSlice};
 pub use model::{
-    find_tables, Categories, Column, ColumnKind, ColumnSlice, Fill, Table, CLASS_VALUE,
-    RESERVED_NAMES,
+    find_tables, Categories, Column, ColumnKind, ColumnSlice, Fill, Table, TableColumn,
+    CLASS_VALUE, RESERVED_NAMES,
 };

@@ -2,7 +2,9 @@
 //! values (§8.5), categories (§8.7) and row index columns (§9).
 
 use crate::error::{Error, Result};
+use crate::list::ListColumn;
 use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
 use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::String;
@@ -135,9 +137,30 @@ pub fn attr_bool(a: &Attribute) -> Option<bool> {
 }
 
 /// Whether a datatype is the §6 boolean: an `H5T_STD_I8LE` enum with exactly
-/// `FALSE = 0` and `TRUE = 1`.
+/// `FALSE = 0` and `TRUE = 1` (what producers must write).
 pub fn is_hep_bool(dt: &Datatype) -> bool {
     *dt == Datatype::bool_enum()
+}
+
+/// Whether a datatype reads as a boolean: the consumer rule of the upstream
+/// H5Col draft ("The boolean datatype"), any enumeration over a one-byte
+/// integer of either signedness and byte order whose members are exactly
+/// `FALSE = 0` and `TRUE = 1` (in any declaration order). The §6 boolean
+/// ([`is_hep_bool`]) is one of them.
+pub fn is_bool_enum(dt: &Datatype) -> bool {
+    let Datatype::Enum { base, members } = dt else {
+        return false;
+    };
+    if !matches!(**base, Datatype::Integer { size: 1, .. }) || members.len() != 2 {
+        return false;
+    }
+    let code = |name: &str| {
+        members
+            .iter()
+            .find(|m| m.name == name)
+            .and_then(|m| h5fmt::data::decode::integer_code(base, &m.value).ok())
+    };
+    code("FALSE") == Some(0) && code("TRUE") == Some(1)
 }
 
 /// The object addresses of a reference attribute (either reference type).
@@ -270,7 +293,12 @@ fn value_is_nan(v: &Value) -> bool {
 }
 
 impl Column {
-    fn open(ds: Dataset, name: &str, table_vocab: Option<&str>, table: &Group) -> Result<Column> {
+    pub(crate) fn open(
+        ds: Dataset,
+        name: &str,
+        table_vocab: Option<&str>,
+        table: &Group,
+    ) -> Result<Column> {
         let attrs = ds.attrs()?;
         let dtype = ds.dtype().clone();
         let fv = ds.fill_value();
@@ -496,6 +524,9 @@ pub struct Table {
     version: String,
     nrows: u64,
     columns: Vec<Column>,
+    list_columns: Vec<ListColumn>,
+    /// Every column in logical order.
+    order: Vec<Slot>,
     /// `TITLE`.
     pub title: Option<String>,
     /// `description`.
@@ -547,29 +578,55 @@ impl Table {
             })?;
         let string = |n: &str| find_attr(&attrs, n).and_then(attr_string);
         let units_vocabulary = string("units_vocabulary");
-        let mut columns = Vec::new();
+        // Column discovery (§8.2; the upstream draft adds the direct-child
+        // groups whose CLASS is LIST_COLUMN).
+        let mut found: Vec<AnyColumn> = Vec::new();
         for l in group.links()? {
-            if let Ok(Object::Dataset(ds)) = group.member(&l.name) {
-                if ds.shape().len() == 1 {
-                    columns.push(Column::open(
+            match group.member(&l.name) {
+                Ok(Object::Dataset(ds)) if ds.shape().len() == 1 => {
+                    found.push(AnyColumn::Scalar(Box::new(Column::open(
                         *ds,
                         &l.name,
                         units_vocabulary.as_deref(),
                         group,
-                    )?);
+                    )?)));
                 }
+                Ok(Object::Group(g)) if crate::list::is_list_group(&g) => {
+                    found.push(AnyColumn::List(Box::new(ListColumn::open(
+                        &g,
+                        &l.name,
+                        units_vocabulary.as_deref(),
+                        group,
+                    ))));
+                }
+                _ => {}
             }
         }
         let column_order = find_attr(&attrs, "column-order").and_then(attr_strings);
         if let Some(order) = &column_order {
-            let mut ordered = Vec::with_capacity(columns.len());
+            let mut ordered = Vec::with_capacity(found.len());
             for name in order {
-                if let Some(i) = columns.iter().position(|c| &c.name == name) {
-                    ordered.push(columns.remove(i));
+                if let Some(i) = found.iter().position(|c| c.name() == name) {
+                    ordered.push(found.remove(i));
                 }
             }
-            ordered.append(&mut columns);
-            columns = ordered;
+            ordered.append(&mut found);
+            found = ordered;
+        }
+        let mut columns = Vec::new();
+        let mut list_columns = Vec::new();
+        let mut slots = Vec::with_capacity(found.len());
+        for c in found {
+            match c {
+                AnyColumn::Scalar(c) => {
+                    slots.push(Slot::Scalar(columns.len()));
+                    columns.push(*c);
+                }
+                AnyColumn::List(c) => {
+                    slots.push(Slot::List(list_columns.len()));
+                    list_columns.push(*c);
+                }
+            }
         }
         let index_columns = find_attr(&attrs, "INDEX_COLUMNS")
             .and_then(attr_refs)
@@ -594,6 +651,8 @@ impl Table {
             index_name: string("_index"),
             generation: find_attr(&attrs, "GENERATION").and_then(attr_u64),
             columns,
+            list_columns,
+            order: slots,
             group: group.clone(),
         })
     }
@@ -614,18 +673,110 @@ impl Table {
     pub fn nrows(&self) -> u64 {
         self.nrows
     }
-    /// The columns in logical order (`column-order` when present, else link-name order).
+    /// The column datasets in logical order (`column-order` when present,
+    /// else link-name order). List columns are not among them: see
+    /// [`Table::list_columns`], and [`Table::all_columns`] for both kinds.
     pub fn columns(&self) -> &[Column] {
         &self.columns
     }
-    /// A column by name.
+    /// A column dataset by name.
+    ///
+    /// # Errors
+    /// `Usage` naming the column when there is no column dataset of that
+    /// name (saying so when it is a list column).
+    pub fn column(&self, name: &str) -> Result<&Column> {
+        self.columns.iter().find(|c| c.name == name).ok_or_else(|| {
+            if self.list_columns.iter().any(|c| c.name() == name) {
+                Error::usage(format!(
+                    "column {name:?} of table {} is a list column (upstream H5Col draft), \
+                     which this operation does not support",
+                    self.path()
+                ))
+            } else {
+                Error::usage(format!("table {} has no column {name:?}", self.path()))
+            }
+        })
+    }
+    /// The list columns of the upstream H5Col draft (`CLASS = "LIST_COLUMN"`
+    /// groups; see [`crate::list`]) in logical order.
+    pub fn list_columns(&self) -> &[ListColumn] {
+        &self.list_columns
+    }
+    /// A list column by name.
+    ///
+    /// # Errors
+    /// `Usage` when there is no list column of that name.
+    pub fn list_column(&self, name: &str) -> Result<&ListColumn> {
+        self.list_columns
+            .iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| {
+                Error::usage(format!("table {} has no list column {name:?}", self.path()))
+            })
+    }
+    /// Every column, datasets and list columns alike, in logical order
+    /// (`column-order` when present; the columns it does not name follow in
+    /// link-name order).
+    pub fn all_columns(&self) -> Vec<TableColumn<'_>> {
+        self.order
+            .iter()
+            .filter_map(|s| match *s {
+                Slot::Scalar(i) => self.columns.get(i).map(TableColumn::Scalar),
+                Slot::List(i) => self.list_columns.get(i).map(TableColumn::List),
+            })
+            .collect()
+    }
+    /// A column of either kind by name.
     ///
     /// # Errors
     /// `Usage` naming the column when there is none of that name.
-    pub fn column(&self, name: &str) -> Result<&Column> {
-        self.columns
-            .iter()
-            .find(|c| c.name == name)
+    pub fn any_column(&self, name: &str) -> Result<TableColumn<'_>> {
+        self.all_columns()
+            .into_iter()
+            .find(|c| c.name() == name)
             .ok_or_else(|| Error::usage(format!("table {} has no column {name:?}", self.path())))
+    }
+    /// The number of columns of either kind.
+    pub fn ncols(&self) -> usize {
+        self.columns.len() + self.list_columns.len()
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Scalar(usize),
+    List(usize),
+}
+
+enum AnyColumn {
+    Scalar(Box<Column>),
+    List(Box<ListColumn>),
+}
+
+impl AnyColumn {
+    fn name(&self) -> &str {
+        match self {
+            AnyColumn::Scalar(c) => c.name(),
+            AnyColumn::List(c) => c.name(),
+        }
+    }
+}
+
+/// A column of a table, of either kind.
+#[derive(Debug, Clone, Copy)]
+pub enum TableColumn<'a> {
+    /// A column dataset (§8).
+    Scalar(&'a Column),
+    /// A list column (upstream H5Col draft).
+    List(&'a ListColumn),
+}
+
+impl<'a> TableColumn<'a> {
+    /// The column name.
+    pub fn name(&self) -> &'a str {
+        match self {
+            TableColumn::Scalar(c) => c.name(),
+            TableColumn::List(c) => c.name(),
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! Values as text: what `h5 table cat` prints in its cells.
 
+use crate::list::{ListColumn, ListElements, ListSlice, ListValues};
 use crate::model::{Column, ColumnKind};
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -113,6 +114,84 @@ pub fn format_cell(column: &Column, v: &Value, missing: bool) -> String {
         }
     }
     format_value(v)
+}
+
+/// A string as a JSON string literal (quotes, backslashes and control
+/// characters escaped).
+pub fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Entry `i` of a list column slice as `h5 table cat` prints it: empty for
+/// a null list, else `[e0, e1, …]` with numbers as [`format_value`], strings
+/// as JSON string literals, a missing element as `null`, and nested lists
+/// nested (`[[1, 2], [], null]`).
+pub fn format_list_cell(slice: &ListSlice, i: usize) -> String {
+    if slice.missing.get(i).copied().unwrap_or(true) {
+        return String::new();
+    }
+    let mut out = String::new();
+    push_list(&mut out, slice, i);
+    out
+}
+
+fn push_list(out: &mut String, slice: &ListSlice, i: usize) {
+    if slice.missing.get(i).copied().unwrap_or(true) {
+        out.push_str("null");
+        return;
+    }
+    out.push('[');
+    for (k, j) in slice.range(i).unwrap_or(0..0).enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        match &slice.elements {
+            ListElements::Lists(inner) => push_list(out, inner, j),
+            ListElements::Values(v) => match (v.values.get(j), v.missing.get(j)) {
+                (Some(_), Some(true)) | (None, _) => out.push_str("null"),
+                (Some(Value::Str(s)), _) => out.push_str(&json_string(s)),
+                (Some(Value::RawStr(b)), _) => {
+                    out.push_str(&json_string(&String::from_utf8_lossy(b)))
+                }
+                (Some(x), _) => out.push_str(&format_value(x)),
+            },
+        }
+    }
+    out.push(']');
+}
+
+/// The type of a list column, as `h5 table schema` prints it:
+/// `list<float32>`, `list<string>` (a `STRING_VALUES` group),
+/// `list<list<int16>>`; `list<?>` when the column cannot be read.
+pub fn list_type_name(column: &ListColumn) -> String {
+    fn level(l: &crate::list::ListLevel) -> String {
+        let inner = match l.values() {
+            ListValues::Leaf(c) => dtype_name(c.dtype()),
+            ListValues::Strings(_) => "string".into(),
+            ListValues::Lists(n) => level(n),
+        };
+        format!("list<{inner}>")
+    }
+    match column.layout() {
+        Ok(l) => level(l),
+        Err(_) => "list<?>".into(),
+    }
 }
 
 /// A short name of a datatype, numpy-like: `int32`, `>float64`, `string[8,nullpad,utf8]`,

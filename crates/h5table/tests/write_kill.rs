@@ -377,6 +377,9 @@ fn kill_test_300_random_sigkills() {
         let snap = dir.join(format!("kill{i}.h5"));
         std::fs::copy(&path, &snap).unwrap();
         snapshots.push((snap, committed, pending));
+        if snapshots.len() == 50 {
+            h5py_check_snapshots(&py, &mut snapshots);
+        }
     }
     eprintln!(
         "{kills} kills: {moved} saw a new state; {mid_op} during an operation \
@@ -387,10 +390,17 @@ fn kill_test_300_random_sigkills() {
         moved > kills / 4,
         "the child made too little progress: {moved} changes in {kills} kills"
     );
-    // h5py reads every killed file with the same rows as an accepted state.
+    h5py_check_snapshots(&py, &mut snapshots);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// h5py reads every killed file with the same rows as an accepted state;
+/// the snapshots are deleted once checked (the file grows with every
+/// index rebuild, and 300 copies would take gigabytes).
+fn h5py_check_snapshots(py: &Path, snapshots: &mut Vec<(PathBuf, State, Option<State>)>) {
     for batch in snapshots.chunks(100) {
         let args: Vec<&Path> = batch.iter().map(|(p, _, _)| p.as_path()).collect();
-        let out = Command::new(&py)
+        let out = Command::new(py)
             .arg("-c")
             .arg(H5PY_CHECK)
             .args(&args)
@@ -417,5 +427,7 @@ fn kill_test_300_random_sigkills() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    for (p, _, _) in snapshots.drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
 }

@@ -2,6 +2,7 @@
 //! shapes, and copying the selected part of a row-major region (a chunk, or a
 //! whole contiguous dataset) into a row-major output buffer.
 
+use crate::data::native::Conv;
 use crate::error::{Error, Result};
 use alloc::format;
 use alloc::vec;
@@ -276,6 +277,23 @@ impl Selection {
         region_shape: &[u64],
         out: &mut [u8],
     ) -> Result<()> {
+        self.convert_from_region(Conv::identity(elem), src, origin, region_shape, out)
+    }
+
+    /// As [`Selection::copy_from_region`], converting each run of elements
+    /// with `conv` (`src` holds file elements, `out` output elements).
+    ///
+    /// # Errors
+    /// As [`Selection::copy_from_region`]; as [`Conv::run`].
+    pub(crate) fn convert_from_region(
+        &self,
+        conv: Conv,
+        src: &[u8],
+        origin: &[u64],
+        region_shape: &[u64],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let (elem, oelem) = (conv.src_size(), conv.dst_size());
         let short = || Error::corrupt("selection copy: buffer shorter than its shape", 0);
         match self {
             Selection::Points(points) => {
@@ -290,10 +308,11 @@ impl Selection {
                     }
                     if inside {
                         let s = usize::try_from(idx).map_err(|_| short())? * elem;
-                        let d = k * elem;
-                        out.get_mut(d..d + elem)
-                            .ok_or_else(short)?
-                            .copy_from_slice(src.get(s..s + elem).ok_or_else(short)?);
+                        let d = k * oelem;
+                        conv.run(
+                            src.get(s..s + elem).ok_or_else(short)?,
+                            out.get_mut(d..d + oelem).ok_or_else(short)?,
+                        )?;
                     }
                 }
                 Ok(())
@@ -301,9 +320,8 @@ impl Selection {
             Selection::Hyperslab(dims) => {
                 let rank = dims.len();
                 if rank == 0 {
-                    let e = out.get_mut(..elem).ok_or_else(short)?;
-                    e.copy_from_slice(src.get(..elem).ok_or_else(short)?);
-                    return Ok(());
+                    let e = out.get_mut(..oelem).ok_or_else(short)?;
+                    return conv.run(src.get(..elem).ok_or_else(short)?, e);
                 }
                 // Outer dimensions: (offset in region, index in output) of each
                 // selected coordinate; the innermost one as runs (below).
@@ -348,11 +366,12 @@ impl Selection {
                     }
                     for &(r, i, len) in &runs {
                         let s = usize::try_from(sbase + r).map_err(|_| short())? * elem;
-                        let d = usize::try_from(obase + i).map_err(|_| short())? * elem;
-                        let n = usize::try_from(len).map_err(|_| short())? * elem;
-                        out.get_mut(d..d + n)
-                            .ok_or_else(short)?
-                            .copy_from_slice(src.get(s..s + n).ok_or_else(short)?);
+                        let d = usize::try_from(obase + i).map_err(|_| short())? * oelem;
+                        let n = usize::try_from(len).map_err(|_| short())?;
+                        conv.run(
+                            src.get(s..s + n * elem).ok_or_else(short)?,
+                            out.get_mut(d..d + n * oelem).ok_or_else(short)?,
+                        )?;
                     }
                     // Advance the odometer over the outer dimensions.
                     let mut k = rank - 1;

@@ -4,6 +4,7 @@
 pub mod convert;
 pub mod decode;
 pub mod hyperslab;
+pub(crate) mod native;
 pub mod record;
 pub mod value;
 

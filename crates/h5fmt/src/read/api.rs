@@ -1,9 +1,11 @@
 //! The lazy high-level read API.
 
+use crate::data::convert::convert_slice;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 use crate::data::decode::BudgetPool;
 use crate::data::decode::{decode_elements, Budget};
 use crate::data::hyperslab::Selection;
+use crate::data::native::{bytes_mut, with_native, zeroed_vec, Conv, Native};
 use crate::data::{HeapResolver, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::datatype::Datatype;
@@ -1109,12 +1111,30 @@ impl Dataset {
     }
 
     fn read_raw_inner(&self) -> Result<Vec<u8>> {
+        let (whole, size) = self.whole()?;
+        match whole {
+            Whole::Empty => Ok(Vec::new()),
+            Whole::Virtual => crate::read::vds::read_virtual(self),
+            Whole::External(ext) => self.read_external(ext, size.bytes),
+            whole => {
+                let elem = usize::try_from(self.dtype.size())
+                    .map_err(|_| Error::limit("element too large"))?;
+                let mut out = crate::io::large_buffer(size.bytes)?;
+                self.read_whole_into(whole, Conv::identity(elem), &mut out)?;
+                Ok(out)
+            }
+        }
+    }
+
+    /// The checks of a whole read, made before its output is allocated (in
+    /// the order `read_raw` has always made them), and where its bytes are.
+    fn whole(&self) -> Result<(Whole<'_>, WholeSize)> {
+        let none = WholeSize { count: 0, bytes: 0 };
         if let Layout::Virtual { .. } = self.layout {
             // The extent of a virtual dataset can follow its sources (`vds::virtual_dims`).
-            return crate::read::vds::read_virtual(self);
+            return Ok((Whole::Virtual, none));
         }
         let file = &self.base.file;
-        let st = &file.inner.st;
         let ctx = file.inner.ctx;
         let elem = self.dtype.size();
         let count = self
@@ -1132,24 +1152,28 @@ impl Dataset {
         let total_usize =
             usize::try_from(total).map_err(|_| Error::limit("dataset larger than memory"))?;
         if count == 0 {
-            return Ok(Vec::new());
+            return Ok((Whole::Empty, none));
         }
-        match &self.layout {
+        let whole_size = WholeSize {
+            count: usize::try_from(count)
+                .map_err(|_| Error::limit("dataset larger than memory"))?,
+            bytes: total_usize,
+        };
+        let whole = match &self.layout {
             Layout::Compact { data } => {
-                let d = data.get(..total_usize).ok_or_else(|| {
+                Whole::Compact(data.get(..total_usize).ok_or_else(|| {
                     Error::corrupt(
                         format!("compact data holds {} bytes, {total} needed", data.len()),
                         self.base.addr.0,
                     )
-                })?;
-                Ok(d.to_vec())
+                })?)
             }
             Layout::Contiguous { addr, size } => {
                 if let Some(ext) = &self.external {
-                    return self.read_external(ext, total_usize);
+                    return Ok((Whole::External(ext), whole_size));
                 }
                 if addr.is_undef() {
-                    return Ok(repeat_fill(&self.unwritten_bytes(), count));
+                    return Ok((Whole::Unwritten, whole_size));
                 }
                 if *size < total {
                     return Err(Error::corrupt(
@@ -1157,16 +1181,40 @@ impl Dataset {
                         addr.0,
                     ));
                 }
-                st.read(*addr, total)
+                // Past the end of the file: `Truncated` before allocating.
+                file.inner.st.absolute(*addr, total)?;
+                Whole::Contiguous(*addr)
             }
             Layout::Chunked(cl) => {
                 let elem_usize =
                     usize::try_from(elem).map_err(|_| Error::limit("element too large"))?;
-                let fill = self.unwritten_bytes();
-                let req = self.chunked_request(cl, elem_usize, &fill);
-                crate::read::chunks::read_all(st, ctx, &req)
+                let req = self.chunked_request(cl, elem_usize, &[]);
+                crate::read::chunks::check_whole(ctx, &req)?;
+                Whole::Chunked(cl)
             }
-            Layout::Virtual { .. } => crate::read::vds::read_virtual(self),
+            Layout::Virtual { .. } => Whole::Virtual,
+        };
+        Ok((whole, whole_size))
+    }
+
+    /// Read the whole dataset (as [`Dataset::whole`] found it) into `out`,
+    /// all zero bytes, of its elements converted by `conv`.
+    fn read_whole_into(&self, whole: Whole<'_>, conv: Conv, out: &mut [u8]) -> Result<()> {
+        let file = &self.base.file;
+        let (st, ctx) = (&file.inner.st, file.inner.ctx);
+        match whole {
+            Whole::Compact(data) => conv.run(data, out),
+            Whole::Contiguous(addr) if conv.is_identity() => st.read_into(addr, out),
+            Whole::Contiguous(addr) => read_converted_at(st, addr, conv, out),
+            Whole::Unwritten => conv.fill(&self.unwritten_bytes(), out),
+            Whole::Chunked(cl) => {
+                let fill = self.unwritten_bytes();
+                let req = self.chunked_request(cl, conv.src_size(), &fill);
+                crate::read::chunks::read_all_into(st, ctx, &req, conv, out)
+            }
+            Whole::Empty | Whole::Virtual | Whole::External(_) => Err(Error::usage(
+                "virtual and external datasets are read by their own paths",
+            )),
         }
     }
 
@@ -1228,33 +1276,44 @@ impl Dataset {
     }
 
     fn read_slice_inner(&self, sel: &Selection) -> Result<Vec<u8>> {
-        let shape = self.space.dims.clone();
-        sel.check(&shape)?;
-        let file = &self.base.file;
-        let ctx = file.inner.ctx;
+        let count = self.slice_count(sel)?;
         let elem =
             usize::try_from(self.dtype.size()).map_err(|_| Error::limit("element too large"))?;
+        // Within `max_read_bytes` (`slice_count`).
+        let mut out = crate::io::zeroed_buffer(count.saturating_mul(elem))?;
+        if count > 0 {
+            self.read_slice_into(sel, Conv::identity(elem), &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// The checks of a selection read, made before its output is
+    /// allocated: the number of elements selected.
+    fn slice_count(&self, sel: &Selection) -> Result<usize> {
+        sel.check(&self.space.dims)?;
+        let ctx = self.base.file.inner.ctx;
+        let elem = self.dtype.size();
         let count = sel
             .num_elements()
             .ok_or_else(|| Error::limit("selection size overflows"))?;
         let total = count
-            .checked_mul(elem as u64)
+            .checked_mul(elem)
             .ok_or_else(|| Error::limit("selection size overflows"))?;
         if total > ctx.limits.max_read_bytes {
             return Err(Error::limit(format!(
                 "selection of {total} bytes exceeds the read limit"
             )));
         }
-        // Chunked reads fill the output themselves, in parallel with decoding.
-        let lazy = cfg!(feature = "std") && matches!(self.layout, Layout::Chunked(_));
-        let mut out = if lazy {
-            Vec::new()
-        } else {
-            repeat_fill(&self.unwritten_bytes(), count)
-        };
-        if count == 0 {
-            return Ok(out);
-        }
+        usize::try_from(count).map_err(|_| Error::limit("selection size overflows"))
+    }
+
+    /// Read the selection (checked by [`Dataset::slice_count`], not empty)
+    /// into `out`, all zero bytes, of the selected elements converted by `conv`.
+    fn read_slice_into(&self, sel: &Selection, conv: Conv, out: &mut [u8]) -> Result<()> {
+        let shape = &self.space.dims;
+        let file = &self.base.file;
+        let ctx = file.inner.ctx;
+        let elem = conv.src_size();
         match &self.layout {
             Layout::Contiguous { addr, size } if self.external.is_none() && !addr.is_undef() => {
                 // Read only the rows (along dimension 0) that the selection spans.
@@ -1288,10 +1347,10 @@ impl Dataset {
                     *r = r1.saturating_sub(r0);
                 }
                 match file.inner.st.slice(at, len) {
-                    Some(bytes) => sel.copy_from_region(elem, bytes, &origin, &region, &mut out)?,
+                    Some(bytes) => sel.convert_from_region(conv, bytes, &origin, &region, out),
                     None => {
                         let bytes = file.inner.st.read(at, len)?;
-                        sel.copy_from_region(elem, &bytes, &origin, &region, &mut out)?;
+                        sel.convert_from_region(conv, &bytes, &origin, &region, out)
                     }
                 }
             }
@@ -1299,28 +1358,24 @@ impl Dataset {
                 let fill = self.unwritten_bytes();
                 let req = self.chunked_request(cl, elem, &fill);
                 #[cfg(feature = "std")]
-                crate::read::chunks::read_selection_cached_filling(
+                let cache = Some(&*self.cache);
+                #[cfg(not(feature = "std"))]
+                let cache = None;
+                crate::read::chunks::read_selection_into(
                     &file.inner.st,
                     ctx,
                     &req,
                     sel,
-                    &mut out,
-                    (
-                        &self.unwritten_bytes(),
-                        usize::try_from(count)
-                            .map_err(|_| Error::limit("selection size overflows"))?,
-                    ),
-                    &self.cache,
-                )?;
-                #[cfg(not(feature = "std"))]
-                crate::read::chunks::read_selection(&file.inner.st, ctx, &req, sel, &mut out)?;
+                    conv,
+                    out,
+                    cache,
+                )
             }
             _ => {
                 let all = self.read_raw_inner()?;
-                sel.copy_from_region(elem, &all, &vec![0u64; shape.len()], &shape, &mut out)?;
+                sel.convert_from_region(conv, &all, &vec![0u64; shape.len()], shape, out)
             }
         }
-        Ok(out)
     }
 
     /// The whole dataset decoded into values (row-major, flat).
@@ -1368,41 +1423,186 @@ impl Dataset {
     /// # Errors
     /// `Unrepresentable` when the file type or a value does not fit `T`.
     pub fn read<T: crate::data::convert::H5Native>(&self) -> Result<Vec<T>> {
+        with_native!(T, |P| self.read_native::<P>().and_then(same_vec))
+            .unwrap_or_else(|| self.read_converted())
+    }
+
+    /// [`Dataset::read`] into the output, with the raw reads' paths.
+    fn read_native<P: Native>(&self) -> Result<Vec<P>> {
+        let Some(conv) = Conv::plan::<P>(&self.dtype) else {
+            return self.read_converted();
+        };
+        let (whole, size) = self.whole().map_err(|e| e.with_path(&self.base.path))?;
+        match whole {
+            Whole::Empty => return Ok(Vec::new()),
+            Whole::Virtual | Whole::External(_) => return self.read_converted(),
+            _ => {}
+        }
+        let mut out =
+            zeroed_vec::<P>(size.count, true).map_err(|e| e.with_path(&self.base.path))?;
+        match self.read_whole_into(whole, conv, bytes_mut(&mut out)) {
+            Ok(()) => Ok(out),
+            // A value that does not fit: the error names it.
+            Err(e) if e.kind() == ErrorKind::Unrepresentable => {
+                drop(out);
+                self.read_converted()
+            }
+            Err(e) => Err(e.with_path(&self.base.path)),
+        }
+    }
+
+    /// [`Dataset::read`] as the raw bytes converted by [`convert_slice`].
+    fn read_converted<T: crate::data::convert::H5Native>(&self) -> Result<Vec<T>> {
         let raw = self.read_raw()?;
-        crate::data::convert::convert_slice(&self.dtype, &raw)
-            .map_err(|e| e.with_path(&self.base.path))
+        convert_slice(&self.dtype, &raw).map_err(|e| e.with_path(&self.base.path))
+    }
+
+    /// A selection as native numbers of type `T` (row-major in the
+    /// selection's [`Selection::out_shape`]), converted as [`Dataset::read`]
+    /// does.
+    ///
+    /// # Errors
+    /// As [`Dataset::read_slice`]; `Unrepresentable` when the file type or
+    /// a value does not fit `T`.
+    pub fn read_slice_as<T: crate::data::convert::H5Native>(
+        &self,
+        sel: &Selection,
+    ) -> Result<Vec<T>> {
+        with_native!(T, |P| self.read_slice_native::<P>(sel).and_then(same_vec))
+            .unwrap_or_else(|| self.read_slice_converted(sel))
+    }
+
+    fn read_slice_native<P: Native>(&self, sel: &Selection) -> Result<Vec<P>> {
+        let Some(conv) = Conv::plan::<P>(&self.dtype) else {
+            return self.read_slice_converted(sel);
+        };
+        let path = |e: Error| e.with_path(&self.base.path);
+        let count = self.slice_count(sel).map_err(path)?;
+        let mut out = zeroed_vec::<P>(count, false).map_err(path)?;
+        if count == 0 {
+            return Ok(out);
+        }
+        match self.read_slice_into(sel, conv, bytes_mut(&mut out)) {
+            Ok(()) => Ok(out),
+            Err(e) if e.kind() == ErrorKind::Unrepresentable => {
+                drop(out);
+                self.read_slice_converted(sel)
+            }
+            Err(e) => Err(path(e)),
+        }
+    }
+
+    fn read_slice_converted<T: crate::data::convert::H5Native>(
+        &self,
+        sel: &Selection,
+    ) -> Result<Vec<T>> {
+        let raw = self.read_slice(sel)?;
+        convert_slice(&self.dtype, &raw).map_err(|e| e.with_path(&self.base.path))
     }
 }
 
-fn repeat_fill(fill: &[u8], count: u64) -> Vec<u8> {
-    let n = usize::try_from(count).unwrap_or(0);
-    if fill.iter().all(|&b| b == 0) {
-        return vec![0u8; n.saturating_mul(fill.len())];
-    }
-    let mut v = Vec::new();
-    fill_into(&mut v, fill, n);
-    v
+/// What a whole read reads (see [`Dataset::whole`]).
+enum Whole<'a> {
+    /// No elements.
+    Empty,
+    /// Read by `vds::read_virtual`.
+    Virtual,
+    /// Read by `Dataset::read_external`.
+    External(&'a ExternalFiles),
+    /// The bytes in the object header.
+    Compact(&'a [u8]),
+    /// The bytes at this address (checked to lie in the file).
+    Contiguous(Addr),
+    /// Contiguous storage never allocated: all fill.
+    Unwritten,
+    /// Chunks.
+    Chunked(&'a crate::format::message::ChunkedLayout),
 }
 
-/// Append `count` copies of `fill` to `v`.
-pub(crate) fn fill_into(v: &mut Vec<u8>, fill: &[u8], count: usize) {
-    let n = count.saturating_mul(fill.len());
-    if fill.iter().all(|&b| b == 0) {
-        v.resize(v.len().saturating_add(n), 0);
-        return;
+/// Elements and bytes (file layout) of a whole read.
+#[derive(Clone, Copy)]
+struct WholeSize {
+    count: usize,
+    bytes: usize,
+}
+
+/// `v` as `Vec<T>` when `P` is `T` (what `with_native!` picked).
+fn same_vec<P: 'static, T: 'static>(v: Vec<P>) -> Result<Vec<T>> {
+    crate::data::native::same_type(v)
+        .ok_or_else(|| Error::usage("typed read: the output type changed"))
+}
+
+/// Contiguous file elements at `addr` converted into `out` by `conv`: read
+/// in blocks that stay in the cache and converted from there, on several
+/// threads for large reads (std), each converting its own part of `out`.
+fn read_converted_at(st: &Storage, addr: Addr, conv: Conv, out: &mut [u8]) -> Result<()> {
+    /// File bytes per read: at least `io`'s `PREAD_MIN`, so that a
+    /// memory-mapped file is read with `pread`, not page faults.
+    const BLOCK: usize = 256 << 10;
+    let (es, os) = (conv.src_size(), conv.dst_size());
+    if es == 0 || os == 0 {
+        return Ok(());
     }
-    v.reserve(n);
-    let start = v.len();
-    if count > 0 {
-        v.extend_from_slice(fill);
+    let per_block = (BLOCK / es).max(1);
+    let n = out.len() / os;
+    // Convert the `dst` output elements from element `first` on: each block
+    // read where it goes and converted there (same sizes), or read into a
+    // scratch buffer and converted from it.
+    let part = |first: usize, dst: &mut [u8]| -> Result<()> {
+        let mut scratch = if conv.same_size() {
+            Vec::new()
+        } else {
+            crate::io::scratch_buffer(per_block.min(n).saturating_mul(es))?
+        };
+        let mut at = u64::try_from(first.saturating_mul(es))
+            .ok()
+            .and_then(|o| addr.get().checked_add(o))
+            .ok_or_else(|| Error::corrupt("address overflows", addr.get()))?;
+        for d in dst.chunks_mut(per_block.saturating_mul(os)) {
+            let m = (d.len() / os).saturating_mul(es);
+            if conv.same_size() {
+                st.read_into(Addr(at), d)?;
+                conv.run_in_place(d)?;
+            } else {
+                let s = scratch
+                    .get_mut(..m)
+                    .ok_or_else(|| Error::corrupt("conversion block", 0))?;
+                st.read_into(Addr(at), s)?;
+                conv.run(s, d)?;
+            }
+            at = at.saturating_add(m as u64);
+        }
+        crate::io::recycle(scratch);
+        Ok(())
+    };
+    #[cfg(feature = "std")]
+    {
+        /// Output bytes per thread at least.
+        const PART_MIN: usize = 8 << 20;
+        let threads = crate::io::cores().min(out.len() / PART_MIN).min(16);
+        if threads > 1 {
+            let per = n.div_ceil(threads).saturating_mul(os);
+            let part = &part;
+            let results: Vec<Result<()>> = std::thread::scope(|s| {
+                let mut parts = out.chunks_mut(per).enumerate();
+                let first = parts.next();
+                let handles: Vec<_> = parts
+                    .map(|(k, d)| s.spawn(move || part(k * (per / os), d)))
+                    .collect();
+                let mut done = Vec::with_capacity(threads);
+                if let Some((_, d)) = first {
+                    done.push(part(0, d));
+                }
+                done.extend(handles.into_iter().map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::corrupt("a conversion thread panicked", 0)))
+                }));
+                done
+            });
+            return results.into_iter().collect();
+        }
     }
-    // Double what is there: a few large copies, not one per element.
-    let mut done = fill.len().min(n);
-    while done < n {
-        let more = done.min(n - done);
-        v.extend_from_within(start..start + more);
-        done += more;
-    }
+    part(0, out)
 }
 
 /// An attribute, fully loaded (attributes are small).
@@ -1543,25 +1743,5 @@ impl HeapResolver for FileHeap {
             self.file.inner.ctx,
         )?
         .dims)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fill_into;
-
-    #[test]
-    fn fill_into_repeats_the_fill() {
-        for fill in [&[][..], &[0, 0][..], &[1, 2, 3][..], &[7][..]] {
-            for count in [0usize, 1, 2, 3, 7, 64, 1000] {
-                let mut v = alloc::vec![9u8];
-                fill_into(&mut v, fill, count);
-                let mut want = alloc::vec![9u8];
-                for _ in 0..count {
-                    want.extend_from_slice(fill);
-                }
-                assert_eq!(v, want, "{fill:?} × {count}");
-            }
-        }
     }
 }

@@ -109,6 +109,11 @@ impl ChunkCache {
         .flatten()
     }
 
+    /// Whether a chunk at `addr` is cached (not counted as a hit or miss).
+    pub(crate) fn contains(&self, addr: u64) -> bool {
+        self.with(|i| i.map.contains_key(&addr)).unwrap_or(false)
+    }
+
     /// Keep the decoded chunk at `addr`, evicting the least recently used
     /// ones to stay within the budget; a chunk over the budget is dropped.
     pub(crate) fn insert(&self, addr: u64, data: Arc<Vec<u8>>) {

@@ -6,6 +6,7 @@
 //! dimensions; for the extensible array the one unlimited dimension is moved
 //! first ("swizzled") before linearizing.
 
+use crate::data::native::Conv;
 use crate::error::{Error, Result};
 use crate::filter;
 use crate::format::extensible_array::{DataBlock, ExtensibleArrayHeader, IndexBlock, SuperBlock};
@@ -570,20 +571,23 @@ pub fn chunk_records(
 }
 
 /// Copy the part of a decoded chunk (`chunk`, full chunk size, row-major)
-/// at element `offsets` that lies inside the dataset into `out`.
+/// at element `offsets` that lies inside the dataset into `out`, converting
+/// its elements with `conv`.
 fn copy_chunk(
     out: &mut [u8],
     chunk: &[u8],
     offsets: &[u64],
     cdims: &[u64],
     dims: &[u64],
-    es: usize,
+    conv: Conv,
 ) -> Result<()> {
+    let (es, os) = (conv.src_size(), conv.dst_size());
     let rank = dims.len();
     if rank == 0 {
-        let n = es.min(out.len()).min(chunk.len());
-        out[..n].copy_from_slice(&chunk[..n]);
-        return Ok(());
+        return match (chunk.get(..es), out.get_mut(..os)) {
+            (Some(from), Some(to)) => conv.run(from, to),
+            _ => Ok(()),
+        };
     }
     // Extent of the intersection per dimension.
     let mut ext = Vec::with_capacity(rank);
@@ -597,9 +601,11 @@ fn copy_chunk(
     let to_usize = |v: u64| {
         usize::try_from(v).map_err(|_| Error::limit("dataset larger than the address space"))
     };
-    let run = to_usize(ext[rank - 1])?
-        .checked_mul(es)
-        .ok_or_else(|| Error::limit("run size"))?;
+    let run = to_usize(ext[rank - 1])?;
+    let (run_in, run_out) = match (run.checked_mul(es), run.checked_mul(os)) {
+        (Some(i), Some(o)) => (i, o),
+        _ => return Err(Error::limit("run size")),
+    };
     let mut idx = vec![0u64; rank - 1];
     loop {
         // Linear element positions of the run start in the chunk and in the dataset.
@@ -611,14 +617,14 @@ fn copy_chunk(
             dst = dst * dims[d] + offsets[d] + i;
         }
         let s = to_usize(src)? * es;
-        let t = to_usize(dst)? * es;
+        let t = to_usize(dst)? * os;
         let from = chunk
-            .get(s..s + run)
+            .get(s..s + run_in)
             .ok_or_else(|| Error::corrupt("chunk shorter than its dimensions", 0))?;
         let to = out
-            .get_mut(t..t + run)
+            .get_mut(t..t + run_out)
             .ok_or_else(|| Error::corrupt("chunk outside the dataset", 0))?;
-        to.copy_from_slice(from);
+        conv.run(from, to)?;
         // Next row (odometer over all but the last dimension).
         let mut d = rank - 1;
         loop {
@@ -640,6 +646,19 @@ fn copy_chunk(
 /// # Errors
 /// `Corrupt`, `Truncated`, `Unsupported` (filter), `Checksum`, `Limit`, naming the chunk.
 pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>> {
+    let total = check_whole(ctx, req)?;
+    let mut out = crate::io::large_buffer(total)?;
+    read_all_into(st, ctx, req, Conv::identity(req.element_size), &mut out)?;
+    Ok(out)
+}
+
+/// The checks [`read_all`] makes before it allocates the output; the
+/// dataset's size in bytes.
+///
+/// # Errors
+/// `Corrupt` for a chunk rank that is not the dataspace's; `Limit` for a
+/// dataset or chunk above the limits.
+pub(crate) fn check_whole(ctx: Ctx, req: &ChunkedRead<'_>) -> Result<usize> {
     let es = req.element_size;
     let layout = req.layout;
     let rank = req.dims.len();
@@ -671,30 +690,84 @@ pub fn read_all(st: &Storage, ctx: Ctx, req: &ChunkedRead<'_>) -> Result<Vec<u8>
             "chunk of {clen} bytes exceeds the chunk limit"
         )));
     }
-    let mut out = crate::io::large_buffer(total)?;
-    if req.fill.len() == es && req.fill.iter().any(|&b| b != 0) {
-        for el in out.chunks_exact_mut(es) {
-            el.copy_from_slice(req.fill);
-        }
-    }
-    if total == 0 {
-        return Ok(out);
-    }
+    Ok(total)
+}
 
+/// Read the whole dataset (checked by [`check_whole`]) into `out`, all zero
+/// bytes, of the dataset's elements converted by `conv` (row-major).
+///
+/// # Errors
+/// As [`read_all`]; as [`Conv::run`].
+pub(crate) fn read_all_into(
+    st: &Storage,
+    ctx: Ctx,
+    req: &ChunkedRead<'_>,
+    conv: Conv,
+    out: &mut [u8],
+) -> Result<()> {
+    let (es, layout, rank) = (req.element_size, req.layout, req.dims.len());
+    let clen = chunk_bytes(layout, es)?;
+    if out.is_empty() {
+        return Ok(());
+    }
     let filtered = !req.pipeline.filters.is_empty();
     let records = chunk_records(st, ctx, layout, req.dims, req.max_dims, es, filtered)?;
     let wanted: Vec<&ChunkRecord> = records
         .iter()
         .filter(|rec| rec.offsets.len() == rank && within(&rec.offsets, req.dims))
         .collect();
-    if row_regions(st, ctx, req, &wanted, clen, &mut out)? {
-        return Ok(out);
+    let zero = vec![0u64; rank];
+    if req.fill.len() == es && !covers(&wanted, &layout.dims, &zero, req.dims) {
+        conv.fill(req.fill, out)?;
+    }
+    if row_regions(st, ctx, req, &wanted, clen, conv, out)? {
+        return Ok(());
     }
     for_each_decoded(st, ctx, req, &wanted, Need::whole(clen), |rec, data| {
-        copy_chunk(&mut out, &data, &rec.offsets, &layout.dims, req.dims, es)?;
+        copy_chunk(out, &data, &rec.offsets, &layout.dims, req.dims, conv)?;
         Ok(Some(data))
-    })?;
-    Ok(out)
+    })
+}
+
+/// Whether the chunks `recs` cover every chunk of the grid `cdims` that
+/// meets the element box `lo..hi` (then no element of the box is left to
+/// the fill value). Chunks off the grid, and repeated ones, do not count.
+fn covers(recs: &[&ChunkRecord], cdims: &[u64], lo: &[u64], hi: &[u64]) -> bool {
+    // Per dimension: the first chunk that meets the box, and how many do.
+    let mut span = Vec::with_capacity(cdims.len());
+    let mut cells = 1u64;
+    for ((&c, &l), &h) in cdims.iter().zip(lo).zip(hi) {
+        if c == 0 || h <= l {
+            return false;
+        }
+        let (first, last) = (l / c, (h - 1) / c);
+        span.push((first, last - first + 1));
+        let Some(n) = cells.checked_mul(last - first + 1) else {
+            return false;
+        };
+        cells = n;
+    }
+    if (recs.len() as u64) < cells || span.len() != cdims.len() {
+        return false;
+    }
+    let mut seen: Vec<u64> = Vec::new();
+    if seen.try_reserve_exact(recs.len()).is_err() {
+        return false;
+    }
+    'rec: for rec in recs {
+        let mut idx = 0u64;
+        for ((&o, &c), &(first, n)) in rec.offsets.iter().zip(cdims).zip(&span) {
+            if o % c != 0 || o / c < first || o / c - first >= n {
+                continue 'rec;
+            }
+            // Below `cells`: no overflow.
+            idx = idx * n + (o / c - first);
+        }
+        seen.push(idx);
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len() as u64 == cells
 }
 
 /// When every chunk spans all the dataset's trailing dimensions (always so
@@ -709,9 +782,10 @@ fn row_regions(
     req: &ChunkedRead<'_>,
     recs: &[&ChunkRecord],
     clen: u64,
+    conv: Conv,
     out: &mut [u8],
 ) -> Result<bool> {
-    let (es, cdims, dims) = (req.element_size, &req.layout.dims, req.dims);
+    let (cdims, dims) = (&req.layout.dims, req.dims);
     let threads = worker_threads(recs.len(), clen);
     let (Some(&c0), Some(&d0)) = (cdims.first(), dims.first()) else {
         return Ok(false);
@@ -719,10 +793,11 @@ fn row_regions(
     if threads <= 1 || cdims.iter().zip(dims).skip(1).any(|(c, d)| c < d) {
         return Ok(false);
     }
+    // Bytes of one output row (dimension 0).
     let row_bytes = dims
         .iter()
         .skip(1)
-        .try_fold(es as u64, |n, &d| n.checked_mul(d))
+        .try_fold(conv.dst_size() as u64, |n, &d| n.checked_mul(d))
         .and_then(|n| usize::try_from(n).ok());
     let Some(row_bytes) = row_bytes else {
         return Ok(false);
@@ -801,11 +876,19 @@ fn row_regions(
         {
             continue;
         }
-        let full = local.first() == cdims.first();
+        // Whole chunks decode straight into the output when its elements
+        // are as large as the file's, and are converted there while in the
+        // cache.
+        let full = local.first() == cdims.first() && conv.same_size();
         let direct = if full { Some(&mut *region) } else { None };
         match decode_one_into(st, ctx, req, rec, clen, direct) {
+            Ok(None) if full => {
+                if let Err(e) = conv.run_in_place(region) {
+                    fail(i, name(rec, e));
+                }
+            }
             Ok(Some(data)) => {
-                let r = copy_chunk(region, &data, &zero, cdims, &local, es);
+                let r = copy_chunk(region, &data, &zero, cdims, &local, conv);
                 crate::io::recycle(data);
                 if let Err(e) = r {
                     fail(i, name(rec, e));
@@ -857,6 +940,7 @@ fn row_regions(
     _req: &ChunkedRead<'_>,
     _recs: &[&ChunkRecord],
     _clen: u64,
+    _conv: Conv,
     _out: &mut [u8],
 ) -> Result<bool> {
     Ok(false)
@@ -875,7 +959,8 @@ pub fn read_selection(
     sel: &crate::data::hyperslab::Selection,
     out: &mut [u8],
 ) -> Result<()> {
-    selection_inner(st, ctx, req, sel, &mut Out::Ready(out), None)
+    let conv = Conv::identity(req.element_size);
+    selection_inner(st, ctx, req, sel, conv, out, None, false)
 }
 
 /// As [`read_selection`], serving chunks held by `cache` from it and keeping
@@ -893,56 +978,33 @@ pub fn read_selection_cached(
     out: &mut [u8],
     cache: &crate::read::chunk_cache::ChunkCache,
 ) -> Result<()> {
-    selection_inner(st, ctx, req, sel, &mut Out::Ready(out), Some(cache))
+    let conv = Conv::identity(req.element_size);
+    selection_inner(st, ctx, req, sel, conv, out, Some(cache), false)
 }
 
-/// As [`read_selection_cached`] into an empty `out` that becomes `count`
-/// repetitions of `fill` (`filling`; the selection's elements, pre-filled): the fill is
-/// done just before the first chunk is copied in, by a worker while the
-/// others decode, instead of before decoding starts.
-#[cfg(feature = "std")]
-pub(crate) fn read_selection_cached_filling(
+/// As [`read_selection`] into `out`, all zero bytes, of the selected
+/// elements converted by `conv`; the fill value goes in first unless the
+/// chunks cover the whole selection. With `std`, chunks are served from
+/// and kept in `cache` (see [`read_selection_cached`]).
+///
+/// # Errors
+/// As [`read_all`]; as [`Conv::run`].
+pub(crate) fn read_selection_into(
     st: &Storage,
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     sel: &crate::data::hyperslab::Selection,
-    out: &mut Vec<u8>,
-    filling: (&[u8], usize),
-    cache: &crate::read::chunk_cache::ChunkCache,
+    conv: Conv,
+    out: &mut [u8],
+    cache: CacheRef<'_>,
 ) -> Result<()> {
-    let mut lazy = Out::Lazy(out, filling.0, filling.1);
-    selection_inner(st, ctx, req, sel, &mut lazy, Some(cache))?;
-    lazy.ready();
-    Ok(())
-}
-
-/// The output of a selection read: filled already, or (an empty vector) to
-/// be filled with `count` fill elements on first use.
-enum Out<'a> {
-    Ready(&'a mut [u8]),
-    #[cfg(feature = "std")]
-    Lazy(&'a mut Vec<u8>, &'a [u8], usize),
-}
-
-impl Out<'_> {
-    fn ready(&mut self) -> &mut [u8] {
-        match self {
-            Out::Ready(s) => s,
-            #[cfg(feature = "std")]
-            Out::Lazy(v, fill, count) => {
-                if v.is_empty() {
-                    crate::read::api_fill_into(v, fill, *count);
-                }
-                v.as_mut_slice()
-            }
-        }
-    }
+    selection_inner(st, ctx, req, sel, conv, out, cache, true)
 }
 
 #[cfg(feature = "std")]
-type CacheRef<'a> = Option<&'a crate::read::chunk_cache::ChunkCache>;
+pub(crate) type CacheRef<'a> = Option<&'a crate::read::chunk_cache::ChunkCache>;
 #[cfg(not(feature = "std"))]
-type CacheRef<'a> = Option<&'a ()>;
+pub(crate) type CacheRef<'a> = Option<&'a ()>;
 
 /// The allocated chunks that may intersect the element box `lo..hi`
 /// (exclusive upper bounds), reading only the parts of the chunk index that
@@ -1058,13 +1120,18 @@ fn records_in_box(
     }))
 }
 
+/// The selection read; with `fill`, the fill value (converted) goes in
+/// first when the chunks do not cover the selection.
+#[allow(clippy::too_many_arguments)]
 fn selection_inner(
     st: &Storage,
     ctx: Ctx,
     req: &ChunkedRead<'_>,
     sel: &crate::data::hyperslab::Selection,
-    out: &mut Out<'_>,
+    conv: Conv,
+    out: &mut [u8],
     cache: CacheRef<'_>,
+    fill: bool,
 ) -> Result<()> {
     let es = req.element_size;
     let layout = req.layout;
@@ -1104,13 +1171,59 @@ fn selection_inner(
                     .all(|((&o, &c), (&l, &h))| o < h && o.saturating_add(c) > l)
         })
         .collect();
+    if fill && req.fill.len() == es && !covers(&wanted, &layout.dims, &lo, &hi) {
+        conv.fill(req.fill, out)?;
+    }
+    // A small run of elements of an unfiltered rank-1 chunk is read in
+    // place, not the whole chunk (a binary search over a column probes one
+    // element per chunk).
+    let mut wanted = wanted;
+    if !filtered && rank == 1 {
+        if let (Some(&l), Some(&h), Some(&c0)) = (lo.first(), hi.first(), layout.dims.first()) {
+            if sel.num_elements() == Some(h.saturating_sub(l)) {
+                let small = |rec: &&ChunkRecord| {
+                    let off = rec.offsets[0];
+                    let a = l.max(off);
+                    let b = h.min(off.saturating_add(c0));
+                    // A quarter of the chunk or less, and not cached already.
+                    b.saturating_sub(a)
+                        .saturating_mul(es as u64)
+                        .saturating_mul(4)
+                        <= clen
+                        && rec.size >= clen
+                        && cached(cache, rec.addr.get()).is_none()
+                };
+                let (direct, rest): (Vec<&ChunkRecord>, Vec<&ChunkRecord>) =
+                    wanted.into_iter().partition(small);
+                for rec in direct {
+                    let off = rec.offsets[0];
+                    let (a, b) = (l.max(off), h.min(off.saturating_add(c0)));
+                    let es64 = es as u64;
+                    let at = (a - off)
+                        .checked_mul(es64)
+                        .and_then(|x| rec.addr.get().checked_add(x))
+                        .ok_or_else(|| Error::corrupt("chunk address overflow", rec.addr.get()))?;
+                    let n = usize::try_from((b - a) * es64)
+                        .map_err(|_| Error::limit("selection too large"))?;
+                    // At most a quarter of a chunk within the chunk limit.
+                    let mut raw = alloc::vec![0u8; n];
+                    st.read_into(Addr(at), &mut raw).map_err(|e| {
+                        e.context(&coords(&rec.offsets))
+                            .with_offset(st.base().saturating_add(rec.addr.get()))
+                    })?;
+                    sel.convert_from_region(conv, &raw, &[a], &[b - a], out)?;
+                }
+                wanted = rest;
+            }
+        }
+    }
     #[cfg(feature = "std")]
     if let Some(cache) = cache {
         let mut misses = Vec::with_capacity(wanted.len());
         for rec in wanted {
             match cache.get(rec.addr.get(), need.bytes(req, rec)) {
                 Some(data) => sel
-                    .copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())
+                    .convert_from_region(conv, &data, &rec.offsets, &layout.dims, out)
                     .map_err(|e| {
                         e.context(&coords(&rec.offsets))
                             .with_offset(st.base().saturating_add(rec.addr.get()))
@@ -1120,7 +1233,7 @@ fn selection_inner(
         }
         let keep = usize::try_from(clen).is_ok_and(|n| cache.admits(n));
         return for_each_decoded(st, ctx, req, &misses, need, |rec, data| {
-            sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())?;
+            sel.convert_from_region(conv, &data, &rec.offsets, &layout.dims, out)?;
             // A chunk's first rows alone are cached too (see `Need`).
             if keep {
                 cache.insert(rec.addr.get(), alloc::sync::Arc::new(data));
@@ -1133,9 +1246,20 @@ fn selection_inner(
     #[cfg(not(feature = "std"))]
     let _ = cache;
     for_each_decoded(st, ctx, req, &wanted, need, |rec, data| {
-        sel.copy_from_region(es, &data, &rec.offsets, &layout.dims, out.ready())?;
+        sel.convert_from_region(conv, &data, &rec.offsets, &layout.dims, out)?;
         Ok(Some(data))
     })
+}
+
+/// Whether the cache holds the chunk at `addr` (without counting a lookup).
+#[cfg(feature = "std")]
+fn cached(cache: CacheRef<'_>, addr: u64) -> Option<()> {
+    cache.and_then(|c| c.contains(addr).then_some(()))
+}
+
+#[cfg(not(feature = "std"))]
+fn cached(_cache: CacheRef<'_>, _addr: u64) -> Option<()> {
+    None
 }
 
 /// What a read needs of each chunk: `clen`, the decoded chunk's size, and
@@ -1606,9 +1730,10 @@ mod tests {
     fn copy_partial_edge_chunk() {
         // Dataset 3 x 3 of u8, chunk 2 x 2 at [2, 2] holds [a b; c d]: only `a` lands.
         let mut out = vec![0u8; 9];
-        copy_chunk(&mut out, &[1, 2, 3, 4], &[2, 2], &[2, 2], &[3, 3], 1).unwrap();
+        let one = Conv::identity(1);
+        copy_chunk(&mut out, &[1, 2, 3, 4], &[2, 2], &[2, 2], &[3, 3], one).unwrap();
         assert_eq!(out, [0, 0, 0, 0, 0, 0, 0, 0, 1]);
-        copy_chunk(&mut out, &[5, 6, 7, 8], &[0, 1], &[2, 2], &[3, 3], 1).unwrap();
+        copy_chunk(&mut out, &[5, 6, 7, 8], &[0, 1], &[2, 2], &[3, 3], one).unwrap();
         assert_eq!(out, [0, 5, 6, 0, 7, 8, 0, 0, 1]);
     }
 }

@@ -18,8 +18,6 @@ pub mod vds;
 mod api;
 mod typed;
 
-#[cfg(feature = "std")]
-pub(crate) use api::fill_into as api_fill_into;
 pub use typed::compound_member;
 
 pub use api::{

@@ -161,8 +161,7 @@ impl Dataset {
         &self,
         sel: &crate::data::hyperslab::Selection,
     ) -> Result<ndarray::ArrayD<T>> {
-        let raw = self.read_slice(sel)?;
-        let v = convert_slice(self.dtype(), &raw).map_err(|e| e.with_path(self.path()))?;
+        let v = self.read_slice_as::<T>(sel)?;
         shaped(&sel.out_shape(), v).map_err(|e| e.with_path(self.path()))
     }
 }

@@ -126,6 +126,26 @@ pub fn insertable(dtype: &Datatype, v: &Value, missing: bool) -> Option<Vec<u8>>
 /// # Errors
 /// A message describing the structural problem.
 pub fn load(info: &IndexInfo, nchunks: u64) -> Result<ChunkBloom, String> {
+    let params = check_structure_params(info, nchunks)?;
+    let ds = &info.dataset;
+    let shape = ds.shape();
+    let filters = ds.read_raw().map_err(|e| format!("cannot be read: {e}"))?;
+    if filters.len() as u64 != shape[0].saturating_mul(shape[1]) {
+        return Err("the data does not match the shape".into());
+    }
+    Ok(ChunkBloom { params, filters })
+}
+
+/// Check a stored `CHUNK_BLOOM`'s structure (as [`load`] does) without
+/// reading its filters.
+///
+/// # Errors
+/// A message describing the structural problem.
+pub fn check_structure(info: &IndexInfo, nchunks: u64) -> Result<(), String> {
+    check_structure_params(info, nchunks).map(|_| ())
+}
+
+fn check_structure_params(info: &IndexInfo, nchunks: u64) -> Result<BloomParams, String> {
     let ds = &info.dataset;
     let shape = ds.shape();
     if shape.len() != 2 {
@@ -169,14 +189,7 @@ pub fn load(info: &IndexInfo, nchunks: u64) -> Result<ChunkBloom, String> {
             shape[0]
         ));
     }
-    let filters = ds.read_raw().map_err(|e| format!("cannot be read: {e}"))?;
-    if filters.len() as u64 != shape[0].saturating_mul(shape[1]) {
-        return Err("the data does not match the shape".into());
-    }
-    Ok(ChunkBloom {
-        params: BloomParams { k, m_bits, seed },
-        filters,
-    })
+    Ok(BloomParams { k, m_bits, seed })
 }
 
 /// A false negative: a row whose value is present in its chunk but whose

@@ -27,6 +27,7 @@ use super::{chunk_count, chunk_range, discover, IndexInfo, IndexKind};
 use crate::check::{Finding, Severity};
 use crate::error::Result;
 use crate::model::{Column, ColumnSlice, Table};
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::ops::Range;
 use h5fmt::Value;
@@ -163,6 +164,10 @@ pub fn literal_is_exact(dtype: &h5fmt::Datatype, v: &Value) -> bool {
     }
 }
 
+/// Rank ranges of one predicate from a `SORTED_ROWS` index, given a value reader.
+type RankSearch<'a> = dyn FnMut(&Predicate, &mut dyn FnMut(u64) -> Result<Value>) -> Result<Option<Vec<Range<u64>>>>
+    + 'a;
+
 /// A loaded index's content.
 #[derive(Debug, Clone)]
 enum Loaded {
@@ -174,6 +179,8 @@ enum Loaded {
     /// Bit rows read when asked for (`Trust`).
     BitmapLazy(LazyBitmap, bool),
     Bloom(ChunkBloom),
+    /// Checked, read when consulted (`Trust`: skipped when an exact index answered).
+    BloomLazy(Box<IndexInfo>),
 }
 
 /// The usable search indexes of one column, loaded under a policy.
@@ -297,6 +304,10 @@ impl ColumnIndexes {
                     }
                     Loaded::Bitmap(b, exhaustive)
                 }),
+                IndexKind::ChunkBloom if policy == IndexPolicy::Trust => {
+                    bloom::check_structure(&info, nchunks)
+                        .map(|()| Loaded::BloomLazy(Box::new(info.clone())))
+                }
                 IndexKind::ChunkBloom => bloom::load(&info, nchunks).map(Loaded::Bloom),
                 IndexKind::Unknown(_) => continue,
             };
@@ -347,9 +358,26 @@ impl ColumnIndexes {
     /// # Errors
     /// As [`ColumnIndexes::candidates`].
     pub fn candidates_exact(&self, pred: &Predicate) -> Result<(Candidates, bool)> {
+        self.candidates_all(core::slice::from_ref(pred))
+    }
+
+    /// The rows that may satisfy every predicate of `preds` (all on this
+    /// column), and whether they are exactly the rows satisfying them all
+    /// (see [`ColumnIndexes::candidates_exact`]). Predicates meet inside
+    /// each index before any row is listed: `SORTED_ROWS` intersects rank
+    /// ranges (`a <= x < b` reads only the ranks between its two bounds),
+    /// `BITMAP` intersects value sets. An index that would list more than
+    /// a sixteenth of the rows without answering exactly, or a
+    /// `SORTED_ROWS` range of more than a sixteenth of the ranks, is not
+    /// used: a scan is cheaper than listing and sorting that many rows.
+    ///
+    /// # Errors
+    /// HDF5 errors reading index entries or column values.
+    pub fn candidates_all(&self, preds: &[Predicate]) -> Result<(Candidates, bool)> {
         let nrows = self.nrows;
         let chunk_len = self.column.chunk_len();
         let nchunks = chunk_count(nrows, chunk_len);
+        let limit = nrows / 16;
         let chunks_to_rows = |cs: Vec<u64>| {
             let mut out: Vec<Range<u64>> = Vec::new();
             for c in cs {
@@ -362,73 +390,133 @@ impl ColumnIndexes {
             }
             Candidates::Rows(out)
         };
-        let lits: Vec<&Value> = match pred {
-            Predicate::In(vs) => vs.iter().collect(),
-            Predicate::Eq(v)
-            | Predicate::Lt(v)
-            | Predicate::Le(v)
-            | Predicate::Gt(v)
-            | Predicate::Ge(v) => alloc::vec![v],
+        let lits = |pred: &Predicate| -> Vec<Value> {
+            match pred {
+                Predicate::In(vs) => vs.clone(),
+                Predicate::Eq(v)
+                | Predicate::Lt(v)
+                | Predicate::Le(v)
+                | Predicate::Gt(v)
+                | Predicate::Ge(v) => alloc::vec![v.clone()],
+            }
         };
-        if !lits
+        // Predicates whose literals mean one value whatever the engine's
+        // comparison rule; the others are left to the scan.
+        let usable: Vec<&Predicate> = preds
             .iter()
-            .all(|v| literal_is_exact(self.column.dtype(), v))
-        {
-            return Ok((Candidates::All, false));
-        }
-        let mut acc = Candidates::All;
-        let mut exact = false;
+            .filter(|p| {
+                lits(p)
+                    .iter()
+                    .all(|v| literal_is_exact(self.column.dtype(), v))
+            })
+            .collect();
+        let all_usable = usable.len() == preds.len() && !preds.is_empty();
         let col = &self.column;
         let bitmap_exact = |values: &[Value], ks: &[usize]| {
             ks.iter()
                 .all(|&k| values.get(k).is_some_and(|v| !col.is_missing_value(v)))
         };
-        for (_, l) in &self.loaded {
-            let c = match l {
-                Loaded::MinMax(e) => chunks_to_rows(minmax::candidate_chunks(
-                    e,
-                    nchunks,
-                    self.column.fill().is_nan,
-                    pred,
-                )),
-                Loaded::Bloom(b) => chunks_to_rows(bloom::candidate_chunks(
-                    b,
-                    self.column.dtype(),
-                    nchunks,
-                    pred,
-                )),
-                Loaded::Bitmap(b, exhaustive) => {
-                    match bitmap::select_values(&b.values, *exhaustive, pred) {
-                        Some(ks) => {
-                            exact |= bitmap_exact(&b.values, &ks);
-                            let mut rows: Vec<u64> =
-                                ks.into_iter().flat_map(|k| b.rows(k, nrows)).collect();
-                            rows.sort_unstable();
-                            rows.dedup();
-                            Candidates::from_sorted_rows(&rows)
-                        }
-                        None => Candidates::All,
+        let mut acc = Candidates::All;
+        let mut exact = false;
+        // Row-level indexes first: once one answers exactly, the chunk-level
+        // ones (a superset of its rows at best) are not read.
+        let row_level = |l: &Loaded| {
+            matches!(
+                l,
+                Loaded::Sorted(_)
+                    | Loaded::SortedLazy(_)
+                    | Loaded::Bitmap(..)
+                    | Loaded::BitmapLazy(..)
+            )
+        };
+        let order = self
+            .loaded
+            .iter()
+            .filter(|(_, l)| row_level(l))
+            .chain(self.loaded.iter().filter(|(_, l)| !row_level(l)));
+        for (_, l) in order {
+            if exact && !row_level(l) {
+                continue;
+            }
+            match l {
+                Loaded::BloomLazy(info) => {
+                    let b = match bloom::load(info, nchunks) {
+                        Ok(b) => b,
+                        // Pruning is optional: an unreadable Bloom filter prunes nothing.
+                        Err(_) => continue,
+                    };
+                    for p in &usable {
+                        acc = acc.intersect(chunks_to_rows(bloom::candidate_chunks(
+                            &b,
+                            self.column.dtype(),
+                            nchunks,
+                            p,
+                        )));
                     }
                 }
-                Loaded::BitmapLazy(b, exhaustive) => {
-                    match bitmap::select_values(&b.values, *exhaustive, pred) {
-                        Some(ks) => {
-                            exact |= bitmap_exact(&b.values, &ks);
-                            let mut rows: Vec<u64> = Vec::new();
-                            for &k in &ks {
-                                rows.extend(b.rows(k, nrows)?);
-                            }
-                            if ks.len() > 1 {
-                                rows.sort_unstable();
-                                rows.dedup();
-                            }
-                            Candidates::from_sorted_rows(&rows)
-                        }
-                        None => Candidates::All,
+                Loaded::MinMax(e) => {
+                    for p in &usable {
+                        acc = acc.intersect(chunks_to_rows(minmax::candidate_chunks(
+                            e,
+                            nchunks,
+                            self.column.fill().is_nan,
+                            p,
+                        )));
                     }
+                }
+                Loaded::Bloom(b) => {
+                    for p in &usable {
+                        acc = acc.intersect(chunks_to_rows(bloom::candidate_chunks(
+                            b,
+                            self.column.dtype(),
+                            nchunks,
+                            p,
+                        )));
+                    }
+                }
+                Loaded::Bitmap(..) | Loaded::BitmapLazy(..) => {
+                    let (values, exhaustive) = match l {
+                        Loaded::Bitmap(b, x) => (&b.values, *x),
+                        Loaded::BitmapLazy(b, x) => (&b.values, *x),
+                        _ => continue,
+                    };
+                    // Each row holds one value: predicates meet as value sets.
+                    let mut ks: Option<Vec<usize>> = None;
+                    let mut answered_all = all_usable;
+                    for p in &usable {
+                        match bitmap::select_values(values, exhaustive, p) {
+                            Some(k) => {
+                                ks = Some(match ks {
+                                    None => k,
+                                    Some(prev) => {
+                                        prev.into_iter().filter(|x| k.contains(x)).collect()
+                                    }
+                                });
+                            }
+                            None => answered_all = false,
+                        }
+                    }
+                    let Some(ks) = ks else { continue };
+                    let here_exact = answered_all && bitmap_exact(values, &ks);
+                    let mut rows: Vec<u64> = Vec::new();
+                    for &k in &ks {
+                        match l {
+                            Loaded::Bitmap(b, _) => rows.extend(b.rows(k, nrows)),
+                            Loaded::BitmapLazy(b, _) => rows.extend(b.rows(k, nrows)?),
+                            _ => {}
+                        }
+                    }
+                    if !here_exact && rows.len() as u64 > limit {
+                        continue;
+                    }
+                    if ks.len() > 1 {
+                        rows.sort_unstable();
+                        rows.dedup();
+                    }
+                    exact |= here_exact;
+                    acc = acc.intersect(Candidates::from_sorted_rows(&rows));
                 }
                 Loaded::Sorted(_) | Loaded::SortedLazy(_) => {
-                    let col = &self.column;
                     let cached = self.values.as_ref();
                     let mut value_at = |r: u64| -> Result<Value> {
                         if let Some(v) = cached.and_then(|s| s.values.get(r as usize)) {
@@ -439,28 +527,79 @@ impl ColumnIndexes {
                             crate::Error::Usage(alloc::format!("row {r} could not be read"))
                         })
                     };
+                    let mut lazy;
+                    let mut mem;
+                    let perm: &mut RankSearch<'_>;
+                    let mut ranks_lazy;
+                    let mut ranks_mem;
+                    match l {
+                        Loaded::SortedLazy(p) => {
+                            lazy = p.clone();
+                            ranks_lazy =
+                                |pr: &Predicate, va: &mut dyn FnMut(u64) -> Result<Value>| {
+                                    sorted::rank_ranges(&mut lazy, nrows, pr, va, &mut |e| {
+                                        crate::Error::from(e)
+                                    })
+                                };
+                            perm = &mut ranks_lazy;
+                        }
+                        Loaded::Sorted(s) => {
+                            mem = sorted::InMemory(s);
+                            ranks_mem =
+                                |pr: &Predicate, va: &mut dyn FnMut(u64) -> Result<Value>| {
+                                    sorted::rank_ranges(
+                                        &mut mem,
+                                        nrows,
+                                        pr,
+                                        va,
+                                        &mut |e| match e {},
+                                    )
+                                };
+                            perm = &mut ranks_mem;
+                        }
+                        _ => continue,
+                    }
+                    let mut ranks: Option<Candidates> = None;
+                    let mut answered_all = all_usable;
+                    for p in &usable {
+                        match perm(p, &mut value_at)? {
+                            Some(r) => {
+                                let c = Candidates::Rows(r);
+                                ranks = Some(match ranks {
+                                    None => c,
+                                    Some(prev) => prev.intersect(c),
+                                });
+                            }
+                            None => answered_all = false,
+                        }
+                    }
+                    let Some(Candidates::Rows(ranks)) = ranks else {
+                        continue;
+                    };
+                    let total: u64 = ranks.iter().map(|r| r.end - r.start).sum();
+                    if total > limit {
+                        continue;
+                    }
                     let rows = match l {
-                        Loaded::SortedLazy(p) => sorted::candidate_rows_in(
-                            &mut p.clone(),
-                            nrows,
-                            pred,
-                            &mut value_at,
-                            &mut |e| crate::Error::from(e),
-                        )?,
-                        Loaded::Sorted(s) => sorted::candidate_rows(s, nrows, pred, &mut value_at)?,
+                        Loaded::SortedLazy(p) => {
+                            sorted::rows_of_ranks(&mut p.clone(), nrows, &ranks)?
+                        }
+                        Loaded::Sorted(s) => {
+                            match sorted::rows_of_ranks(&mut sorted::InMemory(s), nrows, &ranks) {
+                                Ok(r) => r,
+                                Err(e) => match e {},
+                            }
+                        }
                         _ => None,
                     };
-                    match rows {
-                        Some(rows) => {
-                            exact = true;
-                            Candidates::from_sorted_rows(&rows)
-                        }
-                        None => Candidates::All,
+                    if let Some(rows) = rows {
+                        exact |= answered_all;
+                        acc = acc.intersect(Candidates::from_sorted_rows(&rows));
                     }
                 }
-            };
-            acc = acc.intersect(c);
+            }
         }
+        let exact = exact && acc != Candidates::All;
         Ok((acc, exact))
     }
 }

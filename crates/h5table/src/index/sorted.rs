@@ -149,7 +149,8 @@ pub trait PermSource {
 }
 
 /// A [`SortedRows`] as a [`PermSource`].
-struct InMemory<'a>(&'a SortedRows);
+#[derive(Debug, Clone, Copy)]
+pub struct InMemory<'a>(pub &'a SortedRows);
 
 impl PermSource for InMemory<'_> {
     type Error = core::convert::Infallible;
@@ -325,6 +326,27 @@ pub fn candidate_rows_in<P: PermSource, E>(
     value_at: &mut dyn FnMut(u64) -> Result<Value, E>,
     perm_err: &mut dyn FnMut(P::Error) -> E,
 ) -> Result<Option<Vec<u64>>, E> {
+    match rank_ranges(perm, nrows, pred, value_at, perm_err)? {
+        Some(r) => rows_of_ranks(perm, nrows, &r).map_err(perm_err),
+        None => Ok(None),
+    }
+}
+
+/// The ranks of the rows that may satisfy `pred`, as sorted, disjoint
+/// ranges within the ordered ranks; `None` when the index cannot answer
+/// (see [`candidate_rows`]). Ranges of several predicates on one column
+/// intersect as sets of ranks, so a range predicate `a <= x < b` costs two
+/// searches and reads only the ranks between them.
+///
+/// # Errors
+/// Errors of `value_at` and of the permutation source.
+pub fn rank_ranges<P: PermSource, E>(
+    perm: &mut P,
+    nrows: u64,
+    pred: &Predicate,
+    value_at: &mut dyn FnMut(u64) -> Result<Value, E>,
+    perm_err: &mut dyn FnMut(P::Error) -> E,
+) -> Result<Option<Vec<core::ops::Range<u64>>>, E> {
     let Some(len) = nrows
         .checked_sub(perm.nan_tail_length())
         .and_then(|n| n.checked_sub(perm.fill_tail_length()))
@@ -390,13 +412,35 @@ pub fn candidate_rows_in<P: PermSource, E>(
             None => return Ok(None),
         }
     }
-    let mut rows: Vec<u64> = Vec::new();
+    ranges.retain(|(a, b)| a < b);
+    ranges.sort_unstable();
+    let mut out: Vec<core::ops::Range<u64>> = Vec::new();
     for (a, b) in ranges {
-        for r in perm.range(a..b.max(a)).map_err(&mut *perm_err)? {
-            if r >= nrows {
+        match out.last_mut() {
+            Some(last) if a <= last.end => last.end = last.end.max(b),
+            _ => out.push(a..b),
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The rows of the ranks `ranks`, sorted; `None` when an entry is not
+/// below `nrows` (the index cannot answer).
+///
+/// # Errors
+/// Errors of the permutation source.
+pub fn rows_of_ranks<P: PermSource>(
+    perm: &mut P,
+    nrows: u64,
+    ranks: &[core::ops::Range<u64>],
+) -> Result<Option<Vec<u64>>, P::Error> {
+    let mut rows: Vec<u64> = Vec::new();
+    for r in ranks {
+        for row in perm.range(r.clone())? {
+            if row >= nrows {
                 return Ok(None);
             }
-            rows.push(r);
+            rows.push(row);
         }
     }
     rows.sort_unstable();

@@ -84,7 +84,8 @@ impl<'a> TableEditor<'a> {
     /// [`Error::NotATable`], [`Error::UnsupportedVersion`] (VERSION major
     /// above 1), [`Error::Invalid`] for a missing or corrupt `NROWS` (not a
     /// scalar `uint64`) or columns whose extents differ or fall below
-    /// `NROWS`; HDF5 errors.
+    /// `NROWS`; `Usage` for a table with list columns (upstream H5Col
+    /// draft), which this writer does not extend; HDF5 errors.
     pub fn open(ed: &'a mut FileEditor, path: &str) -> Result<TableEditor<'a>> {
         let mut t = TableEditor {
             ed,
@@ -133,6 +134,15 @@ impl<'a> TableEditor<'a> {
         let group = file.group(&self.path)?;
         let table = Table::open(&group)?;
         let path = self.path.clone();
+        if let Some(l) = table.list_columns().first() {
+            // Rows appended to the datasets alone would leave the list
+            // columns short of NROWS.
+            return Err(Error::usage(format!(
+                "{path}: column {:?} is a list column (upstream H5Col draft), which this \
+                 writer cannot extend; refusing to change the table",
+                l.name()
+            )));
+        }
         // NROWS must be a scalar uint64 (§7.3).
         let nrows_attr = group
             .attrs()?
