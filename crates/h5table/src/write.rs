@@ -865,9 +865,7 @@ impl TableWriter {
         if self.columns.iter().any(|c| !c.indexes.is_empty()) {
             let mut t = TableEditor::open(ed, &path)?;
             for c in &self.columns {
-                for s in &c.indexes {
-                    t.build_index(&c.name, *s)?;
-                }
+                t.build_indexes(&c.name, &c.indexes)?;
             }
         }
         Ok(())

@@ -4,10 +4,12 @@
 //! big-endian, with NaN (several payloads), ±0, ±inf, subnormals and fill
 //! values (non-NaN, NaN, −0) among the data, random chunking; every index
 //! family built, then rows appended (incremental CHUNK_MINMAX/CHUNK_BLOOM,
-//! rebuilt SORTED_ROWS/BITMAP), the index datasets compared byte for byte.
+//! rebuilt SORTED_ROWS/BITMAP), the index datasets compared byte for byte;
+//! also each column's families built together (`build_indexes`, one read).
 
 mod common;
 
+use h5fmt::data::Reference;
 use h5fmt::format::datatype::{ByteOrder, Datatype, EnumMember};
 use h5fmt::{FileEditor, FileWriter, Object};
 use h5table::write::{
@@ -250,24 +252,39 @@ fn specs(rng: &mut Rng) -> Vec<IndexSpec> {
     ]
 }
 
-/// Every dataset of the table's SEARCH_INDEXES: (name, shape, bytes, attributes).
+/// Every dataset of the table's SEARCH_INDEXES: (name, shape, bytes,
+/// attributes), object references in attributes shown as the name of their
+/// target (addresses depend on the order the datasets were written in).
 fn indexes(path: &Path) -> Vec<(String, Vec<u64>, Vec<u8>, String)> {
     let f = h5fmt::File::open(path).unwrap();
     let g = f.group(&format!("{TABLE}/SEARCH_INDEXES")).unwrap();
-    let mut out = Vec::new();
+    let mut sets = Vec::new();
     for l in g.links().unwrap() {
         let Ok(Object::Dataset(ds)) = g.member(&l.name) else {
             panic!("{} is not a dataset", l.name)
         };
+        sets.push((l.name.clone(), ds));
+    }
+    let mut out = Vec::new();
+    for (name, ds) in &sets {
         let mut attrs: Vec<String> = ds
             .attrs()
             .unwrap()
             .iter()
-            .map(|a| format!("{}={:?}", a.name(), a.read_values().unwrap()))
+            .map(|a| {
+                let mut v = format!("{}={:?}", a.name(), a.read_values().unwrap());
+                for (n, d) in &sets {
+                    v = v.replace(
+                        &format!("{:?}", Reference::Object(d.addr())),
+                        &format!("Object({n})"),
+                    );
+                }
+                v
+            })
             .collect();
         attrs.sort();
         out.push((
-            l.name.clone(),
+            name.clone(),
             ds.shape().to_vec(),
             ds.read_raw().unwrap(),
             attrs.join(" "),
@@ -277,7 +294,10 @@ fn indexes(path: &Path) -> Vec<(String, Vec<u64>, Vec<u8>, String)> {
     out
 }
 
-fn build(path: &Path, generic: bool, specs: &[IndexSpec]) {
+/// Build every family of `specs` each column admits: one `build_index`
+/// at a time, or (`together`) all of a column's with one `build_indexes`
+/// (one read of the column shared by them).
+fn build(path: &Path, generic: bool, together: bool, specs: &[IndexSpec]) {
     force_generic_index_paths(generic);
     let mut ed = FileEditor::open(path).unwrap();
     ed.sync = false;
@@ -285,9 +305,16 @@ fn build(path: &Path, generic: bool, specs: &[IndexSpec]) {
     let file = h5fmt::File::open(path).unwrap();
     let t = Table::open(&file.group(TABLE).unwrap()).unwrap();
     for c in t.columns() {
-        for s in specs {
-            if kind_allowed(&s.kind(), c.dtype()) {
-                te.build_index(c.name(), *s).unwrap();
+        let ok: Vec<IndexSpec> = specs
+            .iter()
+            .copied()
+            .filter(|s| kind_allowed(&s.kind(), c.dtype()))
+            .collect();
+        if together {
+            te.build_indexes(c.name(), &ok).unwrap();
+        } else {
+            for s in ok {
+                te.build_index(c.name(), s).unwrap();
             }
         }
     }
@@ -335,6 +362,7 @@ fn typed_and_generic_index_builds_write_the_same_bytes() {
         }
         let fast = common::tmp(&format!("typed_fast_{seed}.h5"));
         let generic = common::tmp(&format!("typed_generic_{seed}.h5"));
+        let together = common::tmp(&format!("typed_together_{seed}.h5"));
         let mut w = FileWriter::create(&fast).unwrap();
         let rows = data(&mut rng, &cols, n);
         let rows_ref: Vec<(&str, ColumnData)> =
@@ -342,10 +370,17 @@ fn typed_and_generic_index_builds_write_the_same_bytes() {
         tw.write_at(&mut w, TABLE, &rows_ref).unwrap();
         w.close().unwrap();
         std::fs::copy(&fast, &generic).unwrap();
+        std::fs::copy(&fast, &together).unwrap();
         let specs = specs(&mut rng);
-        build(&fast, false, &specs);
-        build(&generic, true, &specs);
+        build(&fast, false, false, &specs);
+        build(&generic, true, false, &specs);
+        build(&together, false, true, &specs);
         compare(&fast, &generic, &format!("seed {seed}, {n} rows, built"));
+        compare(
+            &together,
+            &generic,
+            &format!("seed {seed}, {n} rows, built together"),
+        );
         for step in 0..2 {
             let k = rng.below(90);
             let more = data(&mut rng, &cols, k);
@@ -359,5 +394,6 @@ fn typed_and_generic_index_builds_write_the_same_bytes() {
         }
         let _ = std::fs::remove_file(&fast);
         let _ = std::fs::remove_file(&generic);
+        let _ = std::fs::remove_file(&together);
     }
 }

@@ -295,19 +295,83 @@ fn to_usize(n: u64) -> Result<usize> {
     usize::try_from(n).map_err(|_| too_large("index build"))
 }
 
+/// Where the typed builders get a column's bit patterns: read from the
+/// column piece by piece, or from rows read once (by [`load`]) and shared
+/// by the indexes built on the column together.
+#[derive(Clone, Copy)]
+pub struct Src<'a> {
+    col: &'a Column,
+    t: Typed,
+    /// Rows `[first, first + bits.len())`, already decoded.
+    rows: Option<(u64, &'a [u64])>,
+}
+
+impl<'a> Src<'a> {
+    /// Read rows from `col` as they are needed.
+    pub fn new(col: &'a Column, t: Typed) -> Src<'a> {
+        Src { col, t, rows: None }
+    }
+
+    /// Rows `[first, first + bits.len())` are `bits` (from [`load`]); other
+    /// rows are read from `col`.
+    pub fn with_rows(col: &'a Column, t: Typed, first: u64, bits: &'a [u64]) -> Src<'a> {
+        Src {
+            col,
+            t,
+            rows: Some((first, bits)),
+        }
+    }
+
+    /// The column.
+    pub fn column(&self) -> &'a Column {
+        self.col
+    }
+
+    /// The typed view.
+    pub fn typed(&self) -> &Typed {
+        &self.t
+    }
+
+    /// The loaded bit patterns of rows `rows`, when they are loaded.
+    fn loaded(&self, rows: &Range<u64>) -> Option<&'a [u64]> {
+        let (first, bits) = self.rows?;
+        let a = usize::try_from(rows.start.checked_sub(first)?).ok()?;
+        let b = usize::try_from(rows.end.checked_sub(first)?).ok()?;
+        bits.get(a..b)
+    }
+}
+
+/// The bit patterns of rows `rows` of a column, read in pieces of whole
+/// chunks and decoded into one vector.
+///
+/// # Errors
+/// Errors reading the column; `Limit` when memory runs out.
+pub fn load(col: &Column, t: &Typed, rows: Range<u64>) -> Result<Vec<u64>> {
+    let mut out: Vec<u64> = Vec::new();
+    reserve(&mut out, to_usize(rows.end.saturating_sub(rows.start))?)?;
+    let src = Src::new(col, *t);
+    for_each_piece(&src, rows, |_, bits| {
+        reserve(&mut out, bits.len())?;
+        out.extend_from_slice(bits);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 /// Call `f(first_row, bits)` for consecutive pieces of rows `rows`, each
 /// a whole number of the column's chunks (but the last) and at most about
 /// [`PIECE_ROWS`] rows, `bits` holding one bit pattern per row.
 fn for_each_piece(
-    col: &Column,
-    num: &Numeric,
+    src: &Src,
     rows: Range<u64>,
     mut f: impl FnMut(u64, &[u64]) -> Result<()>,
 ) -> Result<()> {
+    let col = src.col;
     let step = match col.chunk_len() {
         Some(c) if c > 0 => c.saturating_mul((PIECE_ROWS / c).max(1)),
         _ => PIECE_ROWS,
     };
+    let loaded = src.loaded(&rows);
     let mut bits = Vec::new();
     let mut start = rows.start;
     while start < rows.end {
@@ -315,10 +379,19 @@ fn for_each_piece(
             .saturating_add(1)
             .saturating_mul(step)
             .min(rows.end);
-        let raw = col.read_raw(start..end)?;
-        num.decode_into(&raw, &mut bits)?;
-        drop(raw);
-        f(start, &bits)?;
+        match loaded {
+            Some(all) => {
+                let a = (start - rows.start) as usize;
+                let b = (end - rows.start) as usize;
+                f(start, &all[a..b])?;
+            }
+            None => {
+                let raw = col.read_raw(start..end)?;
+                src.t.num.decode_into(&raw, &mut bits)?;
+                drop(raw);
+                f(start, &bits)?;
+            }
+        }
         start = end;
     }
     Ok(())
@@ -328,8 +401,7 @@ fn for_each_piece(
 /// `chunks` (rows `[0, nrows)`), a chunk's rows split over calls when they
 /// span pieces (a contiguous column's single chunk), in row order.
 fn for_each_chunk_part(
-    col: &Column,
-    num: &Numeric,
+    src: &Src,
     nrows: u64,
     chunks: Range<u64>,
     mut f: impl FnMut(u64, u64, &[u64]) -> Result<()>,
@@ -337,10 +409,10 @@ fn for_each_chunk_part(
     if chunks.is_empty() {
         return Ok(());
     }
-    let cl = col.chunk_len();
+    let cl = src.col.chunk_len();
     let first = chunk_range(chunks.start, nrows, cl).start;
     let last = chunk_range(chunks.end - 1, nrows, cl).end;
-    for_each_piece(col, num, first..last, |start, bits| {
+    for_each_piece(src, first..last, |start, bits| {
         let end = start + bits.len() as u64;
         let mut r = start;
         while r < end {
@@ -377,14 +449,15 @@ pub struct ChunkStats {
 ///
 /// # Errors
 /// Errors reading the column; `Limit` when memory runs out.
-pub fn minmax(col: &Column, t: &Typed, nrows: u64, chunks: Range<u64>) -> Result<Vec<ChunkStats>> {
+pub fn minmax(src: &Src, nrows: u64, chunks: Range<u64>) -> Result<Vec<ChunkStats>> {
+    let t = src.t;
     let num = t.num;
     let mut out: Vec<ChunkStats> = Vec::new();
     reserve(&mut out, to_usize(chunks.end - chunks.start)?)?;
     let base = chunks.start;
     // (min key, max key) of the current chunk.
     let mut keys = (0u64, 0u64);
-    for_each_chunk_part(col, &num, nrows, chunks, |c, _, bits| {
+    for_each_chunk_part(src, nrows, chunks, |c, _, bits| {
         let i = (c - base) as usize;
         if out.len() <= i {
             out.push(ChunkStats::default());
@@ -421,62 +494,74 @@ pub fn minmax(col: &Column, t: &Typed, nrows: u64, chunks: Range<u64>) -> Result
 /// values by key, ties by increasing row, then the fill tail, then the NaN
 /// tail.
 ///
+/// The ordered rows are sorted as one `u64` each, `(key − least key) <<
+/// row_bits | row`, when the key range and the row numbers fit in 64 bits
+/// together (all distinct, so the order of the `u64`s is the order wanted);
+/// as `(key, row)` pairs otherwise.
+///
 /// # Errors
 /// Errors reading the column; `Limit` when memory runs out.
-pub fn sorted_rows(col: &Column, t: &Typed, nrows: u64) -> Result<SortedRows> {
-    let num = t.num;
-    let n = to_usize(nrows)?;
+pub fn sorted_rows(src: &Src, nrows: u64) -> Result<SortedRows> {
+    let owned;
+    let bits: &[u64] = match src.loaded(&(0..nrows)) {
+        Some(b) => b,
+        None => {
+            owned = load(src.col, &src.t, 0..nrows)?;
+            &owned
+        }
+    };
+    let (t, num) = (src.t, src.t.num);
+    let n = bits.len();
     // Tail rows in row order, NaN ones flagged in the top bit.
     const NAN: u64 = 1 << 63;
     let mut tails: Vec<u64> = Vec::new();
-    let mut sorted: Vec<u64>;
     let mut order = KeyRange::default();
-    if num.size <= 4 && nrows <= 1 << 32 {
-        // (key << 32 | row): one u64 per row, sorted by its top half.
-        let mut v: Vec<u64> = Vec::new();
-        reserve(&mut v, n)?;
-        for_each_piece(col, &num, 0..nrows, |start, bits| {
-            for (r, &b) in (start..).zip(bits) {
-                let nan = num.is_nan(b);
-                if nan || t.is_missing(b, nan) {
-                    push(&mut tails, r | if nan { NAN } else { 0 })?;
-                } else {
-                    let k = num.key(b);
-                    order.add(k);
-                    v.push(k << 32 | r);
-                }
-            }
-            Ok(())
-        })?;
-        radix_sort(&mut v, |x| x >> 32, order)?;
-        for x in &mut v {
-            *x &= u64::from(u32::MAX);
+    for (r, &b) in (0u64..).zip(bits) {
+        let nan = num.is_nan(b);
+        if nan || t.is_missing(b, nan) {
+            push(&mut tails, r | if nan { NAN } else { 0 })?;
+        } else {
+            order.add(num.key(b));
         }
-        sorted = v;
+    }
+    let ordered_rows = n - tails.len();
+    let row_bits = 64 - (n as u64).saturating_sub(1).leading_zeros();
+    let key_bits = if ordered_rows == 0 {
+        0
+    } else {
+        64 - (order.hi - order.lo).leading_zeros()
+    };
+    let mut sorted: Vec<u64> = Vec::new();
+    reserve(&mut sorted, n)?;
+    if key_bits + row_bits <= 64 {
+        let mut packed = KeyRange::default();
+        for (r, &b) in (0u64..).zip(bits) {
+            let nan = num.is_nan(b);
+            if !(nan || t.is_missing(b, nan)) {
+                let x = (num.key(b) - order.lo).checked_shl(row_bits).unwrap_or(0) | r;
+                packed.add(x);
+                sorted.push(x);
+            }
+        }
+        radix_sort(&mut sorted, |x| *x, packed)?;
+        let mask = u64::MAX.checked_shr(64 - row_bits).unwrap_or(0);
+        for x in &mut sorted {
+            *x &= mask;
+        }
     } else {
         let mut v: Vec<(u64, u64)> = Vec::new();
-        reserve(&mut v, n)?;
-        for_each_piece(col, &num, 0..nrows, |start, bits| {
-            for (r, &b) in (start..).zip(bits) {
-                let nan = num.is_nan(b);
-                if nan || t.is_missing(b, nan) {
-                    push(&mut tails, r | if nan { NAN } else { 0 })?;
-                } else {
-                    let k = num.key(b);
-                    order.add(k);
-                    v.push((k, r));
-                }
+        reserve(&mut v, ordered_rows)?;
+        for (r, &b) in (0u64..).zip(bits) {
+            let nan = num.is_nan(b);
+            if !(nan || t.is_missing(b, nan)) {
+                v.push((num.key(b), r));
             }
-            Ok(())
-        })?;
+        }
         radix_sort(&mut v, |x| x.0, order)?;
-        sorted = Vec::new();
-        reserve(&mut sorted, n)?;
         sorted.extend(v.iter().map(|x| x.1));
     }
     let nan = tails.iter().filter(|&&x| x & NAN != 0).count();
     let fill = tails.len() - nan;
-    reserve(&mut sorted, tails.len())?;
     sorted.extend(tails.iter().filter(|&&x| x & NAN == 0));
     sorted.extend(tails.iter().filter(|&&x| x & NAN != 0).map(|x| x & !NAN));
     Ok(SortedRows {
@@ -730,19 +815,20 @@ pub struct TypedBitmap {
 /// # Errors
 /// `Usage` when there are more than `max_values` distinct values; errors
 /// reading the column; `Limit` when memory runs out.
-pub fn bitmap(col: &Column, t: &Typed, nrows: u64, max_values: usize) -> Result<TypedBitmap> {
+pub fn bitmap(src: &Src, nrows: u64, max_values: usize) -> Result<TypedBitmap> {
     struct Entry {
         key: u64,
         first: Option<u64>,
         bits: Vec<u8>,
     }
+    let (t, col) = (src.t, src.col);
     let num = t.num;
     let row_bytes = to_usize(nrows.div_ceil(8))?;
     let mut map = KeyMap::new();
     let mut entries: Vec<Entry> = Vec::new();
     let mut listed = 0usize;
     let mut last: Option<(u64, usize)> = None;
-    for_each_piece(col, &num, 0..nrows, |start, bits| {
+    for_each_piece(src, 0..nrows, |start, bits| {
         for (r, &b) in (start..).zip(bits) {
             let nan = num.is_nan(b);
             if nan {
@@ -814,21 +900,59 @@ pub fn bitmap(col: &Column, t: &Typed, nrows: u64, max_values: usize) -> Result<
     })
 }
 
-/// The largest number of distinct Bloom keys (non-missing, non-NaN values,
-/// `-0 == +0`) in one data-bearing chunk of rows `[0, nrows)`.
+/// The distinct Bloom keys of each data-bearing chunk of a range (§10.7:
+/// non-missing, non-NaN values, `-0` normalised to `+0`, as bit patterns),
+/// gathered in one pass; a chunk's filter depends only on this set.
+#[derive(Debug, Clone, Default)]
+pub struct BloomKeys {
+    /// The first chunk.
+    first: u64,
+    /// `keys[ends[i − 1] .. ends[i]]` are chunk `first + i`'s keys.
+    ends: Vec<usize>,
+    keys: Vec<u64>,
+}
+
+impl BloomKeys {
+    /// The largest number of distinct keys in one chunk.
+    pub fn max_distinct(&self) -> u64 {
+        let mut prev = 0;
+        let mut best = 0;
+        for &e in &self.ends {
+            best = best.max(e - prev);
+            prev = e;
+        }
+        best as u64
+    }
+}
+
+/// The [`BloomKeys`] of chunks `chunks` of rows `[0, nrows)`.
 ///
 /// # Errors
 /// Errors reading the column; `Limit` when memory runs out.
-pub fn bloom_max_distinct(col: &Column, t: &Typed, nrows: u64) -> Result<u64> {
-    let num = t.num;
-    let nch = super::chunk_count(nrows, col.chunk_len());
+pub fn bloom_keys(src: &Src, nrows: u64, chunks: Range<u64>) -> Result<BloomKeys> {
+    let (t, num) = (src.t, src.t.num);
+    let mut out = BloomKeys {
+        first: chunks.start,
+        ends: Vec::new(),
+        keys: Vec::new(),
+    };
+    reserve(&mut out.ends, to_usize(chunks.end - chunks.start)?)?;
     let mut set = KeySet::default();
-    let mut cur = 0u64;
-    let mut best = 0u64;
-    for_each_chunk_part(col, &num, nrows, 0..nch, |c, _, bits| {
+    // The chunk whose keys `set` holds.
+    let mut cur = chunks.start;
+    let mut last: Option<u64> = None;
+    let flush = |set: &mut KeySet, out: &mut BloomKeys, upto: u64| -> Result<()> {
+        // Chunks before `upto` not yet closed: the first gets the set.
+        while (out.ends.len() as u64) < upto - out.first {
+            set.drain_into(&mut out.keys)?;
+            push(&mut out.ends, out.keys.len())?;
+        }
+        Ok(())
+    };
+    for_each_chunk_part(src, nrows, chunks.clone(), |c, _, bits| {
         if c != cur {
-            best = best.max(set.len() as u64);
-            set.clear();
+            flush(&mut set, &mut out, c)?;
+            last = None;
             cur = c;
         }
         for &b in bits {
@@ -836,53 +960,69 @@ pub fn bloom_max_distinct(col: &Column, t: &Typed, nrows: u64) -> Result<u64> {
             if nan || t.is_missing(b, nan) || num.canonical(b).is_none() {
                 continue;
             }
-            set.insert(num.normalise(b))?;
+            let k = num.normalise(b);
+            if last != Some(k) {
+                set.insert(k)?;
+                last = Some(k);
+            }
         }
         Ok(())
     })?;
-    Ok(best.max(set.len() as u64))
+    flush(&mut set, &mut out, chunks.end)?;
+    Ok(out)
 }
 
-/// The Bloom filters (`m_bits / 8` bytes each, in order) of chunks
-/// `chunks` of rows `[0, nrows)`.
+/// The Bloom filters (`m_bits / 8` bytes each, in order) of the chunks of
+/// `keys`.
 ///
 /// # Errors
-/// Errors reading the column; `Limit` when memory runs out.
-pub fn bloom_filters(
-    col: &Column,
-    t: &Typed,
-    nrows: u64,
-    chunks: Range<u64>,
-    params: BloomParams,
-) -> Result<Vec<u8>> {
-    let num = t.num;
+/// `Limit` when memory runs out.
+pub fn bloom_filters(num: &Numeric, keys: &BloomKeys, params: BloomParams) -> Result<Vec<u8>> {
     let m = params.m_bytes();
     let mut out = Vec::new();
-    let len = to_usize(chunks.end - chunks.start)?
+    let len = keys
+        .ends
+        .len()
         .checked_mul(m)
         .ok_or_else(|| too_large("CHUNK_BLOOM"))?;
     reserve(&mut out, len)?;
     out.resize(len, 0);
-    let base = chunks.start;
+    if m == 0 {
+        return Ok(out);
+    }
     let hasher = BloomHasher::new(params.k, params.m_bits, params.seed);
-    for_each_chunk_part(col, &num, nrows, chunks, |c, _, bits| {
-        let i = (c - base) as usize;
-        let f = &mut out[i * m..(i + 1) * m];
-        for &b in bits {
-            let nan = num.is_nan(b);
-            if nan || t.is_missing(b, nan) {
-                continue;
-            }
-            if let Some(key) = num.canonical(b) {
-                hasher.for_each_position(&key[..num.size], |g| {
+    let size = num.size;
+    let fill = |filters: &mut [u8], ends: &[usize], mut start: usize| {
+        for (f, &end) in filters.chunks_exact_mut(m).zip(ends) {
+            for &k in keys.keys.get(start..end).unwrap_or(&[]) {
+                let key = k.to_le_bytes();
+                hasher.for_each_position(&key[..size], |g| {
                     if let Some(x) = f.get_mut((g / 8) as usize) {
                         *x |= 1 << (g % 8);
                     }
                 });
             }
+            start = end;
         }
-        Ok(())
-    })?;
+    };
+    // Two halves on two threads when there is enough to hash.
+    let half = keys.ends.len() / 2;
+    #[cfg(feature = "std")]
+    if keys.keys.len() >= 1 << 20 && half > 0 {
+        let (f0, f1) = out.split_at_mut(half * m);
+        let (e0, e1) = keys.ends.split_at(half);
+        let mid = e0.last().copied().unwrap_or(0);
+        let fill = &fill;
+        std::thread::scope(|s| {
+            let h = s.spawn(move || fill(f1, e1, mid));
+            fill(f0, e0, 0);
+            h.join()
+        })
+        .map_err(|_| Error::Usage("CHUNK_BLOOM: a hashing thread panicked".into()))?;
+        return Ok(out);
+    }
+    let _ = half;
+    fill(&mut out, &keys.ends, 0);
     Ok(out)
 }
 
@@ -899,10 +1039,29 @@ impl KeySet {
     fn len(&self) -> usize {
         self.len + usize::from(self.has_max)
     }
+    #[cfg(test)]
     fn clear(&mut self) {
         self.slots.iter_mut().for_each(|s| *s = u64::MAX);
         self.len = 0;
         self.has_max = false;
+    }
+    /// Append the keys (in no particular order) to `out` and empty the set.
+    fn drain_into(&mut self, out: &mut Vec<u64>) -> Result<()> {
+        reserve(out, self.len())?;
+        if self.len > 0 {
+            for s in &mut self.slots {
+                if *s != u64::MAX {
+                    out.push(*s);
+                    *s = u64::MAX;
+                }
+            }
+        }
+        if self.has_max {
+            out.push(u64::MAX);
+        }
+        self.len = 0;
+        self.has_max = false;
+        Ok(())
     }
     fn insert(&mut self, key: u64) -> Result<()> {
         if key == u64::MAX {
@@ -1060,6 +1219,41 @@ mod tests {
                 radix_sort(&mut v, |x| x.0, r).unwrap();
                 assert!(v == w, "n = {n}");
             }
+        }
+    }
+
+    #[test]
+    fn bloom_filters_split_over_threads_equal_one_by_one() {
+        // Enough keys for the two-thread path: each filter equal to the
+        // keys inserted one by one (`bloom::insert`).
+        let num = Numeric::of(&Datatype::int_le(8, false)).unwrap();
+        let mut keys = BloomKeys::default();
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        for c in 0..60usize {
+            for _ in 0..(c * 1237 % 30_000 + 20_000) {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                keys.keys.push(s % 1_000_003);
+            }
+            keys.ends.push(keys.keys.len());
+        }
+        assert!(keys.keys.len() >= 1 << 20);
+        let p = BloomParams {
+            k: 5,
+            m_bits: 8 * 4096,
+            seed: 99,
+        };
+        let got = bloom_filters(&num, &keys, p).unwrap();
+        let m = p.m_bytes();
+        let mut start = 0;
+        for (c, &end) in keys.ends.iter().enumerate() {
+            let mut want = alloc::vec![0u8; m];
+            for k in &keys.keys[start..end] {
+                super::super::bloom::insert(&mut want, &k.to_le_bytes(), p);
+            }
+            assert!(got[c * m..(c + 1) * m] == want[..], "chunk {c}");
+            start = end;
         }
     }
 

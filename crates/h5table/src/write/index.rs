@@ -29,7 +29,7 @@
 use crate::error::{Error, Result};
 use crate::index::bloom::{insert, insertable, BloomParams};
 use crate::index::order::{cmp_rows, cmp_values, has_canonical_bytes, has_order, is_nan};
-use crate::index::typed::{self, Typed};
+use crate::index::typed::{self, Src, Typed};
 use crate::index::{bitmap, chunk_count, chunk_ranges, sorted, IndexInfo, IndexKind, HASH_FAMILY};
 use crate::model::{Column, ColumnSlice};
 use alloc::collections::BTreeSet;
@@ -342,9 +342,10 @@ fn minmax_bytes(
 }
 
 /// [`minmax_bytes`] on the typed fast path.
-fn minmax_bytes_typed(col: &Column, t: &Typed, nrows: u64, chunks: Range<u64>) -> Result<Vec<u8>> {
-    let stats = typed::minmax(col, t, nrows, chunks)?;
-    let fill = match fill_elem(col) {
+fn minmax_bytes_typed(src: &Src, nrows: u64, chunks: Range<u64>) -> Result<Vec<u8>> {
+    let stats = typed::minmax(src, nrows, chunks)?;
+    let t = src.typed();
+    let fill = match fill_elem(src.column()) {
         Elem::Fixed(b) | Elem::Var(b) => b,
     };
     let es = t.num.size();
@@ -438,9 +439,9 @@ fn write_perm(ed: &mut FileEditor, path: &str, perm: &[u64]) -> Result<()> {
 }
 
 /// The `SORTED_ROWS` permutation of rows `[0, nrows)`.
-fn sorted_perm(col: &Column, nrows: u64) -> Result<sorted::SortedRows> {
-    match typed_of(col) {
-        Some(t) => typed::sorted_rows(col, &t, nrows),
+fn sorted_perm(col: &Column, fast: Option<Src>, nrows: u64) -> Result<sorted::SortedRows> {
+    match fast {
+        Some(src) => typed::sorted_rows(&src, nrows),
         None => Ok(sorted::compute(&Rows::read(col, 0..nrows)?.slice, nrows)),
     }
 }
@@ -458,11 +459,12 @@ struct BitmapBytes {
 fn bitmap_bytes(
     ed: &mut FileEditor,
     col: &Column,
+    fast: Option<Src>,
     nrows: u64,
     max_values: usize,
 ) -> Result<BitmapBytes> {
-    if let Some(t) = typed_of(col) {
-        let b = typed::bitmap(col, &t, nrows, max_values)?;
+    if let Some(src) = fast {
+        let b = typed::bitmap(&src, nrows, max_values)?;
         return Ok(BitmapBytes {
             k: b.k as u64,
             values: b.values,
@@ -496,14 +498,15 @@ fn bitmap_bytes(
 fn minmax_chunks(
     ed: &mut FileEditor,
     col: &Column,
+    fast: Option<Src>,
     nrows: u64,
     chunks: Range<u64>,
 ) -> Result<Vec<u8>> {
     if chunks.is_empty() {
         return Ok(Vec::new());
     }
-    if let Some(t) = typed_of(col) {
-        return minmax_bytes_typed(col, &t, nrows, chunks);
+    if let Some(src) = fast {
+        return minmax_bytes_typed(&src, nrows, chunks);
     }
     let first = crate::index::chunk_range(chunks.start, nrows, col.chunk_len()).start;
     let rows = Rows::read(col, first..nrows)?;
@@ -511,12 +514,19 @@ fn minmax_chunks(
 }
 
 /// The Bloom filters of chunks `chunks` of rows `[0, nrows)`.
-fn bloom_chunks(col: &Column, nrows: u64, chunks: Range<u64>, p: BloomParams) -> Result<Vec<u8>> {
+fn bloom_chunks(
+    col: &Column,
+    fast: Option<Src>,
+    nrows: u64,
+    chunks: Range<u64>,
+    p: BloomParams,
+) -> Result<Vec<u8>> {
     if chunks.is_empty() {
         return Ok(Vec::new());
     }
-    if let Some(t) = typed_of(col) {
-        return typed::bloom_filters(col, &t, nrows, chunks, p);
+    if let Some(src) = fast {
+        let keys = typed::bloom_keys(&src, nrows, chunks)?;
+        return typed::bloom_filters(&src.typed().num, &keys, p);
     }
     let first = crate::index::chunk_range(chunks.start, nrows, col.chunk_len()).start;
     let rows = Rows::read(col, first..nrows)?;
@@ -525,6 +535,16 @@ fn bloom_chunks(col: &Column, nrows: u64, chunks: Range<u64>, p: BloomParams) ->
 
 fn chunk_of(n: u64, cap: u64) -> u64 {
     n.clamp(1, cap)
+}
+
+/// The chunk shape of a `BITMAP` of `k` bit rows of `rb` bytes: rows of
+/// 64 KiB or more one per chunk (a query reads the rows of its values and
+/// no others), cut into equal pieces of at most 1 MiB; shorter rows
+/// grouped, up to 16 and 64 KiB a chunk.
+fn bitmap_chunks(k: u64, rb: u64) -> [u64; 2] {
+    const PIECE: u64 = 1 << 20;
+    let width = rb.div_ceil(rb.div_ceil(PIECE).max(1)).max(1);
+    [chunk_of(k, (65536 / width).clamp(1, 16)), width]
 }
 
 /// Paths of the index (and accompanying) datasets of a column/kind.
@@ -536,17 +556,53 @@ fn bool_true() -> AttrValue {
     AttrValue::raw(Datatype::bool_enum(), None, vec![1])
 }
 
-/// Write a new index of `spec` on `col` (rows `[0, nrows)`) as dataset(s)
+/// Write new indexes of `specs` on `col` (rows `[0, nrows)`) as datasets
 /// in group `sidx`, with tokens `generation`/`nrows`; returns the index
-/// dataset's path. Nothing links it yet.
-pub(crate) fn create_index(
+/// datasets' paths, in the order of `specs`. Nothing links them yet. A
+/// column with a typed path is read once for all of them (when there are
+/// several).
+pub(crate) fn create_indexes(
+    ed: &mut FileEditor,
+    sidx: &str,
+    col: &Column,
+    specs: &[IndexSpec],
+    nrows: u64,
+    generation: u64,
+) -> Result<Vec<String>> {
+    let pre = match typed_of(col) {
+        Some(t) if specs.len() > 1 => Some(typed::load(col, &t, 0..nrows)?),
+        _ => None,
+    };
+    let mut paths = Vec::new();
+    for s in specs {
+        paths.push(create_index_from(
+            ed,
+            sidx,
+            col,
+            *s,
+            nrows,
+            generation,
+            pre.as_deref(),
+        )?);
+    }
+    Ok(paths)
+}
+
+/// One index of [`create_indexes`], rows `[0, nrows)` given as their bit patterns
+/// (`pre`, from [`typed::load`]) when they are already read.
+fn create_index_from(
     ed: &mut FileEditor,
     sidx: &str,
     col: &Column,
     spec: IndexSpec,
     nrows: u64,
     generation: u64,
+    pre: Option<&[u64]>,
 ) -> Result<String> {
+    let fast = typed_of(col).map(|t| match pre {
+        Some(b) => Src::with_rows(col, t, 0, b),
+        None => Src::new(col, t),
+    });
     let kind = spec.kind();
     if !kind_allowed(&kind, col.dtype()) {
         return Err(Error::Usage(format!(
@@ -566,7 +622,7 @@ pub(crate) fn create_index(
     let nch = chunk_count(nrows, cl);
     match spec {
         IndexSpec::ChunkMinMax => {
-            let bytes = minmax_chunks(ed, col, nrows, 0..nch)?;
+            let bytes = minmax_chunks(ed, col, fast, nrows, 0..nch)?;
             let ds = NewDataset::new(minmax_dtype(col.dtype()), &[nch])
                 .maxshape(&[None])
                 .chunks(&[chunk_of(nch, 1024)]);
@@ -576,7 +632,7 @@ pub(crate) fn create_index(
             }
         }
         IndexSpec::SortedRows => {
-            let s = sorted_perm(col, nrows)?;
+            let s = sorted_perm(col, fast, nrows)?;
             let ds = NewDataset::new(u64_dtype(), &[nrows])
                 .maxshape(&[None])
                 .chunks(&[chunk_of(nrows, 65536)]);
@@ -587,7 +643,7 @@ pub(crate) fn create_index(
             ed.set_attr(&path, "ordered", bool_true())?;
         }
         IndexSpec::Bitmap { max_values } => {
-            let b = bitmap_bytes(ed, col, nrows, max_values)?;
+            let b = bitmap_bytes(ed, col, fast, nrows, max_values)?;
             let (k, rb, vbytes) = (b.k, b.row_bytes, &b.values);
             let vname = format!("{name}.VALUES");
             let vpath = format!("{sidx}/{vname}");
@@ -600,7 +656,7 @@ pub(crate) fn create_index(
             }
             let ds = NewDataset::new(u8_dtype(), &[k, rb])
                 .maxshape(&[None, None])
-                .chunks(&[chunk_of(k, 16), chunk_of(rb, 8192)]);
+                .chunks(&bitmap_chunks(k, rb));
             ed.create_dataset(sidx, &name, &ds)?;
             if k > 0 && rb > 0 {
                 ed.write_box(&path, &[0, 0], &[k, rb], &b.bits)?;
@@ -609,13 +665,21 @@ pub(crate) fn create_index(
             ed.set_attr(&path, "ordered", bool_true())?;
         }
         IndexSpec::ChunkBloom { fpr, seed } => {
-            let distinct = match typed_of(col) {
-                Some(t) => typed::bloom_max_distinct(col, &t, nrows)?,
-                None => max_distinct(col, &Rows::read(col, 0..nrows)?, nrows),
+            let (p, bytes) = match fast {
+                Some(src) => {
+                    let keys = typed::bloom_keys(&src, nrows, 0..nch)?;
+                    let (m_bits, k) = bloom_size(keys.max_distinct(), fpr);
+                    let p = BloomParams { k, m_bits, seed };
+                    (p, typed::bloom_filters(&src.typed().num, &keys, p)?)
+                }
+                None => {
+                    let rows = Rows::read(col, 0..nrows)?;
+                    let (m_bits, k) = bloom_size(max_distinct(col, &rows, nrows), fpr);
+                    let p = BloomParams { k, m_bits, seed };
+                    (p, bloom_bytes(col, &rows, nrows, 0..nch, p))
+                }
             };
-            let (m_bits, k) = bloom_size(distinct, fpr);
-            let p = BloomParams { k, m_bits, seed };
-            let bytes = bloom_chunks(col, nrows, 0..nch, p)?;
+            let (k, m_bits) = (p.k, p.m_bits);
             let mb = m_bits / 8;
             let ds = NewDataset::new(u8_dtype(), &[nch, mb])
                 .maxshape(&[None, Some(mb)])
@@ -667,6 +731,7 @@ pub(crate) fn refresh_index(
     nrows: u64,
 ) -> Result<bool> {
     let path = info.path.clone();
+    let fast = typed_of(col).map(|t| Src::new(col, t));
     let cl = col.chunk_len();
     let nch = chunk_count(nrows, cl);
     let shape = info.dataset.shape().to_vec();
@@ -692,7 +757,7 @@ pub(crate) fn refresh_index(
                 ed.resize(&path, &[nch])?;
             }
             if !chunks.is_empty() {
-                let bytes = minmax_chunks(ed, col, nrows, chunks.clone())?;
+                let bytes = minmax_chunks(ed, col, fast, nrows, chunks.clone())?;
                 ed.write_box(&path, &[chunks.start], &[chunks.end - chunks.start], &bytes)?;
             }
         }
@@ -717,7 +782,7 @@ pub(crate) fn refresh_index(
                 ed.resize(&path, &[nch, mb])?;
             }
             if !chunks.is_empty() {
-                let bytes = bloom_chunks(col, nrows, chunks.clone(), bp)?;
+                let bytes = bloom_chunks(col, fast, nrows, chunks.clone(), bp)?;
                 ed.write_box(
                     &path,
                     &[chunks.start, 0],
@@ -730,7 +795,7 @@ pub(crate) fn refresh_index(
             if shape.len() != 1 || !growable(0, nrows) {
                 return Ok(false);
             }
-            let s = sorted_perm(col, nrows)?;
+            let s = sorted_perm(col, fast, nrows)?;
             if shape[0] < nrows {
                 ed.resize(&path, &[nrows])?;
             }
@@ -759,7 +824,7 @@ pub(crate) fn refresh_index(
             if !v_growable || !b_growable {
                 return Ok(false);
             }
-            let b = bitmap_bytes(ed, col, nrows, usize::MAX)?;
+            let b = bitmap_bytes(ed, col, fast, nrows, usize::MAX)?;
             let (k, vbytes) = (b.k, &b.values);
             let width = shape[1].max(rb);
             ed.resize(&vpath, &[k])?;
