@@ -494,10 +494,9 @@ pub fn minmax(src: &Src, nrows: u64, chunks: Range<u64>) -> Result<Vec<ChunkStat
 /// values by key, ties by increasing row, then the fill tail, then the NaN
 /// tail.
 ///
-/// The ordered rows are sorted as one `u64` each, `(key − least key) <<
-/// row_bits | row`, when the key range and the row numbers fit in 64 bits
-/// together (all distinct, so the order of the `u64`s is the order wanted);
-/// as `(key, row)` pairs otherwise.
+/// The ordered rows are sorted (stably, by key) as one `u64` each,
+/// `(key − least key) << row_bits | row`, when the key range and the row
+/// numbers fit in 64 bits together; as `(key, row)` pairs otherwise.
 ///
 /// # Errors
 /// Errors reading the column; `Limit` when memory runs out.
@@ -534,16 +533,20 @@ pub fn sorted_rows(src: &Src, nrows: u64) -> Result<SortedRows> {
     let mut sorted: Vec<u64> = Vec::new();
     reserve(&mut sorted, n)?;
     if key_bits + row_bits <= 64 {
-        let mut packed = KeyRange::default();
         for (r, &b) in (0u64..).zip(bits) {
             let nan = num.is_nan(b);
             if !(nan || t.is_missing(b, nan)) {
-                let x = (num.key(b) - order.lo).checked_shl(row_bits).unwrap_or(0) | r;
-                packed.add(x);
-                sorted.push(x);
+                sorted.push((num.key(b) - order.lo).checked_shl(row_bits).unwrap_or(0) | r);
             }
         }
-        radix_sort(&mut sorted, |x| *x, packed)?;
+        // Stably by the key bits alone: rows come in increasing order.
+        let range = KeyRange {
+            lo: 0,
+            hi: order.hi - order.lo,
+            last: 0,
+            ordered: order.ordered,
+        };
+        radix_sort(&mut sorted, |x| x.checked_shr(row_bits).unwrap_or(0), range)?;
         let mask = u64::MAX.checked_shr(64 - row_bits).unwrap_or(0);
         for x in &mut sorted {
             *x &= mask;
