@@ -542,7 +542,7 @@ pub fn sorted_rows(src: &Src, nrows: u64) -> Result<SortedRows> {
         // Stably by the key bits alone: rows come in increasing order.
         let range = KeyRange {
             lo: 0,
-            hi: order.hi - order.lo,
+            hi: order.hi.saturating_sub(order.lo),
             last: 0,
             ordered: order.ordered,
         };
