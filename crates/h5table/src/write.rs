@@ -44,6 +44,8 @@ mod index;
 
 pub use data::{ColumnData, FillSpec, Scalar};
 pub use edit::TableEditor;
+#[doc(hidden)]
+pub use index::force_generic_index_paths;
 pub use index::{bloom_size, kind_allowed, minmax_dtype, AppendIndexes, IndexSpec};
 
 use crate::error::{Error, Result};
@@ -863,9 +865,7 @@ impl TableWriter {
         if self.columns.iter().any(|c| !c.indexes.is_empty()) {
             let mut t = TableEditor::open(ed, &path)?;
             for c in &self.columns {
-                for s in &c.indexes {
-                    t.build_index(&c.name, *s)?;
-                }
+                t.build_indexes(&c.name, &c.indexes)?;
             }
         }
         Ok(())

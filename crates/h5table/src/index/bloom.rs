@@ -8,7 +8,7 @@
 //! `k`, `m_bits` and `seed` does not set only causes false positives: it is
 //! reported as a warning (§10.7), not as tampering.
 
-use super::order::{bloom_positions, canonical_bytes, is_nan};
+use super::order::{canonical_bytes, for_each_bloom_position, is_nan};
 use super::prune::Predicate;
 use super::{chunk_ranges, IndexInfo, HASH_FAMILY};
 use crate::model::ColumnSlice;
@@ -63,22 +63,23 @@ impl ChunkBloom {
     pub fn may_contain(&self, c: usize, canonical: &[u8]) -> bool {
         let Some(f) = self.filter(c) else { return true };
         let p = self.params;
-        bloom_positions(canonical, p.k, p.m_bits, p.seed)
-            .into_iter()
-            .all(|g| {
-                f.get((g / 8) as usize)
-                    .is_some_and(|b| b & (1 << (g % 8)) != 0)
-            })
+        let mut all = true;
+        for_each_bloom_position(canonical, p.k, p.m_bits, p.seed, |g| {
+            all &= f
+                .get((g / 8) as usize)
+                .is_some_and(|b| b & (1 << (g % 8)) != 0);
+        });
+        all
     }
 }
 
 /// Set the key's bits in one filter (`filter` of `m_bits / 8` bytes).
 pub fn insert(filter: &mut [u8], canonical: &[u8], params: BloomParams) {
-    for g in bloom_positions(canonical, params.k, params.m_bits, params.seed) {
+    for_each_bloom_position(canonical, params.k, params.m_bits, params.seed, |g| {
         if let Some(b) = filter.get_mut((g / 8) as usize) {
             *b |= 1 << (g % 8);
         }
-    }
+    });
 }
 
 /// Compute the filters of rows `[0, nrows)` of a column of type `dtype`

@@ -25,6 +25,7 @@ pub mod minmax;
 pub mod order;
 pub mod prune;
 pub mod sorted;
+pub mod typed;
 pub mod verify;
 
 pub use prune::{Candidates, ColumnIndexes, IndexPolicy, Predicate};

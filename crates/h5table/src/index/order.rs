@@ -362,16 +362,80 @@ pub fn murmur3_x64_128(data: &[u8], seed: u32) -> (u64, u64) {
 
 /// The `k` filter bit positions of a key (§10.7, Kirsch–Mitzenmacher double
 /// hashing): `h_i = (h_a + i·h_b) mod m_bits` for `i = 0 … k−1`, computed
-/// with exact integers (not a wrapping 64-bit sum). Empty when `m_bits == 0`.
+/// exactly (not with a wrapping 64-bit sum). Empty when `m_bits == 0`.
 pub fn bloom_positions(canonical: &[u8], k: u16, m_bits: u64, seed: u32) -> Vec<u64> {
-    if m_bits == 0 {
-        return Vec::new();
+    let mut out = Vec::with_capacity(usize::from(k));
+    for_each_bloom_position(canonical, k, m_bits, seed, |g| out.push(g));
+    out
+}
+
+/// [`bloom_positions`] without the allocation: `f` gets each position in
+/// turn (see [`BloomHasher`]).
+#[inline]
+pub fn for_each_bloom_position(
+    canonical: &[u8],
+    k: u16,
+    m_bits: u64,
+    seed: u32,
+    f: impl FnMut(u64),
+) {
+    BloomHasher::new(k, m_bits, seed).for_each_position(canonical, f);
+}
+
+/// The §10.7 bit positions of keys under fixed parameters `k`, `m_bits`,
+/// `seed`.
+///
+/// `(h_a + i·h_b) mod m = (a + i·b) mod m` with `a = h_a mod m`,
+/// `b = h_b mod m`, so each position is the previous one plus `b`, less `m`
+/// when that reaches `m` (never overflowing); the two reductions are done
+/// by multiplication with a precomputed inverse (Barrett), not division.
+#[derive(Debug, Clone, Copy)]
+pub struct BloomHasher {
+    k: u16,
+    m: u64,
+    /// `floor((2^64 − 1) / m)`.
+    inv: u64,
+    seed: u32,
+}
+
+impl BloomHasher {
+    /// The hasher of filters of `m_bits` bits with `k` hash functions and
+    /// seed `seed` (no position at all when `m_bits == 0`).
+    pub fn new(k: u16, m_bits: u64, seed: u32) -> BloomHasher {
+        BloomHasher {
+            k,
+            m: m_bits,
+            inv: u64::MAX.checked_div(m_bits).unwrap_or(0),
+            seed,
+        }
     }
-    let (ha, hb) = murmur3_x64_128(canonical, seed);
-    let m = u128::from(m_bits);
-    (0..u128::from(k))
-        .map(|i| ((u128::from(ha) + i * u128::from(hb)) % m) as u64)
-        .collect()
+
+    /// `x mod m` (`m > 0`): the quotient estimate `x·inv / 2^64` is at most
+    /// 2 below the true one, so at most two corrections follow.
+    #[inline]
+    fn rem(&self, x: u64) -> u64 {
+        let q = ((u128::from(x) * u128::from(self.inv)) >> 64) as u64;
+        let mut r = x - q * self.m;
+        while r >= self.m {
+            r -= self.m;
+        }
+        r
+    }
+
+    /// Call `f` with each of the `k` positions of a canonical key, in order.
+    #[inline]
+    pub fn for_each_position(&self, canonical: &[u8], mut f: impl FnMut(u64)) {
+        if self.m == 0 {
+            return;
+        }
+        let (ha, hb) = murmur3_x64_128(canonical, self.seed);
+        let (mut g, b) = (self.rem(ha), self.rem(hb));
+        let back = self.m - b;
+        for _ in 0..self.k {
+            f(g);
+            g = if g >= back { g - back } else { g + b };
+        }
+    }
 }
 
 #[cfg(test)]
@@ -417,6 +481,44 @@ mod tests {
         );
         assert!(values_equal(&Value::F64(0.0), &Value::F64(-0.0)));
         assert!(!values_equal(&Value::F64(f64::NAN), &Value::F64(f64::NAN)));
+    }
+
+    #[test]
+    fn bloom_positions_are_exact() {
+        for (i, m) in [8u64, 64, 1000, 1 << 40, u64::MAX - 7, (1 << 63) + 8]
+            .iter()
+            .enumerate()
+        {
+            let key = (i as u64 * 0x9e37_79b9).to_le_bytes();
+            let (ha, hb) = murmur3_x64_128(&key, 7);
+            let want: Vec<u64> = (0..40u128)
+                .map(|j| ((u128::from(ha) + j * u128::from(hb)) % u128::from(*m)) as u64)
+                .collect();
+            assert_eq!(bloom_positions(&key, 40, *m, 7), want, "m = {m}");
+        }
+        assert!(bloom_positions(b"x", 3, 0, 0).is_empty());
+        let mut x = 0x1234_5678u64;
+        for m in [
+            1u64,
+            3,
+            7,
+            1 << 20,
+            12_345_679,
+            u64::MAX / 3,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            let h = BloomHasher::new(1, m, 0);
+            for v in [0, 1, m - 1, m, m.wrapping_add(1), u64::MAX, u64::MAX - 1] {
+                assert_eq!(h.rem(v), v % m, "{v} mod {m}");
+            }
+            for _ in 0..10_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                assert_eq!(h.rem(x), x % m, "{x} mod {m}");
+            }
+        }
     }
 
     #[test]

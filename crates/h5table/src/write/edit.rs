@@ -1,7 +1,7 @@
 //! [`TableEditor`]: the §11 mutation protocol on an existing file.
 
 use super::data::{encode, Encoded, FillBytes, Target};
-use super::index::{create_index, refresh_index, AppendIndexes, IndexSpec, Refresh};
+use super::index::{create_indexes, refresh_index, AppendIndexes, IndexSpec, Refresh};
 use super::{
     check_cat_fill, create_column, normalize, resolve_fill, set_column_attrs, usage, utf8_attr,
     utf8_list, write_encoded, ColumnData, ColumnSpec,
@@ -552,43 +552,66 @@ impl<'a> TableEditor<'a> {
     /// not admit, an index of that family already on the column, or a
     /// `BITMAP` over too many distinct values; HDF5 errors.
     pub fn build_index(&mut self, column: &str, spec: IndexSpec) -> Result<()> {
+        self.build_indexes(column, &[spec])
+    }
+
+    /// Build several search indexes on one column, as
+    /// [`TableEditor::build_index`] builds one, from one read of the
+    /// column: all are written and flushed, then linked together.
+    ///
+    /// # Errors
+    /// As [`TableEditor::build_index`], also for two specs of one family;
+    /// nothing is linked when one fails.
+    pub fn build_indexes(&mut self, column: &str, specs: &[IndexSpec]) -> Result<()> {
         let ci = self
             .cols
             .iter()
             .position(|c| c.name == column)
             .ok_or_else(|| usage(format!("table {} has no column {column:?}", self.path)))?;
         let list = self.index_list()?;
-        let kind = spec.kind();
-        if list.iter().any(|(c, i)| *c == ci && i.kind == kind) {
-            return Err(usage(format!(
-                "column {column:?} already has a {} index",
-                kind.as_str()
-            )));
-        }
         let sidx = self.child("SEARCH_INDEXES");
-        let name = super::index::index_name(column, &kind);
-        // Leftovers of a build killed before it linked them: no column
-        // references them (any referenced index of this family was refused
-        // above), so they are removed.
-        for n in [name.clone(), format!("{name}.VALUES")] {
-            let p = format!("{sidx}/{n}");
-            if self.ed.reader().object(&p).is_ok() {
-                if list
-                    .iter()
-                    .any(|(_, i)| i.path == p || i.params.values.as_deref() == Some(p.as_str()))
-                {
-                    return Err(usage(format!("{p} exists and is in use")));
-                }
-                self.ed.delete_link(&sidx, &n)?;
+        for (i, spec) in specs.iter().enumerate() {
+            let kind = spec.kind();
+            if list.iter().any(|(c, i)| *c == ci && i.kind == kind)
+                || specs[..i].iter().any(|s| s.kind() == kind)
+            {
+                return Err(usage(format!(
+                    "column {column:?} already has a {} index",
+                    kind.as_str()
+                )));
             }
         }
         let table = self.table()?;
         let col = table.column(column)?;
-        if !super::index::kind_allowed(&kind, col.dtype()) {
-            return Err(usage(format!(
-                "a {} index is not permitted on column {column:?} (§10)",
-                kind.as_str()
-            )));
+        for spec in specs {
+            let kind = spec.kind();
+            if !super::index::kind_allowed(&kind, col.dtype()) {
+                return Err(usage(format!(
+                    "a {} index is not permitted on column {column:?} (§10)",
+                    kind.as_str()
+                )));
+            }
+        }
+        for spec in specs {
+            let name = super::index::index_name(column, &spec.kind());
+            // Leftovers of a build killed before it linked them: no column
+            // references them (any referenced index of this family was
+            // refused above), so they are removed.
+            for n in [name.clone(), format!("{name}.VALUES")] {
+                let p = format!("{sidx}/{n}");
+                if self.ed.reader().object(&p).is_ok() {
+                    if list
+                        .iter()
+                        .any(|(_, i)| i.path == p || i.params.values.as_deref() == Some(p.as_str()))
+                    {
+                        return Err(usage(format!("{p} exists and is in use")));
+                    }
+                    self.ed.delete_link(&sidx, &n)?;
+                }
+            }
+        }
+        if specs.is_empty() {
+            return Ok(());
         }
         if self.ed.reader().object(&sidx).is_err() {
             let p = self.path.clone();
@@ -605,14 +628,14 @@ impl<'a> TableEditor<'a> {
         }
         let table = self.table()?;
         let col = table.column(column)?;
-        let path = create_index(self.ed, &sidx, col, spec, self.nrows, self.generation)?;
+        let new = create_indexes(self.ed, &sidx, col, specs, self.nrows, self.generation)?;
         self.ed.flush()?;
         let mut paths: Vec<String> = list
             .iter()
             .filter(|(c, _)| *c == ci)
             .map(|(_, i)| i.path.clone())
             .collect();
-        paths.push(path);
+        paths.extend(new);
         self.set_search_list(ci, &paths)?;
         self.ed.flush()?;
         self.refresh()

@@ -29,6 +29,7 @@
 use crate::error::{Error, Result};
 use crate::index::bloom::{insert, insertable, BloomParams};
 use crate::index::order::{cmp_rows, cmp_values, has_canonical_bytes, has_order, is_nan};
+use crate::index::typed::{self, Src, Typed};
 use crate::index::{bitmap, chunk_count, chunk_ranges, sorted, IndexInfo, IndexKind, HASH_FAMILY};
 use crate::model::{Column, ColumnSlice};
 use alloc::collections::BTreeSet;
@@ -36,6 +37,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::cell::Cell;
 use core::cmp::Ordering;
 use core::ops::Range;
 use h5fmt::format::datatype::Datatype;
@@ -133,6 +135,28 @@ pub fn bloom_size(n: u64, fpr: f64) -> (u64, u16) {
     let m = m.max(64).div_ceil(8) * 8;
     let k = ((m as f64 / n) * ln2).round().clamp(1.0, 32.0) as u16;
     (m, k)
+}
+
+std::thread_local! {
+    static GENERIC_ONLY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Testing aid: while `on`, index builds and refreshes on this thread take
+/// the generic [`Value`] path for every column, not the typed fast path of
+/// numeric columns ([`crate::index::typed`]); both must write the same
+/// bytes.
+#[doc(hidden)]
+pub fn force_generic_index_paths(on: bool) {
+    GENERIC_ONLY.with(|g| g.set(on));
+}
+
+/// The typed fast path of a column, unless disabled on this thread.
+fn typed_of(col: &Column) -> Option<Typed> {
+    if GENERIC_ONLY.with(Cell::get) {
+        None
+    } else {
+        Typed::of(col)
+    }
 }
 
 /// The bytes of one element to be written: fixed-size file bytes, or the
@@ -317,6 +341,35 @@ fn minmax_bytes(
     Ok(out)
 }
 
+/// [`minmax_bytes`] on the typed fast path.
+fn minmax_bytes_typed(src: &Src, nrows: u64, chunks: Range<u64>) -> Result<Vec<u8>> {
+    let stats = typed::minmax(src, nrows, chunks)?;
+    let t = src.typed();
+    let fill = match fill_elem(src.column()) {
+        Elem::Fixed(b) | Elem::Var(b) => b,
+    };
+    let es = t.num.size();
+    let mut out = Vec::new();
+    out.try_reserve_exact(stats.len() * (2 * es + 24))
+        .map_err(|_| too_large("CHUNK_MINMAX"))?;
+    for e in stats {
+        for x in [e.min, e.max] {
+            match x {
+                Some(b) => out.extend(t.num.file_bytes(b)),
+                None => out.extend_from_slice(&fill),
+            }
+        }
+        for x in [e.nan_count, e.fill_count, e.n] {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    Ok(out)
+}
+
+fn too_large(what: &str) -> Error {
+    Error::Hdf5(h5fmt::Error::limit(format!("{what}: cannot allocate")))
+}
+
 /// The bytes of the Bloom filters of chunks `chunks`.
 fn bloom_bytes(
     col: &Column,
@@ -367,12 +420,131 @@ fn distinct_rows(rows: &Rows, nrows: u64) -> Vec<u64> {
     idx
 }
 
-fn u64_bytes(v: &[u64]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+/// Write the permutation `perm` (`uint64`, little-endian) into the 1-D
+/// dataset `path` from element 0, a million entries at a time (no byte
+/// copy of the whole permutation).
+fn write_perm(ed: &mut FileEditor, path: &str, perm: &[u64]) -> Result<()> {
+    const PIECE: usize = 1 << 20;
+    let mut buf = Vec::new();
+    for (i, part) in perm.chunks(PIECE).enumerate() {
+        buf.clear();
+        buf.try_reserve_exact(part.len() * 8)
+            .map_err(|_| too_large("SORTED_ROWS"))?;
+        for x in part {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+        ed.write_box(path, &[(i * PIECE) as u64], &[part.len() as u64], &buf)?;
+    }
+    Ok(())
+}
+
+/// The `SORTED_ROWS` permutation of rows `[0, nrows)`.
+fn sorted_perm(col: &Column, fast: Option<Src>, nrows: u64) -> Result<sorted::SortedRows> {
+    match fast {
+        Some(src) => typed::sorted_rows(&src, nrows),
+        None => Ok(sorted::compute(&Rows::read(col, 0..nrows)?.slice, nrows)),
+    }
+}
+
+/// A computed `BITMAP`: `k` values as file bytes, bit rows of `row_bytes`.
+struct BitmapBytes {
+    k: u64,
+    values: Vec<u8>,
+    row_bytes: u64,
+    bits: Vec<u8>,
+}
+
+/// The `BITMAP` of rows `[0, nrows)` over the distinct non-missing,
+/// non-NaN values (at most `max_values` of them).
+fn bitmap_bytes(
+    ed: &mut FileEditor,
+    col: &Column,
+    fast: Option<Src>,
+    nrows: u64,
+    max_values: usize,
+) -> Result<BitmapBytes> {
+    if let Some(src) = fast {
+        let b = typed::bitmap(&src, nrows, max_values)?;
+        return Ok(BitmapBytes {
+            k: b.k as u64,
+            values: b.values,
+            row_bytes: b.row_bytes as u64,
+            bits: b.bits,
+        });
+    }
+    let rows = Rows::read(col, 0..nrows)?;
+    let d = distinct_rows(&rows, nrows);
+    if d.len() > max_values {
+        return Err(Error::Usage(format!(
+            "column {:?} has {} distinct values, more than the {max_values} a BITMAP \
+             index is built for",
+            col.name(),
+            d.len()
+        )));
+    }
+    let elems: Vec<Elem> = d.iter().map(|&r| rows.elem(r)).collect();
+    let values = encode_elems(ed, col.dtype(), &elems)?;
+    let vals: Vec<Value> = d.iter().map(|&r| rows.value(r).clone()).collect();
+    let b = bitmap::compute(&rows.slice, nrows, &vals);
+    Ok(BitmapBytes {
+        k: d.len() as u64,
+        values,
+        row_bytes: b.row_bytes as u64,
+        bits: b.bits,
+    })
+}
+
+/// The `CHUNK_MINMAX` entries of chunks `chunks` of rows `[0, nrows)`.
+fn minmax_chunks(
+    ed: &mut FileEditor,
+    col: &Column,
+    fast: Option<Src>,
+    nrows: u64,
+    chunks: Range<u64>,
+) -> Result<Vec<u8>> {
+    if chunks.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let Some(src) = fast {
+        return minmax_bytes_typed(&src, nrows, chunks);
+    }
+    let first = crate::index::chunk_range(chunks.start, nrows, col.chunk_len()).start;
+    let rows = Rows::read(col, first..nrows)?;
+    minmax_bytes(ed, col, &rows, nrows, chunks)
+}
+
+/// The Bloom filters of chunks `chunks` of rows `[0, nrows)`.
+fn bloom_chunks(
+    col: &Column,
+    fast: Option<Src>,
+    nrows: u64,
+    chunks: Range<u64>,
+    p: BloomParams,
+) -> Result<Vec<u8>> {
+    if chunks.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let Some(src) = fast {
+        let keys = typed::bloom_keys(&src, nrows, chunks)?;
+        return typed::bloom_filters(&src.typed().num, &keys, p);
+    }
+    let first = crate::index::chunk_range(chunks.start, nrows, col.chunk_len()).start;
+    let rows = Rows::read(col, first..nrows)?;
+    Ok(bloom_bytes(col, &rows, nrows, chunks, p))
 }
 
 fn chunk_of(n: u64, cap: u64) -> u64 {
     n.clamp(1, cap)
+}
+
+/// The chunk shape of a `BITMAP` of `k` bit rows of `rb` bytes: rows of
+/// 64 KiB or more one per chunk (a query reads the rows of its values and
+/// no others), cut into equal pieces of at most 1 MiB; shorter rows
+/// grouped, up to 16 and 64 KiB a chunk.
+fn bitmap_chunks(k: u64, rb: u64) -> [u64; 2] {
+    const PIECE: u64 = 1 << 20;
+    let width = rb.div_ceil(rb.div_ceil(PIECE).max(1)).max(1);
+    [chunk_of(k, (65536 / width).clamp(1, 16)), width]
 }
 
 /// Paths of the index (and accompanying) datasets of a column/kind.
@@ -384,17 +556,53 @@ fn bool_true() -> AttrValue {
     AttrValue::raw(Datatype::bool_enum(), None, vec![1])
 }
 
-/// Write a new index of `spec` on `col` (rows `[0, nrows)`) as dataset(s)
+/// Write new indexes of `specs` on `col` (rows `[0, nrows)`) as datasets
 /// in group `sidx`, with tokens `generation`/`nrows`; returns the index
-/// dataset's path. Nothing links it yet.
-pub(crate) fn create_index(
+/// datasets' paths, in the order of `specs`. Nothing links them yet. A
+/// column with a typed path is read once for all of them (when there are
+/// several).
+pub(crate) fn create_indexes(
+    ed: &mut FileEditor,
+    sidx: &str,
+    col: &Column,
+    specs: &[IndexSpec],
+    nrows: u64,
+    generation: u64,
+) -> Result<Vec<String>> {
+    let pre = match typed_of(col) {
+        Some(t) if specs.len() > 1 => Some(typed::load(col, &t, 0..nrows)?),
+        _ => None,
+    };
+    let mut paths = Vec::new();
+    for s in specs {
+        paths.push(create_index_from(
+            ed,
+            sidx,
+            col,
+            *s,
+            nrows,
+            generation,
+            pre.as_deref(),
+        )?);
+    }
+    Ok(paths)
+}
+
+/// One index of [`create_indexes`], rows `[0, nrows)` given as their bit patterns
+/// (`pre`, from [`typed::load`]) when they are already read.
+fn create_index_from(
     ed: &mut FileEditor,
     sidx: &str,
     col: &Column,
     spec: IndexSpec,
     nrows: u64,
     generation: u64,
+    pre: Option<&[u64]>,
 ) -> Result<String> {
+    let fast = typed_of(col).map(|t| match pre {
+        Some(b) => Src::with_rows(col, t, 0, b),
+        None => Src::new(col, t),
+    });
     let kind = spec.kind();
     if !kind_allowed(&kind, col.dtype()) {
         return Err(Error::Usage(format!(
@@ -408,14 +616,13 @@ pub(crate) fn create_index(
             }
         )));
     }
-    let rows = Rows::read(col, 0..nrows)?;
     let name = index_name(col.name(), &kind);
     let path = format!("{sidx}/{name}");
     let cl = col.chunk_len();
     let nch = chunk_count(nrows, cl);
     match spec {
         IndexSpec::ChunkMinMax => {
-            let bytes = minmax_bytes(ed, col, &rows, nrows, 0..nch)?;
+            let bytes = minmax_chunks(ed, col, fast, nrows, 0..nch)?;
             let ds = NewDataset::new(minmax_dtype(col.dtype()), &[nch])
                 .maxshape(&[None])
                 .chunks(&[chunk_of(nch, 1024)]);
@@ -425,34 +632,19 @@ pub(crate) fn create_index(
             }
         }
         IndexSpec::SortedRows => {
-            let s = sorted::compute(&rows.slice, nrows);
+            let s = sorted_perm(col, fast, nrows)?;
             let ds = NewDataset::new(u64_dtype(), &[nrows])
                 .maxshape(&[None])
                 .chunks(&[chunk_of(nrows, 65536)]);
             ed.create_dataset(sidx, &name, &ds)?;
-            if nrows > 0 {
-                ed.write_box(&path, &[0], &[nrows], &u64_bytes(&s.perm))?;
-            }
+            write_perm(ed, &path, &s.perm)?;
             ed.set_attr(&path, "nan_tail_length", s.nan_tail_length)?;
             ed.set_attr(&path, "fill_tail_length", s.fill_tail_length)?;
             ed.set_attr(&path, "ordered", bool_true())?;
         }
         IndexSpec::Bitmap { max_values } => {
-            let d = distinct_rows(&rows, nrows);
-            if d.len() > max_values {
-                return Err(Error::Usage(format!(
-                    "column {:?} has {} distinct values, more than the {max_values} a BITMAP \
-                     index is built for",
-                    col.name(),
-                    d.len()
-                )));
-            }
-            let k = d.len() as u64;
-            let elems: Vec<Elem> = d.iter().map(|&r| rows.elem(r)).collect();
-            let vbytes = encode_elems(ed, col.dtype(), &elems)?;
-            let values: Vec<Value> = d.iter().map(|&r| rows.value(r).clone()).collect();
-            let b = bitmap::compute(&rows.slice, nrows, &values);
-            let rb = b.row_bytes as u64;
+            let b = bitmap_bytes(ed, col, fast, nrows, max_values)?;
+            let (k, rb, vbytes) = (b.k, b.row_bytes, &b.values);
             let vname = format!("{name}.VALUES");
             let vpath = format!("{sidx}/{vname}");
             let vds = NewDataset::new(col.dtype().clone(), &[k])
@@ -460,11 +652,11 @@ pub(crate) fn create_index(
                 .chunks(&[chunk_of(k, 4096)]);
             ed.create_dataset(sidx, &vname, &vds)?;
             if k > 0 {
-                ed.write_box(&vpath, &[0], &[k], &vbytes)?;
+                ed.write_box(&vpath, &[0], &[k], vbytes)?;
             }
             let ds = NewDataset::new(u8_dtype(), &[k, rb])
                 .maxshape(&[None, None])
-                .chunks(&[chunk_of(k, 16), chunk_of(rb, 8192)]);
+                .chunks(&bitmap_chunks(k, rb));
             ed.create_dataset(sidx, &name, &ds)?;
             if k > 0 && rb > 0 {
                 ed.write_box(&path, &[0, 0], &[k, rb], &b.bits)?;
@@ -473,9 +665,21 @@ pub(crate) fn create_index(
             ed.set_attr(&path, "ordered", bool_true())?;
         }
         IndexSpec::ChunkBloom { fpr, seed } => {
-            let (m_bits, k) = bloom_size(max_distinct(col, &rows, nrows), fpr);
-            let p = BloomParams { k, m_bits, seed };
-            let bytes = bloom_bytes(col, &rows, nrows, 0..nch, p);
+            let (p, bytes) = match fast {
+                Some(src) => {
+                    let keys = typed::bloom_keys(&src, nrows, 0..nch)?;
+                    let (m_bits, k) = bloom_size(keys.max_distinct(), fpr);
+                    let p = BloomParams { k, m_bits, seed };
+                    (p, typed::bloom_filters(&src.typed().num, &keys, p)?)
+                }
+                None => {
+                    let rows = Rows::read(col, 0..nrows)?;
+                    let (m_bits, k) = bloom_size(max_distinct(col, &rows, nrows), fpr);
+                    let p = BloomParams { k, m_bits, seed };
+                    (p, bloom_bytes(col, &rows, nrows, 0..nch, p))
+                }
+            };
+            let (k, m_bits) = (p.k, p.m_bits);
             let mb = m_bits / 8;
             let ds = NewDataset::new(u8_dtype(), &[nch, mb])
                 .maxshape(&[None, Some(mb)])
@@ -527,6 +731,7 @@ pub(crate) fn refresh_index(
     nrows: u64,
 ) -> Result<bool> {
     let path = info.path.clone();
+    let fast = typed_of(col).map(|t| Src::new(col, t));
     let cl = col.chunk_len();
     let nch = chunk_count(nrows, cl);
     let shape = info.dataset.shape().to_vec();
@@ -552,9 +757,7 @@ pub(crate) fn refresh_index(
                 ed.resize(&path, &[nch])?;
             }
             if !chunks.is_empty() {
-                let first = crate::index::chunk_range(chunks.start, nrows, cl).start;
-                let rows = Rows::read(col, first..nrows)?;
-                let bytes = minmax_bytes(ed, col, &rows, nrows, chunks.clone())?;
+                let bytes = minmax_chunks(ed, col, fast, nrows, chunks.clone())?;
                 ed.write_box(&path, &[chunks.start], &[chunks.end - chunks.start], &bytes)?;
             }
         }
@@ -579,9 +782,7 @@ pub(crate) fn refresh_index(
                 ed.resize(&path, &[nch, mb])?;
             }
             if !chunks.is_empty() {
-                let first = crate::index::chunk_range(chunks.start, nrows, cl).start;
-                let rows = Rows::read(col, first..nrows)?;
-                let bytes = bloom_bytes(col, &rows, nrows, chunks.clone(), bp);
+                let bytes = bloom_chunks(col, fast, nrows, chunks.clone(), bp)?;
                 ed.write_box(
                     &path,
                     &[chunks.start, 0],
@@ -594,14 +795,11 @@ pub(crate) fn refresh_index(
             if shape.len() != 1 || !growable(0, nrows) {
                 return Ok(false);
             }
-            let rows = Rows::read(col, 0..nrows)?;
-            let s = sorted::compute(&rows.slice, nrows);
+            let s = sorted_perm(col, fast, nrows)?;
             if shape[0] < nrows {
                 ed.resize(&path, &[nrows])?;
             }
-            if nrows > 0 {
-                ed.write_box(&path, &[0], &[nrows], &u64_bytes(&s.perm))?;
-            }
+            write_perm(ed, &path, &s.perm)?;
             ed.set_attr(&path, "nan_tail_length", s.nan_tail_length)?;
             ed.set_attr(&path, "fill_tail_length", s.fill_tail_length)?;
             ed.set_attr(&path, "ordered", bool_true())?;
@@ -626,17 +824,12 @@ pub(crate) fn refresh_index(
             if !v_growable || !b_growable {
                 return Ok(false);
             }
-            let rows = Rows::read(col, 0..nrows)?;
-            let d = distinct_rows(&rows, nrows);
-            let k = d.len() as u64;
-            let elems: Vec<Elem> = d.iter().map(|&r| rows.elem(r)).collect();
-            let vbytes = encode_elems(ed, col.dtype(), &elems)?;
-            let values: Vec<Value> = d.iter().map(|&r| rows.value(r).clone()).collect();
-            let b = bitmap::compute(&rows.slice, nrows, &values);
+            let b = bitmap_bytes(ed, col, fast, nrows, usize::MAX)?;
+            let (k, vbytes) = (b.k, &b.values);
             let width = shape[1].max(rb);
             ed.resize(&vpath, &[k])?;
             if k > 0 {
-                ed.write_box(&vpath, &[0], &[k], &vbytes)?;
+                ed.write_box(&vpath, &[0], &[k], vbytes)?;
             }
             ed.resize(&path, &[k, width])?;
             if k > 0 && rb > 0 {
