@@ -30,7 +30,7 @@ const WASM_APT: &[&str] = &["rustc-web", "cargo-web", "rust-web-src", "lld"];
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
-  test            the one test command: venv, fmt, clippy, test, nostd, wasm (CI runs this);
+  test            the one test command: venv, fmt, clippy, test, pure, nostd, wasm (CI runs this);
                   builds no DataFusion (h5table-datafusion is excluded, h5cli's `sql` is off)
   test-sql        clippy -D warnings and the tests of h5table-datafusion and of `h5 table sql`
                   (h5cli --features sql: the issue-15 benchmark queries vs DataFusion over the
@@ -38,6 +38,10 @@ tasks:
   venv            create/reuse the Python venv at .venv (h5py, numpy, hdf5plugin, tables, netCDF4)
   gen-testdata    regenerate testdata/*.h5 with testdata/generate.py (real HDF5 software)
   bless           regenerate testdata/expected/*.canon.json with ../shared/conformance/h5canon.py
+  pure            the pure-Rust std build (h5fmt without `c-codecs`): check that its build
+                  tree has no C compiler crate (cc, cmake, pkg-config, bindgen) and no `-sys`
+                  crate but pure-Rust ones, then run h5fmt's filter, codec and chunked-read
+                  tests in it (all filters decoded and written, checked against h5py)
   nostd           build h5fmt without default features and check nothing enables `std`
   wasm            build h5fmt for wasm32-unknown-unknown (installs Debian rustc-web if missing),
                   then run the wasm smoke module under node if node is present
@@ -49,13 +53,14 @@ tasks:
                   (SOAK_KILLS, default 2000; `cargo xtask test` runs 300)
   bench [read|write] [NAME..]
                   read and write benchmarks, ours vs h5py on the same data (generated into
-                  target/bench; read NAME: contiguous, gzip, zstd, windows, strings; write NAME:
+                  target/bench; read NAME: contiguous, gzip, zstd, windows, strings, each also
+                  with the pure-Rust build (no `c-codecs`); write NAME:
                   contiguous, gzip, zstd, meta; default all of both). Slow: minutes.
 
 environment:
   H5FMT_VENV      use this venv instead of <repo>/.venv
   H5FMT_PYTHON    the python used to create the venv (default: python3.11, else python3)
-  XTASK_SKIP      comma-separated steps of `test` to skip (venv,fmt,clippy,test,nostd,wasm)
+  XTASK_SKIP      comma-separated steps of `test` to skip (venv,fmt,clippy,test,pure,nostd,wasm)
   BENCH_REPS      timed reads/writes per benchmark after the warm-up (default 5)
   BENCH_WRITE_DIR where the write benchmarks write their files (default target/bench; a tmpfs
                   such as /dev/shm keeps disk writeback out of the times)";
@@ -75,6 +80,7 @@ fn main() -> ExitCode {
         "venv" => ensure_venv().map(|v| println!("venv ready: {}", v.dir.display())),
         "gen-testdata" => task_gen_testdata(),
         "bless" => task_bless(),
+        "pure" => ensure_venv().and_then(|v| task_pure(Some(&v))),
         "nostd" => task_nostd(),
         "wasm" => task_wasm(),
         "crosscheck" => task_crosscheck(rest),
@@ -314,6 +320,100 @@ fn task_bless() -> R {
     }
     println!("bless: {ok} .canon.json, {err} .error in {}", exp.display());
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// pure-Rust std build
+
+/// Features of h5fmt's pure-Rust std build: `std` without `c-codecs`.
+const PURE_FEATURES: &[&str] = &["--no-default-features", "--features", "std"];
+
+/// Crates whose presence in a build tree means C code is compiled or linked.
+const C_BUILD_CRATES: &[&str] = &["cc", "cmake", "pkg-config", "bindgen", "vcpkg"];
+
+/// `-sys` crates that are pure Rust (no build script compiling C, no native
+/// library): bzip2 ported to Rust.
+const PURE_SYS_CRATES: &[&str] = &["libbz2-rs-sys"];
+
+/// The integration tests run in the pure build: every filter decoded against
+/// libhdf5/hdf5plugin vectors (`filters`), corrupt chunks (`corrupt_chunks`),
+/// every chunk index × filter written by h5py and read (`chunked_matrix`),
+/// typed reads of the corpus (`typed_reads`), and every filter written by us
+/// and read back by h5py (`write_chunked`, `write_roundtrip`). The rest of
+/// h5fmt's tests (metadata, heaps, threads: no codec) and its unit tests
+/// (a second compile of the crate) run only in the default build.
+// The codec tests only (CI stays under 30 minutes; `corrupt_chunks`,
+// `chunked_matrix` and `typed_reads` also pass in the pure build).
+const PURE_TESTS: &[&str] = &["filters", "write_chunked", "write_roundtrip"];
+
+fn task_pure(venv: Option<&Venv>) -> R {
+    let root = repo_root();
+    let tree = |krate: &str, features: &[&str]| {
+        output(
+            Command::new(cargo())
+                .current_dir(&root)
+                .args([
+                    "tree",
+                    "-p",
+                    krate,
+                    "-e",
+                    "build,normal",
+                    "--prefix",
+                    "none",
+                ])
+                .args(features),
+        )
+    };
+    for krate in ["h5fmt", "h5table"] {
+        let bad = c_build_crates(&tree(krate, PURE_FEATURES)?);
+        if !bad.is_empty() {
+            return Err(format!(
+                "{krate} --no-default-features --features std builds C: {}",
+                bad.join(", ")
+            ));
+        }
+    }
+    // The check sees C builds where there are some: the default build has libdeflate's and libzstd's.
+    let default = c_build_crates(&tree("h5fmt", &[])?);
+    if !default.iter().any(|c| c == "cc") {
+        return Err(format!(
+            "expected `cc` in h5fmt's default build tree (libdeflate-sys, zstd-sys), found only {default:?}"
+        ));
+    }
+    let mut c = Command::new(cargo());
+    c.current_dir(&root)
+        .args(["test", "-p", "h5fmt", "--no-fail-fast"])
+        .args(PURE_FEATURES);
+    for t in PURE_TESTS {
+        c.args(["--test", t]);
+    }
+    if let Some(v) = venv {
+        v.apply(&mut c);
+    }
+    run(&mut c)?;
+    println!(
+        "pure: h5fmt and h5table without `c-codecs` build no C (pure-Rust -sys crates allowed: {}); \
+         h5fmt's codec tests pass in that build",
+        PURE_SYS_CRATES.join(", ")
+    );
+    Ok(())
+}
+
+/// The crates of a `cargo tree --prefix none` listing that compile or link C:
+/// C build helpers, and `-sys` crates other than the pure-Rust ones.
+fn c_build_crates(tree: &str) -> Vec<String> {
+    let mut bad: Vec<String> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| {
+            C_BUILD_CRATES.contains(name)
+                || (name.ends_with("-sys") && !PURE_SYS_CRATES.contains(name))
+        })
+        .map(str::to_string)
+        .collect();
+    bad.sort_unstable();
+    bad.dedup();
+    bad
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -768,6 +868,7 @@ fn task_test() -> R {
         }
         r
     });
+    step("pure", &mut || task_pure(venv.as_ref()));
     step("nostd", &mut task_nostd);
     step("wasm", &mut task_wasm);
 
@@ -1254,6 +1355,26 @@ fn task_bench_read(names: &[String]) -> R {
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
     run(Command::new(&v.python).arg(&script).arg("gen").arg(&dir))?;
+    let ours_bin = root
+        .join("target")
+        .join("release")
+        .join("examples")
+        .join("bench_read");
+    // The pure-Rust build (no `c-codecs`) first, kept under another name:
+    // both builds uplift the example to the same path.
+    run(Command::new(cargo())
+        .current_dir(&root)
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "h5fmt",
+            "--example",
+            "bench_read",
+        ])
+        .args(PURE_FEATURES))?;
+    let pure_bin = dir.join("bench_read_pure");
+    fs::copy(&ours_bin, &pure_bin).map_err(|e| format!("{}: {e}", pure_bin.display()))?;
     run(Command::new(cargo()).current_dir(&root).args([
         "build",
         "--release",
@@ -1262,11 +1383,6 @@ fn task_bench_read(names: &[String]) -> R {
         "--example",
         "bench_read",
     ]))?;
-    let ours_bin = root
-        .join("target")
-        .join("release")
-        .join("examples")
-        .join("bench_read");
     let versions = output(Command::new(&v.python).args([
         "-c",
         "import h5py, hdf5plugin, numpy; \
@@ -1303,55 +1419,67 @@ fn task_bench_read(names: &[String]) -> R {
             .arg(mode)
             .arg("-")
             .args(&extra);
-        let logs = alternate_all(&mut [&mut ours, &mut raw, &mut py], reps)?;
-        let [log_ours, log_raw, log_py] = &logs[..] else {
+        let mut pure = Command::new(&pure_bin);
+        pure.arg(&path).arg(dset).arg(mode).arg("-").args(&extra);
+        let logs = alternate_all(&mut [&mut ours, &mut raw, &mut py, &mut pure], reps)?;
+        let [log_ours, log_raw, log_py, log_pure] = &logs[..] else {
             return Err("bench: missing output".into());
         };
         let (t_ours, b_ours) = parse_times(log_ours)?;
         let (t_raw, b_raw) = parse_times(log_raw)?;
         let (t_py, b_py) = parse_times(log_py)?;
-        if mode != "strings" && (b_ours != b_py || b_raw != b_py) {
+        let (t_pure, b_pure) = parse_times(log_pure)?;
+        if mode != "strings" && (b_ours != b_py || b_raw != b_py || b_pure != b_py) {
             return Err(format!(
-                "{name}: we read {b_ours} bytes typed and {b_raw} raw, h5py {b_py}"
+                "{name}: we read {b_ours} bytes typed, {b_raw} raw and {b_pure} typed with \
+                 the pure-Rust codecs, h5py {b_py}"
             ));
         }
-        let (mo, mr, mp) = (median(&t_ours), median(&t_raw), median(&t_py));
+        let (mo, mr, mp, mu) = (
+            median(&t_ours),
+            median(&t_raw),
+            median(&t_py),
+            median(&t_pure),
+        );
         let mb = if mode == "strings" {
             fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
         } else {
             b_ours
         } as f64
             / 1e6;
-        eprintln!("  {name}: typed {t_ours:?}, raw {t_raw:?}, h5py {t_py:?}");
+        eprintln!("  {name}: typed {t_ours:?}, raw {t_raw:?}, h5py {t_py:?}, pure {t_pure:?}");
         rows.push(format!(
-            "| {name:<10} | {:>8.1} | {:>9.3} | {:>9.3} | {:>9.3} | {:>9.2} | {:>8.2}x | {:>9.0} | {:>9.0} |",
+            "| {name:<10} | {:>8.1} | {:>9.3} | {:>9.3} | {:>9.3} | {:>9.3} | {:>9.2} | {:>8.2}x | {:>9.2}x | {:>9.0} | {:>9.0} |",
             mb,
             mo,
             mr,
+            mu,
             mp,
             mo / mr,
             mp / mo,
+            mp / mu,
             mb / mo,
             mb / mp
         ));
     }
     println!(
-        "\n{cpus} CPUs; {}; {}; median of {reps} reads after a warm-up, alternating ours (typed, raw) and h5py (open + read)\n",
+        "\n{cpus} CPUs; {}; {}; median of {reps} reads after a warm-up, alternating ours (typed, raw, typed with the pure-Rust codecs) and h5py (open + read)\n",
         rustc.trim(),
         versions.trim()
     );
     println!(
-        "| benchmark  |       MB | typed (s) |   raw (s) |  h5py (s) | typed/raw | speedup  | typed MB/s | h5py MB/s |"
+        "| benchmark  |       MB | typed (s) |   raw (s) |  pure (s) |  h5py (s) | typed/raw | speedup  | pure spd.  | typed MB/s | h5py MB/s |"
     );
     println!(
-        "|------------|---------:|----------:|----------:|----------:|----------:|---------:|----------:|----------:|"
+        "|------------|---------:|----------:|----------:|----------:|----------:|----------:|---------:|-----------:|----------:|----------:|"
     );
     for r in rows {
         println!("{r}");
     }
     println!(
         "\n(typed: `read::<T>` / `read_slice_as::<T>` / `read_records::<String>`; raw: `read_raw` / \
-         `read_slice` / `read_vlen_strings`; speedup = h5py / typed; MB = bytes returned, for strings the file size)"
+         `read_slice` / `read_vlen_strings`; pure: typed, built without `c-codecs` (zlib-rs inflate, \
+         ruzstd); speedup = h5py / typed, pure spd. = h5py / pure; MB = bytes returned, for strings the file size)"
     );
     Ok(())
 }

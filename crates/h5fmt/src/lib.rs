@@ -1,8 +1,12 @@
 //! `h5fmt` — the HDF5 file format in pure Rust.
 //!
 //! Reads files written by libhdf5 (superblock v0–v3, object header v1/v2, every
-//! group storage form, every datatype class) without linking any C. The core is
+//! group storage form, every datatype class) without libhdf5. The core is
 //! `#![no_std]` + `alloc`; the `std` feature (default) adds files and mmap.
+//! The `c-codecs` feature (default) decodes deflate and zstd with libdeflate
+//! and libzstd (C, faster); without it (`default-features = false,
+//! features = ["std"]`) nothing is C, and every filter still decodes and
+//! encodes (zlib-rs, ruzstd).
 //!
 //! ```no_run
 //! # #[cfg(feature = "std")] {

@@ -1,6 +1,7 @@
-//! Deflate filter (id 1): a zlib stream (RFC 1950). With the `std` feature
-//! libdeflate (C) both inflates (one shot: every chunk's decoded size is known)
-//! and deflates; without it (no_std, wasm), `miniz_oxide` for both.
+//! Deflate filter (id 1): a zlib stream (RFC 1950). With the `c-codecs`
+//! feature libdeflate (C) both inflates (one shot: every chunk's decoded size
+//! is known) and deflates; with `std` alone, zlib-rs (pure Rust) for both;
+//! without `std` (no_std, wasm), `miniz_oxide` for both.
 
 use crate::error::{Error, Result};
 use alloc::vec::Vec;
@@ -38,7 +39,7 @@ pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<()> {
 /// # Errors
 /// `Limit` when the stream holds more than `out.len()` bytes, `Corrupt`
 /// when it is invalid, truncated or fails its adler32.
-#[cfg(feature = "std")]
+#[cfg(feature = "c-codecs")]
 fn inflate_bounded(data: &[u8], out: &mut [u8]) -> Result<usize> {
     use libdeflater::{DecompressionError, Decompressor};
     std::thread_local! {
@@ -74,6 +75,52 @@ fn inflate_bounded(data: &[u8], out: &mut [u8]) -> Result<usize> {
             "invalid deflate stream (bad data, truncated, or adler32 mismatch)",
         )),
     }
+}
+
+/// As [`inflate_bounded`] with libdeflate, with zlib-rs (pure Rust, ~1.15x
+/// libdeflate's time per byte): one `Finish` call into the whole output.
+///
+/// # Errors
+/// As the `c-codecs` version.
+#[cfg(all(feature = "std", not(feature = "c-codecs")))]
+fn inflate_bounded(data: &[u8], out: &mut [u8]) -> Result<usize> {
+    use zlib_rs::{InflateFlush, Status};
+    let ended = with_inflate(|inf| {
+        inf.reset(true);
+        match inf.decompress(data, &mut *out, InflateFlush::Finish) {
+            Ok(Status::StreamEnd) => usize::try_from(inf.total_out()).ok(),
+            _ => None,
+        }
+    });
+    match ended {
+        Some(n) => Ok(n),
+        // Output full, input truncated or invalid: the streaming inflater
+        // tells these apart (error path only).
+        None => match streaming(data, out.len()) {
+            Err(e) => Err(e),
+            Ok(_) => Err(super::corrupt("invalid deflate stream")),
+        },
+    }
+}
+
+/// Run `f` on this thread's zlib-rs inflate state (its 32 KiB window
+/// included), taken out for the call and put back after; a fresh one on
+/// first use (or when a nested call finds it taken).
+#[cfg(feature = "std")]
+fn with_inflate<T>(f: impl FnOnce(&mut zlib_rs::Inflate) -> T) -> T {
+    use zlib_rs::Inflate;
+    std::thread_local! {
+        static INFLATE: core::cell::Cell<Option<Inflate>> = const { core::cell::Cell::new(None) };
+    }
+    let mut inf = INFLATE
+        .try_with(core::cell::Cell::take)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Inflate::new(true, 15));
+    let v = f(&mut inf);
+    // Fails only while the thread exits; the state is then dropped.
+    let _ = INFLATE.try_with(|c| c.set(Some(inf)));
+    v
 }
 
 /// Inflate `data` into `out`, which the stream must fill exactly.
@@ -147,34 +194,18 @@ fn streaming(data: &[u8], bound: usize) -> Result<Vec<u8>> {
 /// before `n` bytes.
 #[cfg(feature = "std")]
 pub(super) fn decode_prefix(data: &[u8], n: usize) -> Result<Vec<u8>> {
-    use zlib_rs::{Inflate, InflateFlush};
-    std::thread_local! {
-        // One inflate state (its 32 KiB window included) per thread, reused.
-        static INFLATE: core::cell::RefCell<Option<Inflate>> =
-            const { core::cell::RefCell::new(None) };
-    }
+    use zlib_rs::InflateFlush;
     let mut out = crate::io::scratch_buffer(n)?;
-    let run = |inf: &mut Inflate, out: &mut [u8]| -> Result<usize> {
+    let res = with_inflate(|inf| {
         inf.reset(true);
-        match inf.decompress(data, out, InflateFlush::SyncFlush) {
+        match inf.decompress(data, &mut out, InflateFlush::SyncFlush) {
             Ok(_) => usize::try_from(inf.total_out())
                 .map_err(|_| super::corrupt("inflated size overflows")),
             Err(e) => Err(super::corrupt(alloc::format!(
                 "invalid deflate stream ({e:?})"
             ))),
         }
-    };
-    let res = INFLATE
-        .try_with(|cell| match cell.try_borrow_mut() {
-            Ok(mut slot) => Some(run(
-                slot.get_or_insert_with(|| Inflate::new(true, 15)),
-                &mut out,
-            )),
-            Err(_) => None,
-        })
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| run(&mut Inflate::new(true, 15), &mut out));
+    });
     match res {
         Ok(k) if k == n => Ok(out),
         Ok(k) => {
@@ -191,8 +222,9 @@ pub(super) fn decode_prefix(data: &[u8], n: usize) -> Result<Vec<u8>> {
 }
 
 /// Deflate `data` into a zlib stream at `level` (0–9): libdeflate with
-/// `std` (about twice zlib's speed at the same level, same or smaller
-/// output; level 0 stores), `miniz_oxide` without; in both, a start without
+/// `c-codecs` (about twice zlib's speed at the same level, same or smaller
+/// output; level 0 stores), zlib-rs with `std` alone, `miniz_oxide`
+/// without `std`; in all, a start without
 /// LZ77 matches (the noisy byte planes of shuffled floats) is coded as
 /// literals without a match search (`deflate_literals`).
 pub(super) fn encode(data: &[u8], level: u8) -> Vec<u8> {
@@ -205,7 +237,7 @@ pub(super) fn encode(data: &[u8], level: u8) -> Vec<u8> {
 /// Deflate `data` into a zlib stream at `level` (0–9) written to the start
 /// of `out`; returns its length. `out` is grown to the compression bound
 /// and not shrunk, so a buffer reused across chunks is not cleared again.
-#[cfg(feature = "std")]
+#[cfg(feature = "c-codecs")]
 pub(super) fn encode_into(data: &[u8], level: u8, out: &mut Vec<u8>) -> usize {
     use libdeflater::{CompressionLvl, Compressor};
     std::thread_local! {
@@ -259,7 +291,66 @@ pub(super) fn encode_into(data: &[u8], level: u8, out: &mut Vec<u8>) -> usize {
     })
 }
 
-/// As the `std` version, with `miniz_oxide`.
+/// As the `c-codecs` version, with zlib-rs (pure Rust).
+#[cfg(all(feature = "std", not(feature = "c-codecs")))]
+pub(super) fn encode_into(data: &[u8], level: u8, out: &mut Vec<u8>) -> usize {
+    let level = level.min(9);
+    // Literal blocks for a match-free start, a raw deflate stream for the rest.
+    let mut raw = |rest: &[u8], out: &mut Vec<u8>| -> bool {
+        let at = out.len();
+        out.resize(at + zlib_rs::compress_bound(rest.len()), 0);
+        match zlib_deflate(level, false, rest, out.get_mut(at..).unwrap_or_default()) {
+            Some(n) => {
+                out.truncate(at + n);
+                true
+            }
+            None => false,
+        }
+    };
+    if let Some(n) = super::deflate_literals::encode(data, level, out, &mut raw) {
+        return n;
+    }
+    let bound = zlib_rs::compress_bound(data.len());
+    if out.len() < bound {
+        out.resize(bound, 0);
+    }
+    zlib_deflate(level, true, data, out).unwrap_or_else(|| {
+        // Not reachable (bound-sized buffer, valid level); stay correct anyway.
+        *out = miniz_oxide::deflate::compress_to_vec_zlib(data, level);
+        out.len()
+    })
+}
+
+/// Deflate `data` at `level` into `out` (at least `compress_bound` long) as
+/// a zlib stream (`zlib`) or a raw deflate stream; its length, `None` when
+/// zlib-rs fails. The deflate states (one per kind of stream, ~270 KiB
+/// each) are kept per thread: creating one clears its hash tables.
+#[cfg(all(feature = "std", not(feature = "c-codecs")))]
+fn zlib_deflate(level: u8, zlib: bool, data: &[u8], out: &mut [u8]) -> Option<usize> {
+    use core::cell::Cell;
+    use zlib_rs::{Deflate, DeflateFlush, Status};
+    std::thread_local! {
+        static ZLIB: Cell<Option<(u8, Deflate)>> = const { Cell::new(None) };
+        static RAW: Cell<Option<(u8, Deflate)>> = const { Cell::new(None) };
+    }
+    let key = if zlib { &ZLIB } else { &RAW };
+    let mut d = match key.try_with(Cell::take).ok().flatten() {
+        Some((l, mut d)) if l == level => {
+            d.reset();
+            d
+        }
+        _ => Deflate::new(i32::from(level), zlib, 15),
+    };
+    let n = match d.compress(data, out, DeflateFlush::Finish) {
+        Ok(Status::StreamEnd) => usize::try_from(d.total_out()).ok(),
+        _ => None,
+    };
+    // Fails only while the thread exits; the state is then dropped.
+    let _ = key.try_with(|c| c.set(Some((level, d))));
+    n
+}
+
+/// As the `c-codecs` version, with `miniz_oxide`.
 #[cfg(not(feature = "std"))]
 pub(super) fn encode_into(data: &[u8], level: u8, out: &mut Vec<u8>) -> usize {
     let level = level.min(9);

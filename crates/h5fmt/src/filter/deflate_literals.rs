@@ -329,9 +329,14 @@ pub(super) fn adler32(data: &[u8]) -> u32 {
     (b << 16) | a
 }
 
-#[cfg(feature = "std")]
+#[cfg(feature = "c-codecs")]
 pub(super) fn adler32(data: &[u8]) -> u32 {
     libdeflater::adler32(data)
+}
+
+#[cfg(all(feature = "std", not(feature = "c-codecs")))]
+pub(super) fn adler32(data: &[u8]) -> u32 {
+    zlib_rs::adler32::adler32(1, data)
 }
 
 /// Encode `data` as a zlib stream at `level` into `out` (cleared first):

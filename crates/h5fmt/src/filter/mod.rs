@@ -606,8 +606,8 @@ pub fn encode_chunk_into(
 pub fn can_encode(id: u16) -> bool {
     matches!(
         id,
-        DEFLATE | SHUFFLE | FLETCHER32 | NBIT | SCALEOFFSET | LZ4
-    ) || (id == ZSTD && cfg!(feature = "std"))
+        DEFLATE | SHUFFLE | FLETCHER32 | NBIT | SCALEOFFSET | LZ4 | ZSTD
+    )
 }
 
 #[cfg(test)]

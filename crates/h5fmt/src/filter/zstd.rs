@@ -1,15 +1,17 @@
 //! Zstandard filter (registered id 32015): one or more zstd frames, decoded
-//! with libzstd (`zstd-safe`) on `std` builds and the pure-Rust `ruzstd`
-//! without `std` (wasm).
+//! and encoded with libzstd (`zstd-safe`) with the `c-codecs` feature and
+//! with the pure-Rust `ruzstd` without it (pure-Rust `std` builds, no_std,
+//! wasm). ruzstd's encoder implements only its "Fastest" level (about
+//! libzstd's level 1), which it then uses for every level.
 
 use crate::error::{Error, Result};
 use alloc::vec::Vec;
-#[cfg(not(feature = "std"))]
+#[cfg(not(feature = "c-codecs"))]
 use ruzstd::decoding::errors::FrameDecoderError;
-#[cfg(not(feature = "std"))]
+#[cfg(not(feature = "c-codecs"))]
 use ruzstd::decoding::FrameDecoder;
 
-#[cfg(feature = "std")]
+#[cfg(feature = "c-codecs")]
 pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
     // Overwritten by the decoder and truncated to what it wrote.
     let mut out = crate::io::scratch_buffer(bound)?;
@@ -19,7 +21,7 @@ pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
 }
 
 /// Decode zstd frames from `data` into `out`, returning the decoded length.
-#[cfg(feature = "std")]
+#[cfg(feature = "c-codecs")]
 pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
     std::thread_local! {
         // One decompression context per thread, reused across chunks
@@ -54,7 +56,7 @@ pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
     }
 }
 
-#[cfg(not(feature = "std"))]
+#[cfg(not(feature = "c-codecs"))]
 pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
     let mut out = super::alloc_zeroed(bound)?;
     let mut dec = FrameDecoder::new();
@@ -71,7 +73,7 @@ pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
 }
 
 /// Decode zstd frames from `data` into `out`, returning the decoded length.
-#[cfg(not(feature = "std"))]
+#[cfg(not(feature = "c-codecs"))]
 pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
     let mut dec = FrameDecoder::new();
     match dec.decode_all(data, out) {
@@ -84,12 +86,11 @@ pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
     }
 }
 
-/// Compress `data` into one zstd frame at `level` (libzstd, `std` only).
+/// Compress `data` into one zstd frame at `level` (libzstd).
 ///
 /// # Errors
-/// `Unsupported` without `std` (the pure-Rust decoder has no encoder);
 /// `Limit` when libzstd fails.
-#[cfg(feature = "std")]
+#[cfg(feature = "c-codecs")]
 pub(super) fn encode(data: &[u8], level: i32) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let n = encode_into(data, level, &mut out)?;
@@ -103,7 +104,7 @@ pub(super) fn encode(data: &[u8], level: i32) -> Result<Vec<u8>> {
 ///
 /// # Errors
 /// `Limit` when libzstd fails.
-#[cfg(feature = "std")]
+#[cfg(feature = "c-codecs")]
 pub(super) fn encode_into(data: &[u8], level: i32, out: &mut Vec<u8>) -> Result<usize> {
     std::thread_local! {
         // One compression context per thread, reused across chunks (creating
@@ -128,24 +129,99 @@ pub(super) fn encode_into(data: &[u8], level: i32, out: &mut Vec<u8>) -> Result<
     })
 }
 
-/// Compress into `out` (needs `std`).
+/// Compress `data` into one zstd frame with ruzstd (its "Fastest" level,
+/// whatever `level`) written to the start of `out`; returns its length.
+///
+/// ruzstd leaves the frame content size out of the frame header; the
+/// HDF5 zstd filter (hdf5plugin's `H5Zzstd.c`) sizes its output buffer with
+/// `ZSTD_getDecompressedSize` and fails without it, so the header is
+/// rewritten with the size (RFC 8878 §3.1.1.1).
 ///
 /// # Errors
-/// Always `Unsupported`: without `std` there is no zstd encoder.
-#[cfg(not(feature = "std"))]
-pub(super) fn encode_into(_data: &[u8], _level: i32, _out: &mut Vec<u8>) -> Result<usize> {
-    Err(Error::unsupported(
-        "writing zstd needs the std feature (libzstd); the no_std build only decodes zstd",
-    ))
+/// `Unsupported` when ruzstd's frame header is not of the form expected
+/// (another ruzstd version).
+#[cfg(not(feature = "c-codecs"))]
+pub(super) fn encode_into(data: &[u8], _level: i32, out: &mut Vec<u8>) -> Result<usize> {
+    let frame =
+        ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest);
+    // Magic, descriptor, window descriptor: no content size, no dictionary,
+    // not single-segment.
+    let (head, rest) = frame.split_at_checked(6).unwrap_or((&frame, &[]));
+    let [m0, m1, m2, m3, desc, window] = *head else {
+        return Err(unexpected_frame());
+    };
+    if [m0, m1, m2, m3] != 0xFD2F_B528u32.to_le_bytes() || desc & 0xE3 != 0 {
+        return Err(unexpected_frame());
+    }
+    out.clear();
+    out.extend_from_slice(&[m0, m1, m2, m3]);
+    match u32::try_from(data.len()) {
+        Ok(n) => {
+            out.extend_from_slice(&[desc | 0x80, window]);
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        Err(_) => {
+            out.extend_from_slice(&[desc | 0xC0, window]);
+            out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        }
+    }
+    out.extend_from_slice(rest);
+    Ok(out.len())
 }
 
-/// Compress `data` into one zstd frame (needs `std`).
+#[cfg(not(feature = "c-codecs"))]
+#[cold]
+fn unexpected_frame() -> Error {
+    Error::unsupported("ruzstd wrote a zstd frame header of an unexpected form")
+}
+
+/// Compress `data` into one zstd frame with ruzstd (see [`encode_into`]).
 ///
 /// # Errors
-/// Always `Unsupported`: without `std` there is no zstd encoder.
-#[cfg(not(feature = "std"))]
-pub(super) fn encode(_data: &[u8], _level: i32) -> Result<Vec<u8>> {
-    Err(Error::unsupported(
-        "writing zstd needs the std feature (libzstd); the no_std build only decodes zstd",
-    ))
+/// None: the `Result` mirrors the libzstd version.
+#[cfg(not(feature = "c-codecs"))]
+pub(super) fn encode(data: &[u8], level: i32) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    encode_into(data, level, &mut out)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn frames_round_trip_with_their_content_size() {
+        let data: alloc::vec::Vec<u8> = (0..300_000u32)
+            .map(|i| ((i / 9) ^ (i.wrapping_mul(2_654_435_761) >> 28)) as u8)
+            .collect();
+        for len in [0usize, 1, 255, 256, 70_000, 300_000] {
+            let z = super::encode(&data[..len], 3).unwrap();
+            assert_eq!(z[..4], 0xFD2F_B528u32.to_le_bytes());
+            // The frame header names the decoded size (what HDF5's zstd
+            // filter sizes its buffer by): 4 bytes after the window
+            // descriptor (or a single-segment 1..8-byte field with libzstd).
+            let desc = z[4];
+            let fcs = match (desc >> 6, desc & 0x20 != 0) {
+                (0, true) => u64::from(z[5]),
+                (1, s) => {
+                    u64::from(u16::from_le_bytes([
+                        z[6 - usize::from(s)],
+                        z[7 - usize::from(s)],
+                    ])) + 256
+                }
+                (2, s) => u64::from(u32::from_le_bytes(
+                    z[6 - usize::from(s)..10 - usize::from(s)]
+                        .try_into()
+                        .unwrap(),
+                )),
+                (3, s) => u64::from_le_bytes(
+                    z[6 - usize::from(s)..14 - usize::from(s)]
+                        .try_into()
+                        .unwrap(),
+                ),
+                (f, s) => panic!("no content size (flag {f}, single segment {s})"),
+            };
+            assert_eq!(fcs, len as u64);
+            assert_eq!(super::decode(&z, len).unwrap(), data[..len]);
+        }
+    }
 }

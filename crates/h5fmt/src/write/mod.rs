@@ -1789,8 +1789,9 @@ impl DatasetBuilder<'_> {
         self
     }
     /// Zstandard compression (registered filter 32015, as written by
-    /// hdf5plugin's `Zstd(clevel)`) at `level` (needs chunks and, to write,
-    /// the `std` feature; readers need the zstd plugin).
+    /// hdf5plugin's `Zstd(clevel)`) at `level` (needs chunks; readers need
+    /// the zstd plugin). Without the `c-codecs` feature the pure-Rust
+    /// encoder writes every level at its "Fastest" (about level 1).
     pub fn zstd(mut self, level: i32) -> Self {
         self.zstd = Some(level);
         self
@@ -2249,11 +2250,6 @@ impl DatasetBuilder<'_> {
                 .pipeline
                 .as_ref()
                 .is_some_and(|p| !p.filters.is_empty());
-        if self.zstd.is_some() && !crate::filter::can_encode(crate::filter::ZSTD) {
-            return Err(Error::unsupported(
-                "writing zstd needs the std feature (libzstd); the no_std build only decodes zstd",
-            ));
-        }
         if self.chunks.is_none() && (unlimited || filtered) {
             return Err(Error::usage(
                 "unlimited dimensions and filters need a chunked layout: set .chunks(..)",
