@@ -139,7 +139,7 @@ fn no_signal_and_under_a_minute_under_a_4_gib_cap() {
         }
     });
     let mut runs = runs.into_inner().unwrap();
-    runs.sort_by(|a, b| b.took.cmp(&a.took));
+    runs.sort_by_key(|r| std::cmp::Reverse(r.took));
     let bad: Vec<String> = runs
         .iter()
         .filter(|r| r.signal.is_some() || r.timed_out)
