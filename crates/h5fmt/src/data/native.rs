@@ -290,7 +290,9 @@ impl Conv {
             return Ok(());
         }
         let in_place = self.in_place.filter(|_| self.same_size());
-        let Some(in_place) = in_place.filter(|_| self.src > 0 && buf.len() % self.src == 0) else {
+        let Some(in_place) =
+            in_place.filter(|_| self.src > 0 && buf.len().is_multiple_of(self.src))
+        else {
             return Err(Error::corrupt(
                 format!(
                     "conversion in place of {} bytes of {}-byte into {}-byte elements",
