@@ -11,6 +11,11 @@
 //! | `Float16` | float16 | NaN |
 //! | `Boolean` | uint8 0/1, `valid_min` 0 / `valid_max` 1 | 2 (§8.5) |
 //! | `Utf8`, `LargeUtf8`, `Dictionary(_, Utf8)` | variable-length UTF-8 | `""` |
+//! | `Timestamp(unit, tz)` | int64 counts, `units` `"<unit> since 1970-01-01 00:00:00"` (` UTC` added with a time zone; its name is not kept), `units_vocabulary` `"UDUNITS-2"` | Table 1 sentinel |
+//!
+//! Export gives the HDF5 types back, so a round trip returns dictionaries
+//! as strings, timestamps as `Int64` (with the `units` in the field
+//! metadata) and booleans as `UInt8`.
 //!
 //! Nulls become the fill value; a non-null value equal to the fill (say an
 //! empty string) is refused with an error naming the column, before the
@@ -18,11 +23,12 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type,
-    UInt32Type, UInt64Type, UInt8Type,
+    Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
 use arrow_array::{Array, RecordBatch, RecordBatchReader};
-use arrow_schema::DataType;
+use arrow_schema::{DataType, TimeUnit};
 use h5fmt::Datatype;
 use h5table::write::{ColumnData, ColumnSpec, FillSpec, Scalar, TableEditor, TableWriter};
 
@@ -71,12 +77,28 @@ fn dtype_of(t: &DataType) -> Result<Mapping, String> {
         DataType::Dictionary(_, v) if matches!(**v, DataType::Utf8 | DataType::LargeUtf8) => {
             (Datatype::vlen_utf8(), FillSpec::Sentinel, None)
         }
+        DataType::Timestamp(..) => (Datatype::int_le(8, true), FillSpec::Sentinel, None),
         other => {
             return Err(format!(
                 "Arrow type {other} has no HEP001 column mapping yet"
             ))
         }
     })
+}
+
+/// The UDUNITS-2 `units` of a timestamp column.
+fn units_of(t: &DataType) -> Option<String> {
+    let DataType::Timestamp(unit, tz) = t else {
+        return None;
+    };
+    let unit = match unit {
+        TimeUnit::Second => "seconds",
+        TimeUnit::Millisecond => "milliseconds",
+        TimeUnit::Microsecond => "microseconds",
+        TimeUnit::Nanosecond => "nanoseconds",
+    };
+    let utc = if tz.is_some() { " UTC" } else { "" };
+    Some(format!("{unit} since 1970-01-01 00:00:00{utc}"))
 }
 
 fn strings(a: &dyn Array) -> Result<Vec<Option<String>>, String> {
@@ -129,6 +151,12 @@ fn column_data(a: &dyn Array) -> Result<ColumnData, String> {
         ),
         DataType::Float32 => prim!(Float32Type, Float32),
         DataType::Float64 => prim!(Float64Type, Float64),
+        DataType::Timestamp(unit, _) => match unit {
+            TimeUnit::Second => prim!(TimestampSecondType, Int64),
+            TimeUnit::Millisecond => prim!(TimestampMillisecondType, Int64),
+            TimeUnit::Microsecond => prim!(TimestampMicrosecondType, Int64),
+            TimeUnit::Nanosecond => prim!(TimestampNanosecondType, Int64),
+        },
         DataType::Boolean => {
             let b = a.as_boolean();
             ColumnData::UInt8((0..b.len()).map(|i| u8::from(b.value(i))).collect())
@@ -179,6 +207,9 @@ pub fn import(
             .fill(fill);
         if let Some((lo, hi)) = range {
             spec = spec.valid_range(lo, hi);
+        }
+        if let Some(u) = units_of(f.data_type()) {
+            spec = spec.units(&u).units_vocabulary("UDUNITS-2");
         }
         spec = match opts.compress.as_str() {
             "zstd" => spec.shuffle().zstd(3),

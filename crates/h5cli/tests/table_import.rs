@@ -168,3 +168,93 @@ fn parquet_import_export_round_trip() {
     );
     assert_eq!(got, want);
 }
+
+/// Timestamps (naive and with a time zone, every unit) import as int64
+/// counts with UDUNITS-2 `units`, dictionaries as strings: h5py reads the
+/// columns pyarrow wrote, and the Parquet export gives the counts back.
+#[test]
+fn timestamp_and_dictionary_import() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("table_import_ts");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (src, h5f, back) = (
+        dir.join("in.parquet"),
+        dir.join("t.h5"),
+        dir.join("out.parquet"),
+    );
+    py(
+        r#"
+import sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq
+rng = np.random.default_rng(9)
+n = 5000
+m = lambda p: rng.random(n) < p
+t = pa.table({
+    "s": pa.array(rng.integers(-2**40, 2**40, n), type=pa.timestamp("s"), mask=m(0.1)),
+    "ms": pa.array(rng.integers(0, 2**50, n), type=pa.timestamp("ms", tz="Europe/Paris")),
+    "us": pa.array(rng.integers(0, 2**60, n), type=pa.timestamp("us", tz="UTC"), mask=m(0.2)),
+    "ns": pa.array(rng.integers(-2**62, 2**62, n), type=pa.timestamp("ns")),
+    "cat": pa.DictionaryArray.from_arrays(
+        pa.array(rng.integers(0, 3, n).astype(np.int8), mask=m(0.3)), pa.array(["a", "bé", "c"])),
+})
+pq.write_table(t, sys.argv[1], row_group_size=1500)
+"#,
+        &[&src],
+    );
+    let spec = format!("{}:/t", h5f.display());
+    let o = h5(&[
+        "table",
+        "import",
+        &spec,
+        "--from",
+        src.to_str().unwrap(),
+        "--batch-rows",
+        "2000",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = h5(&["table", "check", h5f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = h5(&[
+        "table",
+        "cat",
+        &spec,
+        "--format",
+        "parquet",
+        "-o",
+        back.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = py(
+        r#"
+import sys, hdf5plugin, h5py, numpy as np, pyarrow as pa, pyarrow.parquet as pq, pyarrow.compute as pc  # zstd filter
+a = pq.read_table(sys.argv[1])
+b = pq.read_table(sys.argv[3])
+words = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+with h5py.File(sys.argv[2], "r") as f:
+    g = f["t"]
+    for name in words:
+        x = a[name].combine_chunks()
+        unit = words[x.type.unit]  # Parquet stores timestamp[s] as milliseconds
+        d = g[name]
+        assert d.dtype == np.dtype("<i8"), (name, d.dtype)
+        fill = d.fillvalue
+        assert fill == np.iinfo(np.int64).min + 1, (name, fill)
+        want = np.where(x.is_null().to_numpy(zero_copy_only=False), fill,
+                        x.view(pa.int64()).fill_null(0).to_numpy())
+        assert (d[:] == want).all(), name
+        utc = " UTC" if x.type.tz else ""
+        text = lambda v: v.decode() if isinstance(v, bytes) else v
+        assert text(d.attrs["units"]) == unit + " since 1970-01-01 00:00:00" + utc, d.attrs["units"]
+        assert text(d.attrs["units_vocabulary"]) == "UDUNITS-2"
+        y = b[name].combine_chunks()
+        assert y.type == pa.int64(), y.type
+        assert y.equals(x.view(pa.int64())), name
+    labels = [v.decode() for v in g["cat"][:]]
+    want = [v or "" for v in a["cat"].to_pylist()]
+    assert labels == want
+    assert b["cat"].combine_chunks().equals(pc.cast(a["cat"].combine_chunks(), pa.string()))
+print("ok")
+"#,
+        &[&src, &h5f, &back],
+    );
+    assert_eq!(out.trim(), "ok");
+}

@@ -576,7 +576,7 @@ fn vlen_buffers(
         if !check {
             return Ok(Ok(()));
         }
-        let ok = core::str::from_utf8(dst).is_ok()
+        let ok = simdutf8::basic::from_utf8(dst).is_ok()
             && offs.iter().all(|&o| {
                 dst.get((o as usize).wrapping_sub(base))
                     .is_none_or(|&b| b & 0xC0 != 0x80)

@@ -161,6 +161,13 @@ impl<'a> Cursor<'a> {
             ));
         }
         let s = self.read_bytes(n)?;
+        // The common widths (offsets and lengths of 8 and 4 bytes) at once.
+        if let Ok(b) = <[u8; 8]>::try_from(s) {
+            return Ok(u64::from_le_bytes(b));
+        }
+        if let Ok(b) = <[u8; 4]>::try_from(s) {
+            return Ok(u64::from(u32::from_le_bytes(b)));
+        }
         let mut v = 0u64;
         for (i, b) in s.iter().enumerate() {
             v |= u64::from(*b) << (8 * i);

@@ -183,28 +183,55 @@ pub fn for_each_vlen_string(
             )
         })?;
     let budget = Budget::new(ctx);
+    // Consecutive strings in one collection are looked up as one run.
+    let mut run: Vec<(u32, usize)> = Vec::new();
+    let mut run_addr = Addr::UNDEF;
     for b in raw.get(..need).unwrap_or(&[]).chunks_exact(size) {
         let (len, addr, index) = vlen_descriptor(b, ctx)?;
         if len == 0 || is_null_addr(addr) {
+            flush_strings(heap, run_addr, &mut run, f)?;
             f(&[]);
             continue;
         }
-        budget.charge(u64::from(len))?;
-        let want = usize::try_from(len).unwrap_or(usize::MAX);
-        let mut short = None;
-        heap.with_global_heap_prefix(addr, index, want, &mut |obj| {
-            if obj.len() == want {
-                f(obj);
-            } else {
-                short = Some(obj.len());
-            }
-        })?;
-        if let Some(got) = short {
-            return Err(Error::corrupt(
-                alloc::format!("variable-length string of {len} bytes in a {got}-byte heap object"),
-                addr.0,
-            ));
+        if addr != run_addr || run.len() >= RUN_MAX {
+            flush_strings(heap, run_addr, &mut run, f)?;
+            run_addr = addr;
         }
+        budget.charge(u64::from(len))?;
+        run.push((index, usize::try_from(len).unwrap_or(usize::MAX)));
+    }
+    flush_strings(heap, run_addr, &mut run, f)
+}
+
+/// Strings per heap lookup at most in [`for_each_vlen_string`].
+const RUN_MAX: usize = 4096;
+
+/// The strings `run` of collection `addr` to `f`, in order; empties `run`.
+fn flush_strings(
+    heap: &dyn HeapResolver,
+    addr: Addr,
+    run: &mut Vec<(u32, usize)>,
+    f: &mut dyn FnMut(&[u8]),
+) -> Result<()> {
+    if run.is_empty() {
+        return Ok(());
+    }
+    let (mut k, mut short) = (0usize, None);
+    heap.with_global_heap_prefixes(addr, run, &mut |obj| {
+        let want = run.get(k).map_or(0, |&(_, l)| l);
+        k += 1;
+        match short {
+            Some(_) => {}
+            None if obj.len() == want => f(obj),
+            None => short = Some((want, obj.len())),
+        }
+    })?;
+    run.clear();
+    if let Some((len, got)) = short {
+        return Err(Error::corrupt(
+            alloc::format!("variable-length string of {len} bytes in a {got}-byte heap object"),
+            addr.0,
+        ));
     }
     Ok(())
 }

@@ -41,6 +41,27 @@ pub trait HeapResolver {
         Ok(())
     }
 
+    /// Call `f` once per `(index, len)` of `objects`, in order, with the
+    /// first `len` bytes of object `index` (fewer when the object is
+    /// shorter), all of them in the collection at `collection`: a run of
+    /// variable-length elements stored together. Resolvers that cache
+    /// collections find the collection once for the whole run. The default
+    /// calls [`HeapResolver::with_global_heap_prefix`] per object.
+    ///
+    /// # Errors
+    /// As [`HeapResolver::global_heap_object`], for the first object that fails.
+    fn with_global_heap_prefixes(
+        &self,
+        collection: Addr,
+        objects: &[(u32, usize)],
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        for &(index, len) in objects {
+            self.with_global_heap_prefix(collection, index, len, f)?;
+        }
+        Ok(())
+    }
+
     /// The current dimensions of the dataspace of the dataset whose object
     /// header is at `obj`. Needed only to decode region references whose
     /// selection is "all" (the selection does not store the extent). The

@@ -104,7 +104,9 @@ impl Collection {
         }
         cur.seek(header_len(ctx.sizes))?;
         let ohdr = object_header_len(ctx.sizes);
+        // Room for objects of 1 to 8 bytes (more grow the list); fallible: the size is the file's.
         let mut objects: Vec<(u16, ObjectSpan)> = Vec::new();
+        let _ = objects.try_reserve(total / (ohdr + 8));
         let mut sorted = true;
         while cur.remaining() >= ohdr {
             let start = cur.pos();

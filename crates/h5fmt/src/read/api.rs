@@ -1732,6 +1732,15 @@ impl HeapResolver for FileHeap {
         self.heap.with_global_heap_prefix(collection, index, len, f)
     }
 
+    fn with_global_heap_prefixes(
+        &self,
+        collection: Addr,
+        objects: &[(u32, usize)],
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        self.heap.with_global_heap_prefixes(collection, objects, f)
+    }
+
     fn dataset_dims(&self, obj: Addr) -> Result<Vec<u64>> {
         let h = read_object_header(&self.file.inner.st, obj, self.file.inner.ctx)?;
         let m = h

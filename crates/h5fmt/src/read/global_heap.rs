@@ -105,6 +105,26 @@ impl GlobalHeap {
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<R> {
         let c = self.collection(collection)?;
+        let all = self.collection_bytes(&c);
+        Self::object_in(&c, all, collection, index, self.st.base()).map(f)
+    }
+
+    /// A cached collection's bytes (lent from the storage when mapped).
+    fn collection_bytes<'a>(&'a self, c: &'a Cached) -> Option<&'a [u8]> {
+        match &c.bytes {
+            Some(b) => Some(b.as_slice()),
+            None => self.st.slice(c.addr, c.size),
+        }
+    }
+
+    /// Object `index` of `c`, whose bytes are `all`.
+    fn object_in<'a>(
+        c: &Cached,
+        all: Option<&'a [u8]>,
+        collection: Addr,
+        index: u32,
+        base: u64,
+    ) -> Result<&'a [u8]> {
         let span = u16::try_from(index)
             .ok()
             .filter(|&i| i != 0)
@@ -112,20 +132,15 @@ impl GlobalHeap {
         let Some(span) = span else {
             return Err(Error::corrupt(
                 alloc::format!("global heap collection {collection} has no object {index}"),
-                self.st.base().saturating_add(collection.0),
+                base.saturating_add(collection.0),
             ));
         };
-        let all = match &c.bytes {
-            Some(b) => Some(b.as_slice()),
-            None => self.st.slice(c.addr, c.size),
-        };
-        let data = span
-            .start
+        span.start
             .checked_add(span.len)
-            .and_then(|end| all?.get(span.start..end));
-        data.map(f).ok_or_else(|| {
-            Error::corrupt("global heap object outside its collection", collection.0)
-        })
+            .and_then(|end| all?.get(span.start..end))
+            .ok_or_else(|| {
+                Error::corrupt("global heap object outside its collection", collection.0)
+            })
     }
 }
 
@@ -142,5 +157,22 @@ impl HeapResolver for GlobalHeap {
         f: &mut dyn FnMut(&[u8]),
     ) -> Result<()> {
         self.object_bytes(collection, index, |obj| f(obj.get(..len).unwrap_or(obj)))
+    }
+
+    fn with_global_heap_prefixes(
+        &self,
+        collection: Addr,
+        objects: &[(u32, usize)],
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        // One lookup and one storage slice for the whole run.
+        let c = self.collection(collection)?;
+        let all = self.collection_bytes(&c);
+        let base = self.st.base();
+        for &(index, len) in objects {
+            let obj = Self::object_in(&c, all, collection, index, base)?;
+            f(obj.get(..len).unwrap_or(obj));
+        }
+        Ok(())
     }
 }

@@ -540,22 +540,43 @@ pub(crate) fn encode(t: &Target<'_>, data: &ColumnData) -> Result<Encoded> {
         Ok(())
     };
     let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0).saturating_mul(es));
-    // One float per row: the fill where missing, else the value in the
-    // column's byte order (refused when it equals the fill).
-    macro_rules! floats {
+    // One value per row: the fill where missing, else the value in the
+    // column's byte order (refused when it equals the fill). For floats,
+    // and for integers of the column's own width and signedness (no range
+    // to check, no element allocated).
+    macro_rules! same_width {
         ($v:expr, $order:expr) => {
             for (i, x) in $v.iter().enumerate() {
                 if is_missing(i) {
                     out.extend_from_slice(&t.fill.bytes);
                     continue;
                 }
-                let e = le_to_order(x.to_le_bytes().to_vec(), $order);
+                let mut e = x.to_le_bytes();
+                if *$order == ByteOrder::Big {
+                    e.reverse();
+                }
                 collides(i, &e)?;
                 out.extend_from_slice(&e);
             }
         };
     }
+    let same_int = |size: u32, signed: bool| {
+        t.n_categories.is_none()
+            && matches!(t.dtype, Datatype::Integer { size: s, signed: g, .. } if *s == size && *g == signed)
+    };
+    let order = match t.dtype {
+        Datatype::Integer { order, .. } => *order,
+        _ => ByteOrder::Little,
+    };
     match (values, t.dtype) {
+        (ColumnData::Int8(v), _) if same_int(1, true) => same_width!(v, &order),
+        (ColumnData::Int16(v), _) if same_int(2, true) => same_width!(v, &order),
+        (ColumnData::Int32(v), _) if same_int(4, true) => same_width!(v, &order),
+        (ColumnData::Int64(v), _) if same_int(8, true) => same_width!(v, &order),
+        (ColumnData::UInt8(v), _) if same_int(1, false) => same_width!(v, &order),
+        (ColumnData::UInt16(v), _) if same_int(2, false) => same_width!(v, &order),
+        (ColumnData::UInt32(v), _) if same_int(4, false) => same_width!(v, &order),
+        (ColumnData::UInt64(v), _) if same_int(8, false) => same_width!(v, &order),
         (ColumnData::Str(v), Datatype::VarLenString { cset, .. }) => {
             let mut elems = Vec::with_capacity(v.len());
             for (i, s) in v.iter().enumerate() {
@@ -619,9 +640,9 @@ pub(crate) fn encode(t: &Target<'_>, data: &ColumnData) -> Result<Encoded> {
                 out.extend_from_slice(if is_missing(i) { &t.fill.bytes } else { e });
             }
         }
-        (ColumnData::Float16(v), Datatype::Float { size: 2, order, .. }) => floats!(v, order),
-        (ColumnData::Float32(v), Datatype::Float { size: 4, order, .. }) => floats!(v, order),
-        (ColumnData::Float64(v), Datatype::Float { size: 8, order, .. }) => floats!(v, order),
+        (ColumnData::Float16(v), Datatype::Float { size: 2, order, .. }) => same_width!(v, order),
+        (ColumnData::Float32(v), Datatype::Float { size: 4, order, .. }) => same_width!(v, order),
+        (ColumnData::Float64(v), Datatype::Float { size: 8, order, .. }) => same_width!(v, order),
         (d, Datatype::Integer { .. } | Datatype::Enum { .. }) if int_data(d).is_some() => {
             let ints = int_data(d).unwrap_or_default();
             let (base, members) = match t.dtype {
