@@ -91,6 +91,18 @@ fn check_indexes(path: &Path) -> Result<(usize, usize), String> {
     Ok((current, d.indexes.len()))
 }
 
+/// Why the indexes of the file at `path` are not current, one per line.
+fn stale_reasons(path: &Path) -> String {
+    let file = File::open(path).unwrap();
+    let t = Table::open(&file.group(TABLE).unwrap()).unwrap();
+    let d = discover(&t).unwrap();
+    let mut out = format!("table NROWS {} GENERATION {:?}", t.nrows(), t.generation);
+    for i in &d.indexes {
+        out.push_str(&format!("\n  {}: {:?}", i.path, i.validity));
+    }
+    out
+}
+
 fn read_state(path: &Path) -> Result<State, String> {
     let file = File::open(path).map_err(|e| e.to_string())?;
     let g = file.group(TABLE).map_err(|e| e.to_string())?;
@@ -165,6 +177,16 @@ fn kill_child() {
     let mut rng = Rng(seed | 1);
     let mut ed = FileEditor::open(&path).unwrap();
     let mut counter = seed % 1_000_000 * 1000;
+    // A kill during an operation may leave stale indexes, and `reserve`
+    // touches none: repair what the last kill left first (an operation of
+    // its own, pending, as an application would after a crash).
+    {
+        let mut te = TableEditor::open(&mut ed, TABLE).unwrap();
+        note("P", &state);
+        te.rebuild_stale_indexes().unwrap();
+        drop(te);
+        note("C", &state);
+    }
     loop {
         let mut te = TableEditor::open(&mut ed, TABLE).unwrap();
         let n = state.a.len() as u64;
@@ -353,10 +375,10 @@ fn kill_test_300_random_sigkills() {
         }
         let (cur, all) = check_indexes(&path).unwrap_or_else(|e| panic!("kill {i}: {e}"));
         assert_eq!(all, 12, "kill {i}: indexes lost");
-        if pending.is_none() {
-            assert_eq!(
-                cur, 12,
-                "kill {i}: between operations every index is current"
+        if pending.is_none() && cur != 12 {
+            panic!(
+                "kill {i}: between operations every index is current, {cur} of 12 are: {}",
+                stale_reasons(&path)
             );
         }
         if cur < 12 {
