@@ -582,6 +582,23 @@ impl Runs {
     }
 }
 
+/// A dataset of plain numbers `p` into `sink`, run by run.
+fn plain_runs(
+    d: &Dataset,
+    progress: bool,
+    p: Plain,
+    json: bool,
+    sink: &mut dyn Sink,
+) -> Result<(), Fail> {
+    let mut runs = Runs::default();
+    for_each_block(d, progress, &mut |raw, _| {
+        let mut bytes = raw.to_vec();
+        h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
+            .map_err(|e| Fail::File(named(d.path(), e)))?;
+        runs.write(p, json, &bytes, sink)
+    })
+}
+
 /// The decimal text of a native-order integer element of `e.len()` bytes.
 fn int_text<'b>(e: &[u8], signed: bool, buf: &'b mut [u8; 24]) -> &'b str {
     let mut v = match *e {
@@ -1151,15 +1168,7 @@ impl Dumper<'_> {
         let file = self.file;
         let mut rows = Rows::new(out, indent, d.shape());
         let r = match Plain::of(d.dtype(), false) {
-            Some(p) => {
-                let mut runs = Runs::default();
-                for_each_block(d, self.opts.progress, &mut |raw, _| {
-                    let mut bytes = raw.to_vec();
-                    h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
-                        .map_err(|e| Fail::File(named(d.path(), e)))?;
-                    runs.write(p, false, &bytes, &mut rows)
-                })
-            }
+            Some(p) => plain_runs(d, self.opts.progress, p, false, &mut rows),
             None => for_each_block(d, self.opts.progress, &mut |raw, n| {
                 for_each_text(file, d, raw, n, false, &mut |t| rows.push(t))
             }),
@@ -1393,15 +1402,7 @@ impl Dumper<'_> {
                     let file = self.file;
                     let mut rows = JsonRows::new(out, &inner);
                     let r = match Plain::of(d.dtype(), false) {
-                        Some(p) => {
-                            let mut runs = Runs::default();
-                            for_each_block(d, self.opts.progress, &mut |raw, _| {
-                                let mut bytes = raw.to_vec();
-                                h5fmt::data::convert::to_native_order(d.dtype(), &mut bytes)
-                                    .map_err(|e| Fail::File(named(d.path(), e)))?;
-                                runs.write(p, true, &bytes, &mut rows)
-                            })
-                        }
+                        Some(p) => plain_runs(d, self.opts.progress, p, true, &mut rows),
                         None => for_each_block(d, self.opts.progress, &mut |raw, n| {
                             for_each_text(file, d, raw, n, true, &mut |t| rows.one(t))
                         }),
