@@ -368,13 +368,13 @@ enum Plain {
 }
 
 impl Plain {
-    /// Integers always; floats only in text (JSON writes them through
-    /// [`value_json`]).
-    fn of(t: &Datatype, json: bool) -> Option<Plain> {
+    /// Whole-byte integers and IEEE f32/f64 (JSON text through
+    /// [`Plain::push_json`]).
+    fn of(t: &Datatype) -> Option<Plain> {
         if let Some((size, signed)) = plain_int(t) {
             return Some(Plain::Int(size, signed));
         }
-        if json || !t.is_ieee_standard() {
+        if !t.is_ieee_standard() {
             return None;
         }
         match t.size() {
@@ -638,8 +638,9 @@ fn int_text<'b>(e: &[u8], signed: bool, buf: &'b mut [u8; 24]) -> &'b str {
     std::str::from_utf8(&buf[i..]).unwrap_or("?")
 }
 
-/// Elements of a block in text: integers straight from the bytes, the rest
-/// through [`Value`]s.
+/// Elements of a block in text (or JSON) that are not plain numbers (those
+/// go through [`plain_runs`]): arrays of plain numbers straight from the
+/// bytes, the rest through [`Value`]s.
 fn for_each_text(
     file: &File,
     d: &Dataset,
@@ -655,20 +656,10 @@ fn for_each_text(
             .map_err(|e| Fail::File(named(d.path(), e)))?;
         Ok(bytes)
     };
-    if let Some(p) = Plain::of(dtype, json) {
-        let bytes = native(raw)?;
-        let mut text = String::new();
-        for e in bytes.chunks_exact(p.size()) {
-            text.clear();
-            p.push(e, &mut text);
-            f(&text)?;
-        }
-        return Ok(());
-    }
     // Arrays of plain numbers, as `value_text` writes them, without a
     // `Value` per number (an array element may hold millions).
     if let Datatype::Array { base, .. } = dtype {
-        if let Some(p) = Plain::of(base, false) {
+        if let Some(p) = Plain::of(base) {
             let size = usize::try_from(dtype.size()).unwrap_or(0);
             if size > 0 && size.is_multiple_of(p.size()) {
                 let bytes = native(raw)?;
@@ -1167,7 +1158,7 @@ impl Dumper<'_> {
         writeln!(out, "{indent}DATA {{")?;
         let file = self.file;
         let mut rows = Rows::new(out, indent, d.shape());
-        let r = match Plain::of(d.dtype(), false) {
+        let r = match Plain::of(d.dtype()) {
             Some(p) => plain_runs(d, self.opts.progress, p, false, &mut rows),
             None => for_each_block(d, self.opts.progress, &mut |raw, n| {
                 for_each_text(file, d, raw, n, false, &mut |t| rows.push(t))
@@ -1401,7 +1392,7 @@ impl Dumper<'_> {
                     write!(out, ",\n{inner}\"data\": [")?;
                     let file = self.file;
                     let mut rows = JsonRows::new(out, &inner);
-                    let r = match Plain::of(d.dtype(), false) {
+                    let r = match Plain::of(d.dtype()) {
                         Some(p) => plain_runs(d, self.opts.progress, p, true, &mut rows),
                         None => for_each_block(d, self.opts.progress, &mut |raw, n| {
                             for_each_text(file, d, raw, n, true, &mut |t| rows.one(t))
