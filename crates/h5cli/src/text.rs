@@ -6,7 +6,7 @@
 use crate::cli::{bytes_bar, named, obj_err, Fail, Outcome};
 use h5fmt::data::hyperslab::{Selection, SliceDim};
 use h5fmt::data::{Reference, Value};
-use h5fmt::format::datatype::{ByteOrder, Datatype, RefKind};
+use h5fmt::format::datatype::{ByteOrder, Datatype};
 use h5fmt::format::message::{Layout, LinkTarget, SpaceKind};
 use h5fmt::read::LayoutClass;
 use h5fmt::{Attribute, Dataset, File, Object};
@@ -55,59 +55,43 @@ fn space_text(shape: &[u64], max: Option<Vec<Option<u64>>>, kind: SpaceKind) -> 
     }
 }
 
-/// An h5dump-style name of a datatype.
+/// An h5dump-style name of a datatype (its `Display`).
 pub fn type_name(t: &Datatype) -> String {
-    let ord = |o: &ByteOrder| match o {
-        ByteOrder::Little => "LE",
-        ByteOrder::Big => "BE",
-        ByteOrder::Vax => "VAX",
+    t.to_string()
+}
+
+/// A datatype as `h5 dump` prints it after `DATATYPE` on a line indented
+/// by `indent`: strings and compounds over several lines as h5dump does
+/// (so that lines stay short), other types on one.
+pub fn dump_type(t: &Datatype, indent: &str) -> String {
+    use h5fmt::format::datatype::{CharSet, StringPad};
+    let inner = format!("{indent}   ");
+    let string = |size: String, pad: &StringPad, cset: &CharSet| {
+        let pad = match pad {
+            StringPad::NullTerm => "H5T_STR_NULLTERM",
+            StringPad::NullPad => "H5T_STR_NULLPAD",
+            StringPad::SpacePad => "H5T_STR_SPACEPAD",
+        };
+        let cset = match cset {
+            CharSet::Ascii => "H5T_CSET_ASCII",
+            CharSet::Utf8 => "H5T_CSET_UTF8",
+        };
+        format!(
+            "H5T_STRING {{\n{inner}STRSIZE {size};\n{inner}STRPAD {pad};\n\
+             {inner}CSET {cset};\n{inner}CTYPE H5T_C_S1;\n{indent}}}"
+        )
     };
     match t {
-        Datatype::Integer {
-            size,
-            order,
-            signed,
-            ..
-        } => {
-            format!(
-                "H5T_STD_{}{}{}",
-                if *signed { "I" } else { "U" },
-                size * 8,
-                ord(order)
-            )
-        }
-        Datatype::Float { size, order, .. } => format!("H5T_IEEE_F{}{}", size * 8, ord(order)),
-        Datatype::Time { size, .. } => format!("H5T_TIME ({size} bytes)"),
-        Datatype::String { size, pad, cset } => {
-            format!("H5T_STRING {{ STRSIZE {size}; {pad:?}; {cset:?} }}")
-        }
-        Datatype::VarLenString { pad, cset, .. } => {
-            format!("H5T_STRING {{ STRSIZE H5T_VARIABLE; {pad:?}; {cset:?} }}")
-        }
-        Datatype::Bitfield { size, order, .. } => format!("H5T_STD_B{}{}", size * 8, ord(order)),
-        Datatype::Opaque { size, tag } => format!("H5T_OPAQUE {{ {size} bytes, tag {tag:?} }}"),
+        Datatype::String { size, pad, cset } => string(size.to_string(), pad, cset),
+        Datatype::VarLenString { pad, cset, .. } => string("H5T_VARIABLE".into(), pad, cset),
         Datatype::Compound { members, .. } => {
-            let ms: Vec<String> = members
-                .iter()
-                .map(|m| format!("{} \"{}\"", type_name(&m.dtype), m.name))
-                .collect();
-            format!("H5T_COMPOUND {{ {} }}", ms.join("; "))
+            let mut s = String::from("H5T_COMPOUND {\n");
+            for m in members {
+                s += &format!("{inner}{} {:?};\n", dump_type(&m.dtype, &inner), m.name);
+            }
+            s + indent + "}"
         }
-        Datatype::Reference { kind, .. } => match kind {
-            RefKind::Object1 => "H5T_STD_REF_OBJ".into(),
-            RefKind::Region1 => "H5T_STD_REF_DSETREG".into(),
-            RefKind::Std => "H5T_STD_REF".into(),
-        },
-        Datatype::Enum { base, members } => {
-            let ms: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
-            format!("H5T_ENUM {{ {}; {} }}", type_name(base), ms.join(", "))
-        }
-        Datatype::VarLenSequence { base, .. } => format!("H5T_VLEN {{ {} }}", type_name(base)),
-        Datatype::Array { dims, base } => {
-            let d: Vec<String> = dims.iter().map(u64::to_string).collect();
-            format!("H5T_ARRAY {{ [{}] {} }}", d.join("]["), type_name(base))
-        }
-        Datatype::Complex { size, .. } => format!("H5T_COMPLEX ({size} bytes)"),
+        other => other.to_string(),
     }
 }
 
@@ -209,7 +193,7 @@ fn float_json(f: f64) -> Json {
 }
 
 /// Blocks of a dataspace of `shape` for elements of `elem` bytes: hyperslabs
-/// of at most [`BLOCK_BYTES`] and [`BLOCK_ELEMS`] (at least one element), in
+/// of at most 1 MiB and 65,536 elements (at least one element), in
 /// row-major order, covering the dataspace once.
 pub struct Blocks {
     shape: Vec<u64>,
@@ -1126,7 +1110,11 @@ impl Dumper<'_> {
         };
         for a in attrs {
             writeln!(out, "{indent}ATTRIBUTE \"{}\" {{", a.name())?;
-            writeln!(out, "{indent}   DATATYPE  {}", type_name(a.dtype()))?;
+            writeln!(
+                out,
+                "{indent}   DATATYPE  {}",
+                dump_type(a.dtype(), &format!("{indent}   "))
+            )?;
             writeln!(
                 out,
                 "{indent}   DATASPACE  {}",
@@ -1223,7 +1211,7 @@ impl Dumper<'_> {
             }
             Object::Dataset(d) => {
                 writeln!(out, "{indent}DATASET \"{name}\" {{")?;
-                writeln!(out, "{inner}DATATYPE  {}", type_name(d.dtype()))?;
+                writeln!(out, "{inner}DATATYPE  {}", dump_type(d.dtype(), &inner))?;
                 writeln!(
                     out,
                     "{inner}DATASPACE  {}",
@@ -1236,7 +1224,11 @@ impl Dumper<'_> {
                 writeln!(out, "{indent}}}")?;
             }
             Object::Datatype(t) => {
-                writeln!(out, "{indent}DATATYPE \"{name}\" {}", type_name(t.dtype()))?;
+                writeln!(
+                    out,
+                    "{indent}DATATYPE \"{name}\" {}",
+                    dump_type(t.dtype(), indent)
+                )?;
             }
         }
         Ok(())

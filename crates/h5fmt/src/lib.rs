@@ -40,6 +40,9 @@ pub use data::value::Value;
 pub use error::{Error, ErrorKind, Result};
 pub use format::datatype::Datatype;
 pub use limits::Limits;
+/// The `ndarray` crate (the version `read_array` and `write_array` use).
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 pub use read::{Attribute, Dataset, File, Group, Link, Object};
 #[cfg(feature = "std")]
 pub use write::edit::FileEditor;

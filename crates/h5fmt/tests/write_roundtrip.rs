@@ -7,6 +7,8 @@ use h5fmt::{Datatype, FileWriter};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 const FORMATS: [Format; 4] = [Format::Earliest, Format::V18, Format::Latest, Format::V200];
 
 fn python() -> Option<PathBuf> {
@@ -385,7 +387,22 @@ fn bad_arguments_are_clear_errors_and_change_nothing() {
             Usage,
             "empty name"
         );
-        assert_eq!(e(root.create_dataset("x/y").write(&[2i32])), Usage, "slash");
+        assert_eq!(
+            e(root.create_dataset("x/y").shape(&[3]).write(&[2i32])),
+            Usage,
+            "count, in a new group"
+        );
+        assert_eq!(
+            e(root.create_dataset("a/y").write(&[2i32])),
+            Usage,
+            "a is a dataset"
+        );
+        assert_eq!(
+            e(root.create_dataset("x/y/").write(&[2i32])),
+            Usage,
+            "empty name"
+        );
+        assert_eq!(root.create_group("x//").unwrap_err().kind(), Usage);
         assert_eq!(
             e(root.create_dataset("b").shape(&[2, 2]).write(&[1i32, 2, 3])),
             Usage,
@@ -551,4 +568,132 @@ fn complex_numbers_read_by_libhdf5() {
         assert_eq!(got["c64"], want("complex64", true), "{format:?}");
         std::fs::remove_file(&path).ok();
     }
+}
+
+/// h5py's view of a file for the API conveniences test: `visititems` order,
+/// `ds[()]` of the scalars, `h5dump -H`'s datatypes (one line each) and the
+/// shapes and values of two datasets.
+const CONVENIENCES: &str = r#"
+import sys, json, subprocess, shutil, h5py, re
+out = {}
+with h5py.File(sys.argv[1], 'r') as f:
+    names = []
+    f.visititems(lambda n, o: names.append('/' + n))
+    out['walk'] = names
+    out['scalar'] = float(f['s'][()])
+    out['attr'] = int(f.attrs['v'])
+    out['deep'] = f['x/y/z'][...].tolist()
+    if 'arr' in f:
+        out['arr'] = [list(f['arr'].shape), f['arr'][...].ravel().tolist()]
+types = {}
+if shutil.which('h5dump'):
+    text = subprocess.run(['h5dump', '-H', sys.argv[2]], capture_output=True, text=True, check=True).stdout
+    for m in re.finditer(r'DATASET "([^"]+)" \{\s*DATATYPE\s+(H5T_[A-Z0-9_]+)(?:\s*\{(.*?)\})?', text, re.S):
+        name, cls, body = m.group(1), m.group(2), m.group(3) or ''
+        if cls == 'H5T_STRING':
+            kv = dict(re.findall(r'(STRSIZE|STRPAD|CSET) ([A-Z0-9_]+);', body))
+            types[name] = 'H5T_STRING { STRSIZE %s; %s; %s }' % (kv['STRSIZE'], kv['STRPAD'], kv['CSET'])
+        else:
+            types[name] = cls
+out['types'] = types
+print(json.dumps(out))
+"#;
+
+/// A writer dropped without `close` still finishes the file; paths create
+/// their intermediate groups; `walk` visits what h5py's `visititems`
+/// visits, in its order; `read_scalar` reads what `ds[()]` reads;
+/// `write_array` writes numpy's shape and order; `Datatype`'s `Display` is
+/// h5dump's datatype name (libhdf5's h5dump, when installed).
+#[test]
+fn api_conveniences_match_h5py_and_h5dump() {
+    let Some(py) = python() else {
+        eprintln!("skipping: no python venv (set H5FMT_VENV)");
+        return;
+    };
+    let path = tmp("conveniences.h5");
+    {
+        let mut w = FileWriter::create(&path).unwrap();
+        let mut root = w.root();
+        root.set_attr("v", 7u16).unwrap();
+        root.create_group("a/b/c").unwrap();
+        root.create_group("a/b/d").unwrap();
+        root.create_dataset("x/y/z").write(&[1.5f64, -2.0]).unwrap();
+        root.create_dataset("s").shape(&[]).write(&[42i16]).unwrap();
+        assert!(root.create_dataset("s/t").write(&[1u8]).is_err()); // "s" is not a group
+        #[cfg(feature = "ndarray")]
+        {
+            let a = h5fmt::ndarray::Array2::from_shape_fn((3, 2), |(i, j)| (10 * i + j) as i32);
+            root.create_dataset("arr").write_array(&a.t()).unwrap();
+        }
+        // Dropped without close().
+    }
+    // A file with every string padding and charset, written by h5py, for
+    // the datatype names.
+    let types = tmp("types.h5");
+    let script = r#"
+import sys, h5py, numpy as np
+from h5py import h5t
+with h5py.File(sys.argv[1], 'w') as f:
+    for t in ['<i1', '<u2', '>i4', '<u8', '>f4', '<f8', '>u8', '<i8']:
+        f.create_dataset('n' + t.replace('<', 'le').replace('>', 'be'), data=np.zeros(2, t))
+    f.create_dataset('vstr', data=['a', 'bc'], dtype=h5py.string_dtype())
+    for pad, pn in [(h5t.STR_NULLTERM, 'nt'), (h5t.STR_NULLPAD, 'np'), (h5t.STR_SPACEPAD, 'sp')]:
+        for cset, cn in [(h5t.CSET_ASCII, 'a'), (h5t.CSET_UTF8, 'u')]:
+            tid = h5t.C_S1.copy(); tid.set_size(5); tid.set_strpad(pad); tid.set_cset(cset)
+            sid = h5py.h5s.create_simple((1,))
+            h5py.h5d.create(f.id, ('s_' + pn + cn).encode(), tid, sid)
+"#;
+    common::run_py(&py, script, &[&types]);
+    let want: serde_json::Value =
+        serde_json::from_str(&common::run_py(&py, CONVENIENCES, &[&path, &types])).unwrap();
+
+    let file = h5fmt::File::open(&path).unwrap();
+    let walk: Vec<String> = file
+        .root()
+        .unwrap()
+        .walk()
+        .map(|o| o.unwrap().path().to_string())
+        .collect();
+    let want_walk: Vec<String> = serde_json::from_value(want["walk"].clone()).unwrap();
+    assert!(want_walk.len() >= 8, "{want_walk:?}");
+    assert_eq!(walk, want_walk);
+    assert_eq!(
+        file.dataset("s").unwrap().read_scalar::<f64>().unwrap(),
+        want["scalar"].as_f64().unwrap()
+    );
+    assert!(file.dataset("x/y/z").unwrap().read_scalar::<f64>().is_err()); // two elements
+    let v: u64 = file
+        .root()
+        .unwrap()
+        .attr("v")
+        .unwrap()
+        .read_scalar()
+        .unwrap();
+    assert_eq!(v, want["attr"].as_u64().unwrap());
+    assert_eq!(
+        serde_json::json!(file.dataset("x/y/z").unwrap().read::<f64>().unwrap()),
+        want["deep"]
+    );
+    #[cfg(feature = "ndarray")]
+    {
+        let arr = file.dataset("arr").unwrap();
+        assert_eq!(
+            serde_json::json!([arr.shape(), arr.read::<i64>().unwrap()]),
+            want["arr"]
+        );
+    }
+
+    let names = want["types"].as_object().unwrap();
+    if names.is_empty() {
+        eprintln!("h5dump not installed: datatype names not checked");
+    } else {
+        assert_eq!(names.len(), 15, "{names:?}");
+        let tf = h5fmt::File::open(&types).unwrap();
+        for (name, want) in names {
+            let got = tf.dataset(name).unwrap().dtype().to_string();
+            assert_eq!(&got, want.as_str().unwrap(), "{name}");
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&types);
 }

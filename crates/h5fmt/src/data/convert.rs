@@ -199,7 +199,7 @@ fn size_of(size: u32) -> Result<usize> {
 }
 
 fn unrep<T: H5Native>(dtype: &Datatype) -> Error {
-    Error::unrepresentable(format!("cannot convert {dtype:?} to {}", T::NAME))
+    Error::unrepresentable(format!("cannot convert {dtype} to {}", T::NAME))
 }
 
 /// Rewrite raw elements of `dtype` in place from the file's byte order to the

@@ -1134,6 +1134,117 @@ impl Datatype {
     }
 }
 
+/// The datatype in libhdf5's names, on one line, as `h5dump` prints it
+/// in short: `H5T_STD_I32LE`, `H5T_IEEE_F64BE`,
+/// `H5T_STRING { STRSIZE 8; H5T_STR_NULLPAD; H5T_CSET_UTF8 }`,
+/// `H5T_COMPOUND { H5T_STD_I64LE "id"; H5T_IEEE_F32LE "x" }`,
+/// `H5T_ENUM { H5T_STD_I8LE; FALSE, TRUE }` …
+///
+/// ```
+/// use h5fmt::format::datatype::Datatype;
+/// assert_eq!(Datatype::int_le(4, true).to_string(), "H5T_STD_I32LE");
+/// assert_eq!(Datatype::float_le(8).to_string(), "H5T_IEEE_F64LE");
+/// assert_eq!(
+///     Datatype::vlen_utf8().to_string(),
+///     "H5T_STRING { STRSIZE H5T_VARIABLE; H5T_STR_NULLTERM; H5T_CSET_UTF8 }"
+/// );
+/// ```
+impl core::fmt::Display for Datatype {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let ord = |o: &ByteOrder| match o {
+            ByteOrder::Little => "LE",
+            ByteOrder::Big => "BE",
+            ByteOrder::Vax => "VAX",
+        };
+        let pad = |p: &StringPad| match p {
+            StringPad::NullTerm => "H5T_STR_NULLTERM",
+            StringPad::NullPad => "H5T_STR_NULLPAD",
+            StringPad::SpacePad => "H5T_STR_SPACEPAD",
+        };
+        let cset = |c: &CharSet| match c {
+            CharSet::Ascii => "H5T_CSET_ASCII",
+            CharSet::Utf8 => "H5T_CSET_UTF8",
+        };
+        match self {
+            Datatype::Integer {
+                size,
+                order,
+                signed,
+                ..
+            } => {
+                let s = if *signed { "I" } else { "U" };
+                write!(f, "H5T_STD_{s}{}{}", u64::from(*size) * 8, ord(order))
+            }
+            Datatype::Float { size, order, .. } => {
+                write!(f, "H5T_IEEE_F{}{}", u64::from(*size) * 8, ord(order))
+            }
+            Datatype::Time { size, order, .. } => {
+                write!(f, "H5T_TIME_{}{}", u64::from(*size) * 8, ord(order))
+            }
+            Datatype::String {
+                size,
+                pad: p,
+                cset: c,
+            } => {
+                write!(
+                    f,
+                    "H5T_STRING {{ STRSIZE {size}; {}; {} }}",
+                    pad(p),
+                    cset(c)
+                )
+            }
+            Datatype::VarLenString {
+                pad: p, cset: c, ..
+            } => write!(
+                f,
+                "H5T_STRING {{ STRSIZE H5T_VARIABLE; {}; {} }}",
+                pad(p),
+                cset(c)
+            ),
+            Datatype::Bitfield { size, order, .. } => {
+                write!(f, "H5T_STD_B{}{}", u64::from(*size) * 8, ord(order))
+            }
+            Datatype::Opaque { size, tag } => {
+                write!(f, "H5T_OPAQUE {{ {size} bytes; OPAQUE_TAG {tag:?} }}")
+            }
+            Datatype::Compound { members, .. } => {
+                f.write_str("H5T_COMPOUND { ")?;
+                for (i, m) in members.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{} {:?}", m.dtype, m.name)?;
+                }
+                f.write_str(" }")
+            }
+            Datatype::Reference { kind, .. } => f.write_str(match kind {
+                RefKind::Object1 => "H5T_STD_REF_OBJ",
+                RefKind::Region1 => "H5T_STD_REF_DSETREG",
+                RefKind::Std => "H5T_STD_REF",
+            }),
+            Datatype::Enum { base, members } => {
+                write!(f, "H5T_ENUM {{ {base}; ")?;
+                for (i, m) in members.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    f.write_str(&m.name)?;
+                }
+                f.write_str(" }")
+            }
+            Datatype::VarLenSequence { base, .. } => write!(f, "H5T_VLEN {{ {base} }}"),
+            Datatype::Array { dims, base } => {
+                f.write_str("H5T_ARRAY { ")?;
+                for d in dims {
+                    write!(f, "[{d}]")?;
+                }
+                write!(f, " {base} }}")
+            }
+            Datatype::Complex { base, .. } => write!(f, "H5T_COMPLEX {{ {base} }}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Test vectors: unless said otherwise, the bytes are the datatype message

@@ -45,6 +45,29 @@ struct Inner {
 }
 
 /// An open HDF5 file. Cheap to clone; every object keeps the file alive.
+///
+/// Open a file on disk with [`File::open`] (memory-mapped), bytes with
+/// [`File::from_bytes`]; reach objects by path with [`File::dataset`],
+/// [`File::group`] or [`File::object`].
+///
+/// ```
+/// # fn main() -> h5fmt::Result<()> {
+/// # let dir = std::env::temp_dir().join(format!("h5fmt-doc-file-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let path = dir.join("example.h5");
+/// // A small file to read (any HDF5 file works the same).
+/// let mut w = h5fmt::FileWriter::create(&path)?;
+/// w.root().create_dataset("run1/energy").write(&[1.5f32, 2.5, 4.0])?;
+/// w.close()?;
+///
+/// let file = h5fmt::File::open(&path)?;
+/// let energy = file.dataset("/run1/energy")?;
+/// assert_eq!(energy.shape(), &[3]);
+/// assert_eq!(energy.read::<f64>()?, vec![1.5, 2.5, 4.0]);
+/// assert_eq!(file.group("run1")?.member_names()?, vec!["energy"]);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct File {
     inner: Arc<Inner>,
@@ -637,7 +660,21 @@ impl From<LinkMessage> for Link {
     }
 }
 
-/// A group.
+/// A group: links to other objects, and attributes.
+///
+/// ```
+/// # fn main() -> h5fmt::Result<()> {
+/// let mut w = h5fmt::FileWriter::in_memory();
+/// let mut root = w.root();
+/// root.create_group("a/b")?; // intermediate groups are created
+/// root.create_dataset("a/x").write(&[1u8, 2, 3])?;
+/// let file = h5fmt::File::from_bytes(w.finish()?)?;
+///
+/// let a = file.group("a")?;
+/// assert_eq!(a.member_names()?, vec!["b", "x"]);
+/// assert!(matches!(a.member("x")?, h5fmt::Object::Dataset(_)));
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Group {
     base: ObjectBase,
@@ -879,7 +916,28 @@ pub enum LayoutClass {
     Virtual,
 }
 
-/// A dataset.
+/// A dataset: a datatype, a shape and the data.
+///
+/// Whole reads: [`Dataset::read`] (numbers converted to `T`),
+/// [`Dataset::read_raw`] (bytes in the file's type), [`Dataset::read_values`]
+/// (any type, as [`crate::Value`]s); parts: [`Dataset::read_slice_as`] and
+/// [`Dataset::read_slice`] with a numpy-style [`Selection`].
+///
+/// ```
+/// use h5fmt::data::hyperslab::Selection;
+/// # fn main() -> h5fmt::Result<()> {
+/// let mut w = h5fmt::FileWriter::in_memory();
+/// let values: Vec<i32> = (0..12).collect();
+/// w.root().create_dataset("grid").shape(&[3, 4]).chunks(&[2, 2]).deflate(4).write(&values)?;
+/// let file = h5fmt::File::from_bytes(w.finish()?)?;
+///
+/// let grid = file.dataset("grid")?;
+/// assert_eq!(grid.shape(), &[3, 4]);
+/// assert_eq!(grid.dtype().to_string(), "H5T_STD_I32LE");
+/// let sel = Selection::parse("1:, ::2", grid.shape())?; // rows 1..3, even columns
+/// assert_eq!(grid.read_slice_as::<i64>(&sel)?, vec![4, 6, 8, 10]);
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Dataset {
     base: ObjectBase,
@@ -1378,6 +1436,26 @@ impl Dataset {
         }
     }
 
+    /// The one element of a scalar (or one-element) dataset as a native
+    /// number of type `T`, converted as [`Dataset::read`] does (h5py's
+    /// `ds[()]`).
+    ///
+    /// ```
+    /// # fn main() -> h5fmt::Result<()> {
+    /// let mut w = h5fmt::FileWriter::in_memory();
+    /// w.root().create_dataset("answer").shape(&[]).write(&[42i32])?;
+    /// let file = h5fmt::File::from_bytes(w.finish()?)?;
+    /// assert_eq!(file.dataset("answer")?.read_scalar::<f64>()?, 42.0);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// `Usage` when the dataset does not hold exactly one element; as
+    /// [`Dataset::read`].
+    pub fn read_scalar<T: crate::data::convert::H5Native>(&self) -> Result<T> {
+        one_element(self.len(), || self.read::<T>()).map_err(|e| e.with_path(&self.base.path))
+    }
+
     /// The whole dataset decoded into values (row-major, flat).
     ///
     /// # Errors
@@ -1606,6 +1684,20 @@ fn read_converted_at(st: &Storage, addr: Addr, conv: Conv, out: &mut [u8]) -> Re
 }
 
 /// An attribute, fully loaded (attributes are small).
+///
+/// ```
+/// # fn main() -> h5fmt::Result<()> {
+/// let mut w = h5fmt::FileWriter::in_memory();
+/// let mut root = w.root();
+/// root.set_attr("title", "run 1")?;
+/// root.set_attr("gains", [0.5f64, 2.0])?;
+/// let file = h5fmt::File::from_bytes(w.finish()?)?;
+///
+/// let root = file.root()?;
+/// assert_eq!(root.attr("title")?.read_string()?, "run 1");
+/// assert_eq!(root.attr("gains")?.read::<f64>()?, vec![0.5, 2.0]);
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Attribute {
     file: File,
@@ -1682,6 +1774,25 @@ impl Attribute {
         crate::data::convert::convert_slice(&self.dtype, raw)
             .map_err(|e| e.with_path(&self.where_()))
     }
+    /// The one value of a scalar (or one-element) attribute as a native
+    /// number of type `T`, converted as [`Attribute::read`] does.
+    ///
+    /// ```
+    /// # fn main() -> h5fmt::Result<()> {
+    /// let mut w = h5fmt::FileWriter::in_memory();
+    /// w.root().set_attr("version", 3u16)?;
+    /// let file = h5fmt::File::from_bytes(w.finish()?)?;
+    /// let v: u64 = file.root()?.attr("version")?.read_scalar()?;
+    /// assert_eq!(v, 3);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// `Usage` when the attribute does not hold exactly one value; as
+    /// [`Attribute::read`].
+    pub fn read_scalar<T: crate::data::convert::H5Native>(&self) -> Result<T> {
+        one_element(self.len(), || self.read::<T>()).map_err(|e| e.with_path(&self.where_()))
+    }
     /// The attribute read into `T`s (row-major, flat), as
     /// [`Dataset::read_records`].
     ///
@@ -1708,6 +1819,19 @@ impl Attribute {
     fn where_(&self) -> String {
         format!("{} (attribute {:?})", self.owner, self.name)
     }
+}
+
+/// The value of a one-element read (`len` elements; `read` reads them).
+fn one_element<T>(len: u64, read: impl FnOnce() -> Result<Vec<T>>) -> Result<T> {
+    if len != 1 {
+        return Err(Error::usage(format!(
+            "read_scalar needs exactly one element, there are {len}"
+        )));
+    }
+    read()?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::usage("read_scalar: no element"))
 }
 
 /// The [`HeapResolver`] of a file: global heap objects (cached) and the

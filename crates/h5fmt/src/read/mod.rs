@@ -17,8 +17,10 @@ pub mod vds;
 
 mod api;
 mod typed;
+mod walk;
 
 pub use typed::compound_member;
+pub use walk::Walk;
 
 pub use api::{
     Attribute, Dataset, File, FileHeap, Group, LayoutClass, Link, NamedDatatype, Object,

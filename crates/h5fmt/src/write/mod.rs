@@ -232,6 +232,33 @@ pub struct GroupOptions {
 }
 
 /// Writes a new HDF5 file.
+///
+/// Objects are created from [`FileWriter::root`] ([`GroupWriter`]); the
+/// metadata and the superblock are written by [`FileWriter::close`] (files)
+/// or [`FileWriter::finish`] (in memory). libhdf5 and h5py read the result.
+///
+/// ```
+/// # fn main() -> h5fmt::Result<()> {
+/// # let dir = std::env::temp_dir().join(format!("h5fmt-doc-writer-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let path = dir.join("out.h5");
+/// let mut w = h5fmt::FileWriter::create(&path)?;
+/// let mut root = w.root();
+/// root.set_attr("created_by", "h5fmt")?;
+/// let t: Vec<f64> = (0..1000).map(|i| i as f64 * 0.5).collect();
+/// root.create_dataset("signal/t")
+///     .chunks(&[256])
+///     .shuffle()
+///     .deflate(6)
+///     .write(&t)?;
+/// w.close()?; // errors surface here (a dropped writer finishes the file too)
+///
+/// let back = h5fmt::File::open(&path)?.dataset("signal/t")?.read::<f64>()?;
+/// assert_eq!(back, t);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok(()) }
+/// ```
+#[must_use = "a FileWriter writes nothing until it is closed (or dropped)"]
 pub struct FileWriter {
     sink: Box<dyn Sink>,
     format: Format,
@@ -245,6 +272,18 @@ pub struct FileWriter {
     /// Info message the superblock extension gets.
     free_space: Option<u64>,
     closed: bool,
+}
+
+/// A writer dropped without [`FileWriter::close`] or [`FileWriter::finish`]
+/// still writes its metadata and superblock (as `std::io::BufWriter` flushes
+/// on drop), so the file is readable; errors at that point cannot be
+/// reported and are ignored.
+impl Drop for FileWriter {
+    fn drop(&mut self) {
+        if !self.closed && self.write_metadata().is_ok() {
+            let _ = self.sink.flush();
+        }
+    }
 }
 
 impl core::fmt::Debug for FileWriter {
@@ -620,7 +659,12 @@ impl FileWriter {
         Ok(())
     }
 
+    /// A new object `name` in `parent`. A `name` with slashes is a path:
+    /// its missing intermediate groups are created (h5py's
+    /// `create_group("a/b/c")`), a leading `/` starts at the root.
     fn add_node(&mut self, parent: ObjectId, name: &str, kind: NodeKind) -> Result<ObjectId> {
+        self.check_path(parent, name)?;
+        let (parent, name) = self.intermediate_groups(parent, name)?;
         self.check_new_link(parent, name)?;
         let id = ObjectId(self.nodes.len());
         self.nodes.push(Node {
@@ -631,6 +675,112 @@ impl FileWriter {
             .links
             .push((name.to_string(), LinkSpec::Hard(id)));
         Ok(id)
+    }
+
+    /// Whether a new object can be made at `path` from `parent`, without
+    /// changing anything: every intermediate component that exists is a
+    /// group, the missing ones are valid names, and the last is a new valid
+    /// link name.
+    fn check_path(&mut self, parent: ObjectId, path: &str) -> Result<()> {
+        let (mut at, rel) = match path.strip_prefix('/') {
+            Some(rest) => (Some(ObjectId::ROOT), rest),
+            None => (Some(parent), path),
+        };
+        let (dirs, last) = rel.rsplit_once('/').unwrap_or(("", rel));
+        for comp in dirs.split('/').filter(|c| !c.is_empty() && *c != ".") {
+            check_name(comp, "group")?;
+            let Some(p) = at else { continue };
+            let link = self
+                .group_node(p)?
+                .links
+                .iter()
+                .find(|(n, _)| n == comp)
+                .map(|(_, l)| match l {
+                    LinkSpec::Hard(id) => Some(*id),
+                    _ => None,
+                });
+            at = match link {
+                None => None,
+                Some(Some(id))
+                    if matches!(
+                        self.nodes.get(id.0),
+                        Some(Node {
+                            kind: NodeKind::Group(_),
+                            ..
+                        })
+                    ) =>
+                {
+                    Some(id)
+                }
+                Some(_) => {
+                    return Err(Error::usage(alloc::format!(
+                        "{comp:?} in {path:?} exists and is not a group"
+                    )))
+                }
+            };
+        }
+        match at {
+            Some(p) => self.check_new_link(p, last),
+            None if self.closed => Err(Error::usage("file already closed")),
+            None => check_name(last, "link"),
+        }
+    }
+
+    /// The group that holds the last component of `path` (from `parent`)
+    /// and that component, creating the groups on the way that do not exist.
+    fn intermediate_groups<'p>(
+        &mut self,
+        mut parent: ObjectId,
+        path: &'p str,
+    ) -> Result<(ObjectId, &'p str)> {
+        let rel = match path.strip_prefix('/') {
+            Some(rest) => {
+                parent = ObjectId::ROOT;
+                rest
+            }
+            None => path,
+        };
+        let Some((dirs, last)) = rel.rsplit_once('/') else {
+            return Ok((parent, rel));
+        };
+        for comp in dirs.split('/').filter(|c| !c.is_empty() && *c != ".") {
+            let existing = self
+                .group_node(parent)?
+                .links
+                .iter()
+                .find(|(n, _)| n == comp)
+                .map(|(_, l)| match l {
+                    LinkSpec::Hard(id) => Some(*id),
+                    _ => None,
+                });
+            parent = match existing {
+                None => self.add_node(
+                    parent,
+                    comp,
+                    NodeKind::Group(GroupNode {
+                        links: Vec::new(),
+                        track_order: false,
+                    }),
+                )?,
+                Some(Some(id))
+                    if matches!(
+                        self.nodes.get(id.0),
+                        Some(Node {
+                            kind: NodeKind::Group(_),
+                            ..
+                        })
+                    ) =>
+                {
+                    id
+                }
+                Some(_) => {
+                    return Err(Error::usage(alloc::format!(
+                        "{comp:?} in {path:?} exists and is not a group"
+                    )))
+                }
+            };
+        }
+        Ok((parent, last))
     }
 
     /// Store variable-length elements in the global heap and return their
@@ -920,10 +1070,15 @@ impl FileWriter {
     pub fn finish(mut self) -> Result<Vec<u8>> {
         self.write_metadata()?;
         self.sink.flush()?;
-        Ok(self.sink.into_bytes().unwrap_or_default())
+        // `Drop` finds the writer closed and does nothing more.
+        let sink = core::mem::replace(&mut self.sink, Box::new(Vec::<u8>::new()));
+        Ok(sink.into_bytes().unwrap_or_default())
     }
 
     /// Write all metadata and the superblock and flush (fsync for files).
+    ///
+    /// A writer dropped without `close` finishes the file too, but can only
+    /// ignore the errors; call `close` to see them.
     ///
     /// # Errors
     /// `Io`; encoding errors.
@@ -1535,6 +1690,19 @@ impl Default for Plan {
 }
 
 /// A group of the file being written.
+///
+/// ```
+/// # fn main() -> h5fmt::Result<()> {
+/// let mut w = h5fmt::FileWriter::in_memory();
+/// let mut root = w.root();
+/// let mut run = root.create_group("runs/2026")?; // creates "runs" too
+/// run.set_attr("operator", "ada")?;
+/// run.create_dataset("counts").shape(&[2, 2]).write(&[1u32, 2, 3, 4])?;
+/// run.link_soft("latest", "/runs/2026/counts")?;
+/// let file = h5fmt::File::from_bytes(w.finish()?)?;
+/// assert_eq!(file.dataset("runs/2026/latest")?.read::<u32>()?, vec![1, 2, 3, 4]);
+/// # Ok(()) }
+/// ```
 pub struct GroupWriter<'a> {
     fw: &'a mut FileWriter,
     id: ObjectId,
@@ -1961,6 +2129,44 @@ impl DatasetBuilder<'_> {
         }
     }
 
+    /// Write an `ndarray` array (any dimensionality and memory order): the
+    /// dataset takes its shape unless one was set, and its elements in
+    /// row-major order (h5py's `create_dataset(data=arr)`).
+    ///
+    /// ```
+    /// # fn main() -> h5fmt::Result<()> {
+    /// use h5fmt::ndarray::{array, Array2};
+    /// let a: Array2<f32> = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    /// let mut w = h5fmt::FileWriter::in_memory();
+    /// w.root().create_dataset("a").write_array(&a.t())?; // the transpose, 3 x 2
+    /// let file = h5fmt::File::from_bytes(w.finish()?)?;
+    /// let back = file.dataset("a")?.read_array::<f32>()?;
+    /// assert_eq!(back, a.t().into_dyn());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`DatasetBuilder::write`].
+    #[cfg(feature = "ndarray")]
+    pub fn write_array<T, S, D>(mut self, array: &ndarray::ArrayBase<S, D>) -> Result<ObjectId>
+    where
+        T: H5Type + Clone,
+        S: ndarray::Data<Elem = T>,
+        D: ndarray::Dimension,
+    {
+        if self.shape.is_none() {
+            self.shape = Some(array.shape().iter().map(|&d| d as u64).collect());
+        }
+        let standard = array.as_standard_layout();
+        match standard.as_slice() {
+            Some(values) => self.write(values),
+            None => {
+                let values: Vec<T> = standard.iter().cloned().collect();
+                self.write(&values)
+            }
+        }
+    }
+
     /// Write variable-length UTF-8 strings (h5py's `str` dataset).
     ///
     /// # Errors
@@ -2079,8 +2285,9 @@ impl DatasetBuilder<'_> {
         if self.fill_undefined && self.fill.is_some() {
             return Err(Error::usage("fill value both set and undefined"));
         }
-        // Validate the name and everything else before writing anything.
-        fw.check_new_link(self.parent, &self.name)?;
+        // Validate the name (a path's missing intermediate groups are made
+        // with the dataset) and everything else before writing anything.
+        fw.check_path(self.parent, &self.name)?;
         let mut probe = Encoder::new();
         dtype.encode(&mut probe, fw.ctx, fw.format.dtype_version())?;
         let shape = if self.null_space {
