@@ -1306,8 +1306,11 @@ impl FileEditor {
         let want = T::dtype();
         match self.dtypes.get(&a) {
             Some(d) if *d == want => Ok(()),
-            d => Err(usage(alloc::format!(
-                "{path}: values of type {want:?} given for a dataset of {d:?}"
+            Some(d) => Err(usage(alloc::format!(
+                "{path}: values of type {want} given for a dataset of {d}"
+            ))),
+            None => Err(usage(alloc::format!(
+                "{path}: values of type {want} given for a dataset of unknown type"
             ))),
         }
     }
