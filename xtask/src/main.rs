@@ -45,6 +45,9 @@ tasks:
   nostd           build h5fmt without default features and check nothing enables `std`
   wasm            build h5fmt for wasm32-unknown-unknown (installs Debian rustc-web if missing),
                   then run the wasm smoke module under node if node is present
+  doc             cargo doc --workspace --no-deps --all-features with RUSTDOCFLAGS=-D warnings
+                  (broken intra-doc links fail; builds DataFusion's docs too), then
+                  cargo test --doc of h5fmt and h5table (`cargo xtask test` runs the doctests)
   crosscheck F..  diff h5canon.py's dump and ours (`h5 dump --canonical`) for each file
   soak            crash-safety soak: SIGKILL an editing FileEditor child (appends, creates,
                   deletes, resizes, attributes) many times, over the kill test's six h5py
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
         "nostd" => task_nostd(),
         "wasm" => task_wasm(),
         "crosscheck" => task_crosscheck(rest),
+        "doc" => task_doc(),
         "bench" if rest.first().map(String::as_str) == Some("query") => task_bench_query(),
         "bench" => task_bench(rest),
         "soak" => task_soak(),
@@ -425,6 +429,26 @@ fn c_build_crates(tree: &str) -> Vec<String> {
     bad.sort_unstable();
     bad.dedup();
     bad
+}
+
+/// The documentation: every crate with every feature, warnings (broken
+/// links included) as errors; then the doctests.
+fn task_doc() -> R {
+    let root = repo_root();
+    run(Command::new(cargo())
+        .current_dir(&root)
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .args(["doc", "--workspace", "--no-deps", "--all-features"]))?;
+    run(Command::new(cargo()).current_dir(&root).args([
+        "test",
+        "-p",
+        "h5fmt",
+        "-p",
+        "h5table",
+        "--features",
+        "h5fmt/ndarray,h5fmt/derive,h5table/arrow",
+        "--doc",
+    ]))
 }
 
 // ---------------------------------------------------------------------------------------------
