@@ -333,28 +333,65 @@ pub(crate) fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// `pread` into `buf`, split across the cores for very large reads (the
-/// kernel's copy from the page cache is then done by several threads).
+/// `pread` into `buf`, split across the cores for large reads: the kernel
+/// then clears the fresh pages of `buf` and copies from its page cache on
+/// several threads (those two are all of a large contiguous read's time).
+/// The threads take pieces of `buf` in turn rather than one share each, so
+/// a thread the scheduler holds back on a busy machine delays the read by
+/// one piece, not by its whole share; pieces begin on huge-page boundaries
+/// of `buf`, so no two threads fault one huge page at once (each would
+/// clear it, one copy then thrown away). The calling thread is a worker.
 #[cfg(all(feature = "std", unix))]
 fn pread_parallel(f: &std::fs::File, pos: u64, buf: &mut [u8]) -> bool {
+    use core::sync::atomic::{AtomicBool, Ordering};
     use std::os::unix::fs::FileExt;
-    const PART_MIN: usize = 32 << 20;
+    /// Bytes per thread at least: below, starting a thread costs about
+    /// what it saves.
+    const PART_MIN: usize = 8 << 20;
+    /// Bytes per piece: a multiple of the 2 MiB huge page.
+    const PIECE: usize = 4 << 20;
     let threads = cores().min(buf.len() / PART_MIN).min(8);
     if threads <= 1 {
         return f.read_exact_at(buf, pos).is_ok();
     }
-    let per = buf.len().div_ceil(threads);
+    // The first piece ends at a huge-page boundary of `buf`'s memory.
+    let head = PIECE - (buf.as_ptr() as usize % PIECE);
+    let (first, rest) = buf.split_at_mut(head.min(buf.len()));
+    let mut pieces: Vec<(u64, &mut [u8])> = Vec::with_capacity(rest.len() / PIECE + 2);
+    pieces.push((pos, first));
+    let mut at = pos.saturating_add(head as u64);
+    for p in rest.chunks_mut(PIECE) {
+        let len = p.len() as u64;
+        pieces.push((at, p));
+        at = at.saturating_add(len);
+    }
+    let queue = std::sync::Mutex::new(pieces.into_iter());
+    let ok = AtomicBool::new(true);
+    let work = || {
+        while ok.load(Ordering::Relaxed) {
+            // The lock is held only to take the next piece.
+            let next = queue.lock().map(|mut q| q.next());
+            let Ok(Some((at, dst))) = next else {
+                if next.is_err() {
+                    ok.store(false, Ordering::Relaxed);
+                }
+                return;
+            };
+            if f.read_exact_at(dst, at).is_err() {
+                ok.store(false, Ordering::Relaxed);
+            }
+        }
+    };
     std::thread::scope(|s| {
-        let handles: Vec<_> = buf
-            .chunks_mut(per)
-            .enumerate()
-            .map(|(i, part)| {
-                let at = pos + (i * per) as u64;
-                s.spawn(move || f.read_exact_at(part, at).is_ok())
-            })
-            .collect();
-        handles.into_iter().all(|h| h.join().unwrap_or(false))
-    })
+        let helpers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+        work();
+        for h in helpers {
+            if h.join().is_err() {
+                ok.store(false, Ordering::Relaxed);
+            }
+        }
+    });
+    ok.into_inner()
 }
 
 /// A file read with positioned reads (std, unix `pread`).
@@ -388,6 +425,10 @@ impl ReadAt for FileSource {
         }
         #[cfg(unix)]
         {
+            if pread_parallel(&self.file, pos, buf) {
+                return Ok(());
+            }
+            // Failed (on some thread): once more on this one, for its error.
             use std::os::unix::fs::FileExt;
             self.file.read_exact_at(buf, pos)?;
             Ok(())
