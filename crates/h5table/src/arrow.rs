@@ -713,7 +713,9 @@ fn copy_into(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
         _ => false,
     };
     if !done {
-        dst.write_copy_of_slice(src);
+        for (d, &s) in dst.iter_mut().zip(src) {
+            d.write(s);
+        }
     }
 }
 
