@@ -3,13 +3,15 @@
   gen DIR [ROWS]          write DIR/vlen.h5 + vlen.parquet (1M-row vlen UTF-8 column)
                           and DIR/mixed.parquet (ROWS rows, default 10M: ints, floats with
                           NaN and nulls, strings, a dictionary column, a timestamp);
-                          kept when present
+                          kept when present; ROWS 0 writes the vlen files only
   verify ORIG OURS        ORIG (pyarrow's) equals OURS (`h5 table import` then
                           `cat --format parquet`) modulo the documented mappings
   polars-col PARQUET COL [reps]   polars.read_parquet(columns=[COL])
   pa-read PARQUET [reps]          pyarrow.parquet.read_table
   pa-write PARQUET OUT [reps]     pyarrow.parquet.write_table (zstd) of the table read first
-Prints `rows N` then `t SECONDS` per timed run (after one warm-up).
+Prints `rows N` then `t SECONDS` per timed run (after one warm-up); with
+`serve` for reps, times one run per line read from stdin (the benchmark
+alternates the two sides this way).
 """
 import os
 import sys
@@ -40,7 +42,7 @@ def gen(d, rows):
             g.create_dataset("s", data=vals, dtype=h5py.string_dtype("utf-8"), chunks=(65536,))
         pq.write_table(pa.table({"s": vals}), os.path.join(d, "vlen.parquet"), compression="zstd")
     mixed = os.path.join(d, "mixed.parquet")
-    if not os.path.exists(mixed):
+    if rows > 0 and not os.path.exists(mixed):
         pq.write_table(mixed_table(rows), mixed, compression="zstd")
 
 
@@ -136,9 +138,12 @@ def verify(orig, ours):
 
 
 def timed(op, reps):
+    """One warm-up, then `reps` timed runs, or with `reps` "serve" one timed
+    run per line read from stdin until it ends."""
     rows = op()
     print(f"rows {rows}", flush=True)
-    for _ in range(reps):
+    runs = sys.stdin if reps == "serve" else range(int(reps))
+    for _ in runs:
         t = time.perf_counter()
         op()
         print(f"t {time.perf_counter() - t:.6f}", flush=True)
@@ -154,19 +159,19 @@ def main():
         import polars as pl
 
         path, col = sys.argv[2], sys.argv[3]
-        reps = int(sys.argv[4]) if len(sys.argv) > 4 else 5
+        reps = sys.argv[4] if len(sys.argv) > 4 else 5
         timed(lambda: pl.read_parquet(path, columns=[col]).height, reps)
     elif mode == "pa-read":
         import pyarrow.parquet as pq
 
         path = sys.argv[2]
-        reps = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+        reps = sys.argv[3] if len(sys.argv) > 3 else 5
         timed(lambda: pq.read_table(path).num_rows, reps)
     elif mode == "pa-write":
         import pyarrow.parquet as pq
 
         path, out = sys.argv[2], sys.argv[3]
-        reps = int(sys.argv[4]) if len(sys.argv) > 4 else 5
+        reps = sys.argv[4] if len(sys.argv) > 4 else 5
         table = pq.read_table(path)
 
         def op():

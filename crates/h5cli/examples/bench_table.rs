@@ -1,5 +1,7 @@
 //! Our side of `cargo xtask bench table`: one operation, a warm-up then
 //! `reps` timed runs; prints each run's seconds on one line (`t <secs>`).
+//! With `serve` for `reps`, times one run per line read from stdin until it
+//! ends (`cargo xtask bench table` alternates ours and the reference so).
 //!
 //! ```text
 //! bench_table arrow-col FILE TABLE COLUMN [reps]   Arrow export of one column, all rows, one batch
@@ -32,7 +34,11 @@ fn real_main() -> Result<(), Box<dyn std::error::Error>> {
             .map(String::as_str)
             .ok_or_else(|| format!("missing argument {i}; see the source for usage"))
     };
-    let reps_at = |i: usize| args.get(i).and_then(|r| r.parse().ok()).unwrap_or(5usize);
+    // `None`: serve.
+    let reps_at = |i: usize| match args.get(i).map(String::as_str) {
+        Some("serve") => None,
+        r => Some(r.and_then(|r| r.parse().ok()).unwrap_or(5usize)),
+    };
     let mut op: Box<dyn FnMut() -> Result<u64, Box<dyn std::error::Error>>>;
     let reps;
     match arg(0)? {
@@ -78,10 +84,17 @@ fn real_main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let rows = op()?; // warm-up
     println!("rows {rows}");
-    for _ in 0..reps {
+    let mut timed = || -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         op()?;
         println!("t {:.6}", t.elapsed().as_secs_f64());
+        Ok(())
+    };
+    match reps {
+        Some(reps) => (0..reps).try_for_each(|_| timed()),
+        None => std::io::stdin().lines().try_for_each(|l| {
+            l?;
+            timed()
+        }),
     }
-    Ok(())
 }

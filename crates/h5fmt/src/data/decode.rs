@@ -238,6 +238,7 @@ fn flush_strings(
 
 /// A variable-length descriptor: length, heap collection address, object
 /// index (the common 8-byte-address case without a cursor).
+#[inline(always)]
 fn vlen_descriptor(b: &[u8], ctx: Ctx) -> Result<(u32, Addr, u32)> {
     let so = usize::from(ctx.sizes.offsets);
     if so == 8 {
