@@ -57,11 +57,14 @@ impl Column {
         let nblocks = usize::try_from(span.end.div_ceil(step) - first_block)
             .map_err(|_| Error::usage("too many rows"))?;
         let size = conv.size;
-        let fill = self
-            .fill()
-            .value
-            .as_ref()
-            .map(|_| (self.fill().bytes.clone(), self.fill().is_nan));
+        let fill = match &self.fill().value {
+            None => Fill::None,
+            Some(_) if self.fill().is_nan => Fill::Nan,
+            Some(_) => match self.fill().bytes.get(..size) {
+                Some(b) if self.fill().bytes.len() == size => Fill::Bits(conv.bits(b)),
+                _ => Fill::None,
+            },
+        };
         let parts = par_map(
             nblocks,
             || (Vec::<u8>::new(), Vec::<u64>::new()),
@@ -76,34 +79,78 @@ impl Column {
                     .ok()
                     .and_then(|n| n.checked_mul(size))
                     .ok_or_else(|| Error::usage("block too large"))?;
-                raw.clear();
-                raw.try_reserve_exact(n)
-                    .map_err(|_| Error::usage("block too large"))?;
-                raw.resize(n, 0);
-                self.read_raw_into(rows.clone(), raw)?;
-                let mut s = 0f64;
-                for (k, &w) in words.iter().enumerate() {
-                    for j in BitIter(w) {
-                        let r = first + 64 * k as u64 + u64::from(j);
-                        let at = usize::try_from(r - rows.start).unwrap_or(usize::MAX) * size;
-                        let Some(e) = raw.get(at..at + size) else {
-                            continue;
-                        };
-                        let missing = match &fill {
-                            Some((_, true)) => conv.value(e).is_nan(),
-                            Some((fb, false)) => e == fb.as_slice(),
-                            None => false,
-                        };
-                        if !missing {
-                            s += conv.value(e);
-                        }
-                    }
+                if raw.len() != n {
+                    raw.clear();
+                    raw.try_reserve_exact(n)
+                        .map_err(|_| Error::usage("block too large"))?;
+                    raw.resize(n, 0);
                 }
+                self.read_raw_into(rows.clone(), raw)?;
+                let skip = rows.start - first;
+                let s = match (conv.kind, conv.size, conv.big) {
+                    (Kind::Float, 4, false) => sum_selected(raw, 4, words, skip, fill, |e| {
+                        let b = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+                        (u64::from(b), f64::from(f32::from_bits(b)))
+                    }),
+                    (Kind::Float, 8, false) => sum_selected(raw, 8, words, skip, fill, |e| {
+                        let mut a = [0u8; 8];
+                        a.copy_from_slice(e);
+                        let b = u64::from_le_bytes(a);
+                        (b, f64::from_bits(b))
+                    }),
+                    _ => sum_selected(raw, size, words, skip, fill, |e| {
+                        (conv.bits(e), conv.value(e))
+                    }),
+                };
                 Ok(s)
             },
         )?;
         Ok(parts.into_iter().sum())
     }
+}
+
+/// The missing value of a column (§8.5), as the bit pattern of an element.
+#[derive(Clone, Copy)]
+enum Fill {
+    None,
+    Nan,
+    Bits(u64),
+}
+
+/// The sum over the set bits of `words` (bit `j` of word `i`: element
+/// `64 i + j - skip` of `raw`, `size` bytes each) of `read(element).1`,
+/// missing elements skipped (by bit pattern `read(element).0`, or NaN).
+#[inline(always)]
+fn sum_selected(
+    raw: &[u8],
+    size: usize,
+    words: &[u64],
+    skip: u64,
+    fill: Fill,
+    read: impl Fn(&[u8]) -> (u64, f64),
+) -> f64 {
+    let mut s = 0f64;
+    for (k, &w) in words.iter().enumerate() {
+        for j in BitIter(w) {
+            let r = (64 * k as u64 + u64::from(j)).wrapping_sub(skip);
+            let at = usize::try_from(r)
+                .unwrap_or(usize::MAX)
+                .saturating_mul(size);
+            let Some(e) = raw.get(at..at.saturating_add(size)) else {
+                continue;
+            };
+            let (bits, v) = read(e);
+            let missing = match fill {
+                Fill::None => false,
+                Fill::Nan => v.is_nan(),
+                Fill::Bits(b) => bits == b,
+            };
+            if !missing {
+                s += v;
+            }
+        }
+    }
+    s
 }
 
 /// How one stored number becomes an `f64`.
@@ -138,18 +185,25 @@ impl Conv {
         })
     }
 
+    /// The element's bits as an unsigned number.
     #[inline]
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_wrap)]
-    fn value(&self, e: &[u8]) -> f64 {
+    fn bits(&self, e: &[u8]) -> u64 {
         let mut a = [0u8; 8];
-        let n = self.size.min(8);
-        let mut bits = if self.big {
+        let n = self.size.min(8).min(e.len());
+        if self.big {
             a[8 - n..].copy_from_slice(&e[..n]);
             u64::from_be_bytes(a)
         } else {
             a[..n].copy_from_slice(&e[..n]);
             u64::from_le_bytes(a)
-        };
+        }
+    }
+
+    #[inline]
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_wrap)]
+    fn value(&self, e: &[u8]) -> f64 {
+        let n = self.size.min(8);
+        let mut bits = self.bits(e);
         match self.kind {
             Kind::Float => match n {
                 2 => h5fmt::data::convert::f16_to_f64(bits as u16),

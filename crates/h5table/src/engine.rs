@@ -552,10 +552,74 @@ fn pack64(m: &[u8; 64]) -> u64 {
 }
 
 /// The test kernel: for each element of `raw` (`n` bytes each, read by
-/// `load`), `class` gives (hit, missing); the bits of `hit && !missing`
-/// go to `t`, those of `!hit && !missing` to `f`. Generic over the loader
-/// and the test so that each instance is a plain loop the compiler
-/// vectorises.
+/// `load`), the bits of `hit && !miss` go to `t`, those of `!hit && !miss`
+/// to `f`. Generic over the loader and the tests so that each instance is
+/// a plain loop the compiler vectorises (see [`kernel`], which picks AVX2
+/// when the CPU has it).
+#[inline(always)]
+fn kernel_body<T: Copy>(
+    raw: &[u8],
+    n: usize,
+    load: impl Fn(&[u8]) -> T,
+    hit: impl Fn(T) -> bool,
+    miss: impl Fn(T) -> bool,
+    t: &mut [u64],
+    f: &mut [u64],
+) {
+    let mut hm = [0u8; 64];
+    let mut mm = [0u8; 64];
+    let blocks = raw.chunks_exact(64 * n);
+    let tail = blocks.remainder();
+    let mut k = 0;
+    for block in blocks {
+        for ((b, h), m) in block.chunks_exact(n).zip(hm.iter_mut()).zip(mm.iter_mut()) {
+            let v = load(b);
+            *h = u8::from(hit(v));
+            *m = u8::from(miss(v));
+        }
+        let (h, ms) = (pack64(&hm), pack64(&mm));
+        if let (Some(tw), Some(fw)) = (t.get_mut(k), f.get_mut(k)) {
+            *tw = h & !ms;
+            *fw = !h & !ms;
+        }
+        k += 1;
+    }
+    if !tail.is_empty() {
+        hm = [0u8; 64];
+        mm = [1u8; 64];
+        for ((b, h), m) in tail.chunks_exact(n).zip(hm.iter_mut()).zip(mm.iter_mut()) {
+            let v = load(b);
+            *h = u8::from(hit(v));
+            *m = u8::from(miss(v));
+        }
+        let (h, ms) = (pack64(&hm), pack64(&mm));
+        if let (Some(tw), Some(fw)) = (t.get_mut(k), f.get_mut(k)) {
+            *tw = h & !ms;
+            *fw = !h & !ms;
+        }
+    }
+}
+
+/// [`kernel_body`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+unsafe fn kernel_avx2<T: Copy>(
+    raw: &[u8],
+    n: usize,
+    load: impl Fn(&[u8]) -> T,
+    hit: impl Fn(T) -> bool,
+    miss: impl Fn(T) -> bool,
+    t: &mut [u64],
+    f: &mut [u64],
+) {
+    kernel_body(raw, n, load, hit, miss, t, f);
+}
+
+/// [`kernel_body`], with AVX2 when the CPU has it (wider compares, and
+/// 64-bit integer compares, which baseline x86-64 lacks).
 #[inline(always)]
 fn kernel<T: Copy>(
     raw: &[u8],
@@ -566,27 +630,13 @@ fn kernel<T: Copy>(
     t: &mut [u64],
     f: &mut [u64],
 ) {
-    let len = raw.len() / n;
-    let mut hm = [0u8; 64];
-    let mut mm = [0u8; 64];
-    for (k, block) in raw.chunks(64 * n).enumerate() {
-        let m = block.len() / n;
-        for (j, b) in block.chunks_exact(n).enumerate() {
-            let v = load(b);
-            hm[j] = u8::from(hit(v));
-            mm[j] = u8::from(miss(v));
-        }
-        for j in m..64 {
-            hm[j] = 0;
-            mm[j] = 1;
-        }
-        let (h, ms) = (pack64(&hm), pack64(&mm));
-        if let (Some(tw), Some(fw)) = (t.get_mut(k), f.get_mut(k)) {
-            *tw = h & !ms;
-            *fw = !h & !ms;
-        }
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is available (checked just above).
+        unsafe { kernel_avx2(raw, n, load, hit, miss, t, f) };
+        return;
     }
-    let _ = len;
+    kernel_body(raw, n, load, hit, miss, t, f);
 }
 
 /// Native integer storage types read by the integer kernel.
@@ -730,11 +780,75 @@ fn float_kernel(
             }
         }};
     }
+    // One interval of an f32 or f64 column: two inclusive compares at the
+    // column's width (a strict bound is the inclusive one at the next
+    // representable value; NaN fails both).
+    if let (Some(single), false) = (inclusive_bounds(set, size), fill_nan) {
+        macro_rules! interval {
+            ($ft:ty, $bits:ty, $n:expr, $lo:expr, $hi:expr) => {{
+                let ld = |b: &[u8]| -> $ft {
+                    let mut a = [0u8; $n];
+                    a.copy_from_slice(b);
+                    <$ft>::from_bits(if big {
+                        <$bits>::from_be_bytes(a)
+                    } else {
+                        <$bits>::from_le_bytes(a)
+                    })
+                };
+                let (has_fill, fb): (bool, $bits) = match fill_bits {
+                    Some(b) => (true, ld(b).to_bits()),
+                    None => (false, 0),
+                };
+                let (lo, hi): ($ft, $ft) = ($lo, $hi);
+                kernel(
+                    raw,
+                    $n,
+                    ld,
+                    move |x: $ft| (x >= lo) & (x <= hi),
+                    move |x: $ft| has_fill & (x.to_bits() == fb),
+                    t,
+                    f,
+                )
+            }};
+        }
+        #[allow(clippy::cast_possible_truncation)]
+        match (size, single) {
+            (4, (lo, hi)) => interval!(f32, u32, 4, lo as f32, hi as f32),
+            (_, (lo, hi)) => interval!(f64, u64, 8, lo, hi),
+        }
+        return;
+    }
     match size {
         4 => go!(u32, 4, |b: u32| f64::from(f32::from_bits(b))),
         8 => go!(u64, 8, f64::from_bits),
         _ => go!(u16, 2, h5fmt::data::convert::f16_to_f64),
     }
+}
+
+/// The one interval of `set` as inclusive bounds that are values of the
+/// column's float width (`size` 4 or 8), for a compare at that width: the
+/// same values of the column fall in it. `None` for other sets and widths
+/// (and for an empty interval at that width).
+fn inclusive_bounds(set: &FloatSet, size: u32) -> Option<(f64, f64)> {
+    let r = match (size, set.0.as_slice()) {
+        (4, [_]) => *narrow_to_f32(set).0.first()?,
+        (8, [r]) => *r,
+        _ => return None,
+    };
+    #[allow(clippy::cast_possible_truncation)]
+    let (lo, hi) = if size == 4 {
+        let (lo, hi) = (r.lo as f32, r.hi as f32);
+        (
+            f64::from(if r.lo_in { lo } else { lo.next_up() }),
+            f64::from(if r.hi_in { hi } else { hi.next_down() }),
+        )
+    } else {
+        (
+            if r.lo_in { r.lo } else { r.lo.next_up() },
+            if r.hi_in { r.hi } else { r.hi.next_down() },
+        )
+    };
+    (lo <= hi).then_some((lo, hi))
 }
 
 /// Evaluate `n` over the batch. With `need_f` false the caller uses only
