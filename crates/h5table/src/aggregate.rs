@@ -14,7 +14,9 @@ const BLOCK_ROWS: u64 = 1 << 16;
 
 impl Column {
     /// The sum of the column's values at the selected rows, accumulated in
-    /// `f64` in row order, missing rows (§8.5) skipped (SQL `SUM`; `0.0`
+    /// `f64` (in row order within blocks of whole chunks, then the block
+    /// sums in order: the result does not depend on the thread count),
+    /// missing rows (§8.5) skipped (SQL `SUM`; `0.0`
     /// when no row counts). A NaN that is not the column's missing value
     /// makes the sum NaN.
     ///

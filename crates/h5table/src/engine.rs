@@ -688,7 +688,7 @@ fn int_kernel<T: Prim>(
     f: &mut [u64],
 ) {
     let load = if big { T::load_be } else { T::load_le };
-    let fill = fill.filter(|b| b.len() == T::N).map(|b| load(b));
+    let fill = fill.filter(|b| b.len() == T::N).map(load);
     let (has_fill, fillv) = match fill {
         Some(v) => (true, v),
         None => (false, T::clamp_from(0)),

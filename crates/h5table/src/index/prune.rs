@@ -619,14 +619,23 @@ impl ColumnIndexes {
                 }
                 Loaded::Sorted(_) | Loaded::SortedLazy(_) => {
                     let cached = self.values.as_ref();
+                    // The searches of `a <= x` and `x < b` probe the same
+                    // rows until their bounds part: each row is read once
+                    // (a probe of a compressed column decodes a chunk).
+                    let mut probed: Vec<(u64, Value)> = Vec::new();
                     let mut value_at = |r: u64| -> Result<Value> {
                         if let Some(v) = cached.and_then(|s| s.values.get(r as usize)) {
                             return Ok(v.clone());
                         }
+                        if let Some((_, v)) = probed.iter().find(|(x, _)| *x == r) {
+                            return Ok(v.clone());
+                        }
                         let s = col.read(r..r + 1)?;
-                        s.values.into_iter().next().ok_or_else(|| {
+                        let v = s.values.into_iter().next().ok_or_else(|| {
                             crate::Error::Usage(alloc::format!("row {r} could not be read"))
-                        })
+                        })?;
+                        probed.push((r, v.clone()));
+                        Ok(v)
                     };
                     let mut lazy;
                     let mut mem;
