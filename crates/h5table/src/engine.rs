@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::index::prune::{Candidates, ColumnIndexes, IndexPolicy, Predicate as PrunePred};
 use crate::model::{Column, ColumnKind, Table};
 use crate::query::{compare, matches, Expr, Literal, Op, Predicate, Query};
+use crate::selection::{BitIter, Selection};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -137,7 +138,7 @@ enum Node {
 
 /// Whether the column is read by the integer kernel: plain integers (not
 /// categorical), of full precision and at most 8 bytes.
-fn int_storage(c: &Column) -> Option<(u32, ByteOrder, bool)> {
+pub(crate) fn int_storage(c: &Column) -> Option<(u32, ByteOrder, bool)> {
     let dt = match c.dtype() {
         Datatype::Enum { base, .. } => base.as_ref(),
         d => d,
@@ -156,7 +157,7 @@ fn int_storage(c: &Column) -> Option<(u32, ByteOrder, bool)> {
     }
 }
 
-fn float_storage(c: &Column) -> Option<(u32, ByteOrder)> {
+pub(crate) fn float_storage(c: &Column) -> Option<(u32, ByteOrder)> {
     match c.dtype() {
         Datatype::Float { size, order, .. }
             if matches!(size, 2 | 4 | 8)
@@ -439,72 +440,562 @@ fn fuse(parts: &mut Vec<Node>) {
     }
 }
 
-/// One column's rows of the current batch.
-struct Loaded {
-    raw: Vec<u8>,
-    missing: Vec<bool>,
-    values: Option<Vec<Value>>,
+/// Per-thread buffers reused from batch to batch: one raw buffer per column.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    raw: Vec<Vec<u8>>,
 }
 
-struct Batch<'t> {
+/// One batch of rows and what has been read of it.
+struct Batch<'t, 's> {
     table: &'t Table,
     start: u64,
     end: u64,
-    loaded: Vec<Option<Loaded>>,
+    /// Whether `scratch.raw[col]` holds this batch's rows.
+    have: Vec<bool>,
+    scratch: &'s mut Scratch,
+    /// Decoded values and missing flags (generic tests, variable-length columns).
+    values: Vec<Option<(Vec<Value>, Vec<bool>)>>,
 }
 
-impl Batch<'_> {
+impl Batch<'_, '_> {
     fn len(&self) -> usize {
         usize::try_from(self.end - self.start).unwrap_or(0)
     }
-    fn load(&mut self, col: usize, need_values: bool) -> Result<&Loaded> {
+    fn words(&self) -> usize {
+        self.len().div_ceil(64)
+    }
+    /// Read column `col`'s rows of the batch (file bytes) and, when
+    /// `need_values` or the type is variable-length, decode them.
+    fn load(&mut self, col: usize, need_values: bool) -> Result<()> {
         let c = &self.table.columns()[col];
-        if self.loaded[col].is_none() {
-            let raw = c.read_raw(self.start..self.end)?;
-            let (values, missing) = if c.dtype().is_variable_length() || need_values {
-                let file = c.dataset().file();
-                let v = h5fmt::data::decode::decode_elements(
-                    c.dtype(),
-                    &raw,
-                    self.end - self.start,
-                    file.ctx(),
-                    &file.heap(),
-                )?;
-                let m = c.missing_mask(&raw, &v);
-                (Some(v), m)
-            } else {
-                // Fixed-size columns: computed on demand (the kernels test the fill inline).
-                (None, Vec::new())
-            };
-            self.loaded[col] = Some(Loaded {
-                raw,
-                missing,
-                values,
-            });
+        if !self.have[col] {
+            let size = usize::try_from(c.dtype().size())
+                .map_err(|_| crate::Error::usage("element too large"))?;
+            if self.scratch.raw.len() < self.have.len() {
+                self.scratch.raw.resize_with(self.have.len(), Vec::new);
+            }
+            let n = self.len().saturating_mul(size);
+            let raw = &mut self.scratch.raw[col];
+            if raw.len() != n {
+                raw.clear();
+                raw.try_reserve_exact(n)
+                    .map_err(|_| crate::Error::usage("batch too large"))?;
+                raw.resize(n, 0);
+            }
+            c.read_raw_into(self.start..self.end, raw)?;
+            self.have[col] = true;
         }
-        let l = self.loaded[col].as_mut().expect("just loaded");
-        if need_values && l.values.is_none() {
+        if (need_values || c.dtype().is_variable_length()) && self.values[col].is_none() {
             let file = c.dataset().file();
-            let n = self.end - self.start;
+            let raw = &self.scratch.raw[col];
             let v = h5fmt::data::decode::decode_elements(
                 c.dtype(),
-                &l.raw,
-                n,
+                raw,
+                self.end - self.start,
                 file.ctx(),
                 &file.heap(),
             )?;
-            l.missing = c.missing_mask(&l.raw, &v);
-            l.values = Some(v);
+            let m = c.missing_mask(raw, &v);
+            self.values[col] = Some((v, m));
         }
-        Ok(self.loaded[col].as_ref().expect("loaded"))
+        Ok(())
     }
 }
 
-/// Rows where the expression is true (`t`) and where it is false (`f`);
-/// neither means unknown (SQL NULL).
+/// Rows where the expression is true (`t`) and where it is false (`f`),
+/// bit `i % 64` of word `i / 64` for row `start + i` of the batch; neither
+/// means unknown (SQL NULL). No bit is set past the batch's end.
 struct Tri {
-    t: Vec<bool>,
-    f: Vec<bool>,
+    t: Vec<u64>,
+    f: Vec<u64>,
+}
+
+/// Bits `0..len % 64` of the last of `ceil(len / 64)` words (all when `len`
+/// is a multiple of 64).
+fn last_mask(len: usize) -> u64 {
+    match len % 64 {
+        0 => u64::MAX,
+        r => (1u64 << r) - 1,
+    }
+}
+
+/// Whether every row of the batch is set (`last`: see [`last_mask`]).
+fn is_full(v: &[u64], last: u64) -> bool {
+    v.split_last()
+        .is_none_or(|(l, rest)| *l == last && rest.iter().all(|x| *x == u64::MAX))
+}
+
+/// Bools to bits: `out[i / 64]` bit `i % 64` is `b[i]`.
+fn pack_bools(b: &[bool], out: &mut [u64]) {
+    for (w, c) in out.iter_mut().zip(b.chunks(64)) {
+        let mut x = 0u64;
+        for (j, &v) in c.iter().enumerate() {
+            x |= u64::from(v) << j;
+        }
+        *w = x;
+    }
+}
+
+/// 64 flags (each 0 or 1) as the bits of one word, flag `j` at bit `j`.
+#[inline(always)]
+fn pack64(m: &[u8; 64]) -> u64 {
+    let mut w = 0u64;
+    for (i, c) in m.chunks_exact(8).enumerate() {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        // Byte i of `x` (0 or 1) lands on bit 56 + i of the product.
+        let x = u64::from_le_bytes(a);
+        w |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * i);
+    }
+    w
+}
+
+/// The test kernel: for each element of `raw` (`n` bytes each, read by
+/// `load`), the bits of `hit && !miss` go to `t`, those of `!hit && !miss`
+/// to `f`. Generic over the loader and the tests so that each instance is
+/// a plain loop the compiler vectorises (see [`kernel`], which picks AVX2
+/// when the CPU has it).
+#[inline(always)]
+fn kernel_body<T: Copy>(
+    raw: &[u8],
+    n: usize,
+    load: impl Fn(&[u8]) -> T,
+    hit: impl Fn(T) -> bool,
+    miss: impl Fn(T) -> bool,
+    t: &mut [u64],
+    f: &mut [u64],
+) {
+    let mut hm = [0u8; 64];
+    let mut mm = [0u8; 64];
+    let blocks = raw.chunks_exact(64 * n);
+    let tail = blocks.remainder();
+    let mut k = 0;
+    for block in blocks {
+        for ((b, h), m) in block.chunks_exact(n).zip(hm.iter_mut()).zip(mm.iter_mut()) {
+            let v = load(b);
+            *h = u8::from(hit(v));
+            *m = u8::from(miss(v));
+        }
+        let (h, ms) = (pack64(&hm), pack64(&mm));
+        if let (Some(tw), Some(fw)) = (t.get_mut(k), f.get_mut(k)) {
+            *tw = h & !ms;
+            *fw = !h & !ms;
+        }
+        k += 1;
+    }
+    if !tail.is_empty() {
+        hm = [0u8; 64];
+        mm = [1u8; 64];
+        for ((b, h), m) in tail.chunks_exact(n).zip(hm.iter_mut()).zip(mm.iter_mut()) {
+            let v = load(b);
+            *h = u8::from(hit(v));
+            *m = u8::from(miss(v));
+        }
+        let (h, ms) = (pack64(&hm), pack64(&mm));
+        if let (Some(tw), Some(fw)) = (t.get_mut(k), f.get_mut(k)) {
+            *tw = h & !ms;
+            *fw = !h & !ms;
+        }
+    }
+}
+
+/// [`kernel_body`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+unsafe fn kernel_avx2<T: Copy>(
+    raw: &[u8],
+    n: usize,
+    load: impl Fn(&[u8]) -> T,
+    hit: impl Fn(T) -> bool,
+    miss: impl Fn(T) -> bool,
+    t: &mut [u64],
+    f: &mut [u64],
+) {
+    kernel_body(raw, n, load, hit, miss, t, f);
+}
+
+/// [`kernel_body`], with AVX2 when the CPU has it (wider compares, and
+/// 64-bit integer compares, which baseline x86-64 lacks).
+#[inline(always)]
+fn kernel<T: Copy>(
+    raw: &[u8],
+    n: usize,
+    load: impl Fn(&[u8]) -> T,
+    hit: impl Fn(T) -> bool,
+    miss: impl Fn(T) -> bool,
+    t: &mut [u64],
+    f: &mut [u64],
+) {
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is available (checked just above).
+        unsafe { kernel_avx2(raw, n, load, hit, miss, t, f) };
+        return;
+    }
+    kernel_body(raw, n, load, hit, miss, t, f);
+}
+
+/// Native integer storage types read by the integer kernel.
+trait Prim: Copy + PartialOrd + PartialEq {
+    const N: usize;
+    fn load_le(b: &[u8]) -> Self;
+    fn load_be(b: &[u8]) -> Self;
+    fn to_i128(self) -> i128;
+    fn clamp_from(x: i128) -> Self;
+    const MIN: i128;
+    const MAX: i128;
+}
+
+macro_rules! prim {
+    ($($t:ty),*) => {$(
+        impl Prim for $t {
+            const N: usize = core::mem::size_of::<$t>();
+            const MIN: i128 = <$t>::MIN as i128;
+            const MAX: i128 = <$t>::MAX as i128;
+            #[inline(always)]
+            fn load_le(b: &[u8]) -> Self {
+                let mut a = [0u8; core::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                <$t>::from_le_bytes(a)
+            }
+            #[inline(always)]
+            fn load_be(b: &[u8]) -> Self {
+                let mut a = [0u8; core::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                <$t>::from_be_bytes(a)
+            }
+            #[inline(always)]
+            fn to_i128(self) -> i128 { self as i128 }
+            #[inline(always)]
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            fn clamp_from(x: i128) -> Self { x.clamp(<Self as Prim>::MIN, <Self as Prim>::MAX) as $t }
+        }
+    )*};
+}
+prim!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// Integer values in `set`, the fill value (when given) missing.
+fn int_kernel<T: Prim>(
+    raw: &[u8],
+    big: bool,
+    fill: Option<&[u8]>,
+    set: &IntSet,
+    t: &mut [u64],
+    f: &mut [u64],
+) {
+    let load = if big { T::load_be } else { T::load_le };
+    let fill = fill.filter(|b| b.len() == T::N).map(load);
+    let (has_fill, fillv) = match fill {
+        Some(v) => (true, v),
+        None => (false, T::clamp_from(0)),
+    };
+    let miss = move |v: T| has_fill & (v == fillv);
+    let single = match set.0.as_slice() {
+        [] => Some(None),
+        [(lo, hi)] if *lo <= T::MAX && *hi >= T::MIN => {
+            Some(Some((T::clamp_from(*lo), T::clamp_from(*hi))))
+        }
+        [(_, _)] => Some(None),
+        _ => None,
+    };
+    match (single, big) {
+        (Some(Some((lo, hi))), false) => kernel(
+            raw,
+            T::N,
+            T::load_le,
+            move |v: T| (v >= lo) & (v <= hi),
+            miss,
+            t,
+            f,
+        ),
+        (Some(Some((lo, hi))), true) => kernel(
+            raw,
+            T::N,
+            T::load_be,
+            move |v: T| (v >= lo) & (v <= hi),
+            miss,
+            t,
+            f,
+        ),
+        (Some(None), _) => kernel(raw, T::N, load, |_| false, miss, t, f),
+        (None, _) => kernel(
+            raw,
+            T::N,
+            load,
+            |v: T| set.contains(v.to_i128()),
+            miss,
+            t,
+            f,
+        ),
+    }
+}
+
+fn float_kernel(
+    raw: &[u8],
+    size: u32,
+    big: bool,
+    fill: Option<(&[u8], bool)>,
+    set: &FloatSet,
+    t: &mut [u64],
+    f: &mut [u64],
+) {
+    let (fill_bits, fill_nan) = match fill {
+        Some((b, nan)) if b.len() == size as usize => (Some(b), nan),
+        _ => (None, false),
+    };
+    macro_rules! go {
+        ($bits:ty, $n:expr, $conv:expr) => {{
+            let ld = |b: &[u8]| -> $bits {
+                let mut a = [0u8; $n];
+                a.copy_from_slice(b);
+                if big {
+                    <$bits>::from_be_bytes(a)
+                } else {
+                    <$bits>::from_le_bytes(a)
+                }
+            };
+            let (has_fill, fb): (bool, $bits) = match fill_bits {
+                Some(b) => (true, ld(b)),
+                None => (false, 0),
+            };
+            let conv = $conv;
+            let miss = move |bits: $bits| {
+                if fill_nan {
+                    let x: f64 = conv(bits);
+                    x.is_nan()
+                } else {
+                    has_fill & (bits == fb)
+                }
+            };
+            match set.0.as_slice() {
+                [r] => {
+                    let r = *r;
+                    kernel(raw, $n, ld, move |b: $bits| r.contains(conv(b)), miss, t, f)
+                }
+                _ => kernel(raw, $n, ld, |b: $bits| set.contains(conv(b)), miss, t, f),
+            }
+        }};
+    }
+    // One interval of an f32 or f64 column: two inclusive compares at the
+    // column's width (a strict bound is the inclusive one at the next
+    // representable value; NaN fails both).
+    if let (Some(single), false) = (inclusive_bounds(set, size), fill_nan) {
+        macro_rules! interval {
+            ($ft:ty, $bits:ty, $n:expr, $lo:expr, $hi:expr) => {{
+                let ld = |b: &[u8]| -> $ft {
+                    let mut a = [0u8; $n];
+                    a.copy_from_slice(b);
+                    <$ft>::from_bits(if big {
+                        <$bits>::from_be_bytes(a)
+                    } else {
+                        <$bits>::from_le_bytes(a)
+                    })
+                };
+                let (has_fill, fb): (bool, $bits) = match fill_bits {
+                    Some(b) => (true, ld(b).to_bits()),
+                    None => (false, 0),
+                };
+                let (lo, hi): ($ft, $ft) = ($lo, $hi);
+                kernel(
+                    raw,
+                    $n,
+                    ld,
+                    move |x: $ft| (x >= lo) & (x <= hi),
+                    move |x: $ft| has_fill & (x.to_bits() == fb),
+                    t,
+                    f,
+                )
+            }};
+        }
+        #[allow(clippy::cast_possible_truncation)]
+        match (size, single) {
+            (4, (lo, hi)) => interval!(f32, u32, 4, lo as f32, hi as f32),
+            (_, (lo, hi)) => interval!(f64, u64, 8, lo, hi),
+        }
+        return;
+    }
+    match size {
+        4 => go!(u32, 4, |b: u32| f64::from(f32::from_bits(b))),
+        8 => go!(u64, 8, f64::from_bits),
+        _ => go!(u16, 2, h5fmt::data::convert::f16_to_f64),
+    }
+}
+
+/// The one interval of `set` as inclusive bounds that are values of the
+/// column's float width (`size` 4 or 8), for a compare at that width: the
+/// same values of the column fall in it. `None` for other sets and widths
+/// (and for an empty interval at that width).
+fn inclusive_bounds(set: &FloatSet, size: u32) -> Option<(f64, f64)> {
+    let r = match (size, set.0.as_slice()) {
+        (4, [_]) => *narrow_to_f32(set).0.first()?,
+        (8, [r]) => *r,
+        _ => return None,
+    };
+    #[allow(clippy::cast_possible_truncation)]
+    let (lo, hi) = if size == 4 {
+        let (lo, hi) = (r.lo as f32, r.hi as f32);
+        (
+            f64::from(if r.lo_in { lo } else { lo.next_up() }),
+            f64::from(if r.hi_in { hi } else { hi.next_down() }),
+        )
+    } else {
+        (
+            if r.lo_in { r.lo } else { r.lo.next_up() },
+            if r.hi_in { r.hi } else { r.hi.next_down() },
+        )
+    };
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// Evaluate `n` over the batch. With `need_f` false the caller uses only
+/// the true rows: a conjunction then stops reading columns once no row of
+/// the batch is true (rows it leaves false are false or unknown alike).
+fn eval(n: &Node, b: &mut Batch<'_, '_>, need_f: bool) -> Result<Tri> {
+    let nw = b.words();
+    let last = last_mask(b.len());
+    let full = |v: &mut Vec<u64>| {
+        if let Some(x) = v.last_mut() {
+            *x = last;
+        }
+    };
+    Ok(match n {
+        Node::And(parts) => {
+            let mut t = vec![u64::MAX; nw];
+            full(&mut t);
+            let mut f = vec![0u64; nw];
+            for p in parts {
+                // Rows already false stay false: stop reading columns when all are.
+                let none_true = t.iter().all(|x| *x == 0);
+                if (none_true && !need_f) || is_full(&f, last) {
+                    break;
+                }
+                let r = eval(p, b, need_f)?;
+                for i in 0..nw {
+                    t[i] &= r.t[i];
+                    f[i] |= r.f[i];
+                }
+            }
+            Tri { t, f }
+        }
+        Node::Or(parts) => {
+            let mut t = vec![0u64; nw];
+            let mut f = vec![u64::MAX; nw];
+            full(&mut f);
+            for p in parts {
+                if is_full(&t, last) {
+                    break;
+                }
+                let r = eval(p, b, true)?;
+                for i in 0..nw {
+                    t[i] |= r.t[i];
+                    f[i] &= r.f[i];
+                }
+            }
+            Tri { t, f }
+        }
+        Node::Not(x) => {
+            let r = eval(x, b, true)?;
+            Tri { t: r.f, f: r.t }
+        }
+        Node::Leaf { col, test } => {
+            let col = *col;
+            let c = &b.table.columns()[col];
+            let generic = matches!(test, Test::Generic(_));
+            b.load(col, generic)?;
+            let len = b.len();
+            let raw = &b.scratch.raw[col];
+            let mut t = vec![0u64; nw];
+            let mut f = vec![0u64; nw];
+            match test {
+                Test::Null { negated } => {
+                    let computed;
+                    let missing = match &b.values[col] {
+                        Some((_, m)) => m,
+                        None => {
+                            computed = c.missing_mask_raw(raw);
+                            &computed
+                        }
+                    };
+                    let is_f: Vec<bool> = missing.iter().map(|m| *m == *negated).collect();
+                    let is_t: Vec<bool> = is_f.iter().map(|x| !x).collect();
+                    pack_bools(&is_t, &mut t);
+                    pack_bools(&is_f, &mut f);
+                    return Ok(Tri { t, f });
+                }
+                Test::Ints(set) => {
+                    let (size, order, signed) = int_storage(c).expect("int kernel");
+                    let big = order == ByteOrder::Big;
+                    let fill = c.fill().value.as_ref().map(|_| c.fill().bytes.as_slice());
+                    match (size, signed) {
+                        (1, true) => int_kernel::<i8>(raw, big, fill, set, &mut t, &mut f),
+                        (2, true) => int_kernel::<i16>(raw, big, fill, set, &mut t, &mut f),
+                        (4, true) => int_kernel::<i32>(raw, big, fill, set, &mut t, &mut f),
+                        (8, true) => int_kernel::<i64>(raw, big, fill, set, &mut t, &mut f),
+                        (1, false) => int_kernel::<u8>(raw, big, fill, set, &mut t, &mut f),
+                        (2, false) => int_kernel::<u16>(raw, big, fill, set, &mut t, &mut f),
+                        (4, false) => int_kernel::<u32>(raw, big, fill, set, &mut t, &mut f),
+                        (8, false) => int_kernel::<u64>(raw, big, fill, set, &mut t, &mut f),
+                        _ => {
+                            // 3-, 5-, 6-, 7-byte integers: the generic path.
+                            let mut is_t = vec![false; len];
+                            for (i, v) in int_values(raw, size, order, signed).enumerate() {
+                                is_t[i] = set.contains(v);
+                            }
+                            let missing = c.missing_mask_raw(raw);
+                            let mut is_f = vec![false; len];
+                            for i in 0..len {
+                                if missing[i] {
+                                    is_t[i] = false;
+                                } else {
+                                    is_f[i] = !is_t[i];
+                                }
+                            }
+                            pack_bools(&is_t, &mut t);
+                            pack_bools(&is_f, &mut f);
+                        }
+                    }
+                    return Ok(Tri { t, f });
+                }
+                Test::Floats(set) => {
+                    let (size, order) = float_storage(c).expect("float kernel");
+                    let fill = c
+                        .fill()
+                        .value
+                        .as_ref()
+                        .map(|_| (c.fill().bytes.as_slice(), c.fill().is_nan));
+                    float_kernel(
+                        raw,
+                        size,
+                        order == ByteOrder::Big,
+                        fill,
+                        set,
+                        &mut t,
+                        &mut f,
+                    );
+                    return Ok(Tri { t, f });
+                }
+                Test::Generic(p) => {
+                    let (vals, missing) = b.values[col].as_ref().expect("values loaded");
+                    // Missing rows are unknown: neither true nor false.
+                    let mut is_t = vec![false; len];
+                    let mut is_f = vec![false; len];
+                    for (i, v) in vals.iter().enumerate().take(len) {
+                        if !missing[i] {
+                            is_t[i] = matches(p, c, v, false);
+                            is_f[i] = !is_t[i];
+                        }
+                    }
+                    pack_bools(&is_t, &mut t);
+                    pack_bools(&is_f, &mut f);
+                }
+            }
+            Tri { t, f }
+        }
+    })
 }
 
 fn int_values(
@@ -536,262 +1027,6 @@ fn int_values(
             i128::from(s)
         } else {
             i128::from(v)
-        }
-    })
-}
-
-/// Native integer storage types read by the integer kernel.
-trait Prim: Copy + PartialOrd + PartialEq {
-    const N: usize;
-    fn load(b: &[u8], big: bool) -> Self;
-    fn to_i128(self) -> i128;
-    fn clamp_from(x: i128) -> Self;
-    const MIN: i128;
-    const MAX: i128;
-}
-
-macro_rules! prim {
-    ($($t:ty),*) => {$(
-        impl Prim for $t {
-            const N: usize = core::mem::size_of::<$t>();
-            const MIN: i128 = <$t>::MIN as i128;
-            const MAX: i128 = <$t>::MAX as i128;
-            #[inline(always)]
-            fn load(b: &[u8], big: bool) -> Self {
-                let mut a = [0u8; core::mem::size_of::<$t>()];
-                a.copy_from_slice(b);
-                if big { <$t>::from_be_bytes(a) } else { <$t>::from_le_bytes(a) }
-            }
-            #[inline(always)]
-            fn to_i128(self) -> i128 { self as i128 }
-            #[inline(always)]
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            fn clamp_from(x: i128) -> Self { x.clamp(<Self as Prim>::MIN, <Self as Prim>::MAX) as $t }
-        }
-    )*};
-}
-prim!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-/// `t[i]`/`f[i]`: the value is (not) in `set`; both false where the value is the fill.
-fn int_kernel<T: Prim>(
-    raw: &[u8],
-    big: bool,
-    fill: Option<&[u8]>,
-    set: &IntSet,
-    t: &mut [bool],
-    f: &mut [bool],
-) {
-    let fill = fill.filter(|b| b.len() == T::N).map(|b| T::load(b, big));
-    let single = match set.0.as_slice() {
-        [] => Some(None),
-        [(lo, hi)] if *lo <= T::MAX && *hi >= T::MIN => {
-            Some(Some((T::clamp_from(*lo), T::clamp_from(*hi))))
-        }
-        [(_, _)] => Some(None),
-        _ => None,
-    };
-    let it = raw.chunks_exact(T::N).map(|b| T::load(b, big));
-    match single {
-        Some(range) => {
-            for ((v, ti), fi) in it.zip(t.iter_mut()).zip(f.iter_mut()) {
-                let hit = range.is_some_and(|(lo, hi)| v >= lo && v <= hi);
-                let miss = fill == Some(v);
-                *ti = hit & !miss;
-                *fi = !hit & !miss;
-            }
-        }
-        None => {
-            for ((v, ti), fi) in it.zip(t.iter_mut()).zip(f.iter_mut()) {
-                let hit = set.contains(v.to_i128());
-                let miss = fill == Some(v);
-                *ti = hit & !miss;
-                *fi = !hit & !miss;
-            }
-        }
-    }
-}
-
-fn float_kernel(
-    raw: &[u8],
-    size: u32,
-    big: bool,
-    fill: Option<(&[u8], bool)>,
-    set: &FloatSet,
-    t: &mut [bool],
-    f: &mut [bool],
-) {
-    let (fill_bits, fill_nan) = match fill {
-        Some((b, nan)) if b.len() == size as usize => (Some(b), nan),
-        _ => (None, false),
-    };
-    macro_rules! go {
-        ($ft:ty, $bits:ty, $n:expr, $conv:expr) => {{
-            let fb: Option<$bits> = fill_bits.map(|b| {
-                let mut a = [0u8; $n];
-                a.copy_from_slice(b);
-                if big {
-                    <$bits>::from_be_bytes(a)
-                } else {
-                    <$bits>::from_le_bytes(a)
-                }
-            });
-            let single = match set.0.as_slice() {
-                [r] => Some(*r),
-                _ => None,
-            };
-            for ((b, ti), fi) in raw.chunks_exact($n).zip(t.iter_mut()).zip(f.iter_mut()) {
-                let mut a = [0u8; $n];
-                a.copy_from_slice(b);
-                let bits = if big {
-                    <$bits>::from_be_bytes(a)
-                } else {
-                    <$bits>::from_le_bytes(a)
-                };
-                let x: f64 = $conv(bits);
-                let miss = if fill_nan {
-                    x.is_nan()
-                } else {
-                    fb == Some(bits)
-                };
-                let hit = match &single {
-                    Some(r) => r.contains(x),
-                    None => set.contains(x),
-                };
-                *ti = hit & !miss;
-                *fi = !hit & !miss;
-            }
-        }};
-    }
-    match size {
-        4 => go!(f32, u32, 4, |b: u32| f64::from(f32::from_bits(b))),
-        8 => go!(f64, u64, 8, f64::from_bits),
-        _ => go!(f16, u16, 2, h5fmt::data::convert::f16_to_f64),
-    }
-}
-
-fn eval(n: &Node, b: &mut Batch<'_>) -> Result<Tri> {
-    let len = b.len();
-    Ok(match n {
-        Node::And(parts) => {
-            let mut t = vec![true; len];
-            let mut f = vec![false; len];
-            for p in parts {
-                // Rows already false stay false: stop reading columns when all are.
-                if f.iter().all(|x| *x) {
-                    break;
-                }
-                let r = eval(p, b)?;
-                for i in 0..len {
-                    t[i] &= r.t[i];
-                    f[i] |= r.f[i];
-                }
-            }
-            Tri { t, f }
-        }
-        Node::Or(parts) => {
-            let mut t = vec![false; len];
-            let mut f = vec![true; len];
-            for p in parts {
-                if t.iter().all(|x| *x) {
-                    break;
-                }
-                let r = eval(p, b)?;
-                for i in 0..len {
-                    t[i] |= r.t[i];
-                    f[i] &= r.f[i];
-                }
-            }
-            Tri { t, f }
-        }
-        Node::Not(x) => {
-            let r = eval(x, b)?;
-            Tri { t: r.f, f: r.t }
-        }
-        Node::Leaf { col, test } => {
-            let c = &b.table.columns()[*col];
-            let generic = matches!(test, Test::Generic(_));
-            let l = b.load(*col, generic)?;
-            let mut t = vec![false; len];
-            match test {
-                Test::Null { negated } => {
-                    let computed;
-                    let missing = if l.values.is_none() {
-                        computed = c.missing_mask_raw(&l.raw);
-                        &computed
-                    } else {
-                        &l.missing
-                    };
-                    let f: Vec<bool> = missing.iter().map(|m| *m == *negated).collect();
-                    let t: Vec<bool> = f.iter().map(|x| !x).collect();
-                    return Ok(Tri { t, f });
-                }
-                Test::Ints(set) => {
-                    let (size, order, signed) = int_storage(c).expect("int kernel");
-                    let big = order == ByteOrder::Big;
-                    let fill = c.fill().value.as_ref().map(|_| c.fill().bytes.as_slice());
-                    let mut f = vec![false; len];
-                    match (size, signed) {
-                        (1, true) => int_kernel::<i8>(&l.raw, big, fill, set, &mut t, &mut f),
-                        (2, true) => int_kernel::<i16>(&l.raw, big, fill, set, &mut t, &mut f),
-                        (4, true) => int_kernel::<i32>(&l.raw, big, fill, set, &mut t, &mut f),
-                        (8, true) => int_kernel::<i64>(&l.raw, big, fill, set, &mut t, &mut f),
-                        (1, false) => int_kernel::<u8>(&l.raw, big, fill, set, &mut t, &mut f),
-                        (2, false) => int_kernel::<u16>(&l.raw, big, fill, set, &mut t, &mut f),
-                        (4, false) => int_kernel::<u32>(&l.raw, big, fill, set, &mut t, &mut f),
-                        (8, false) => int_kernel::<u64>(&l.raw, big, fill, set, &mut t, &mut f),
-                        _ => {
-                            // 3-, 5-, 6-, 7-byte integers: the generic path.
-                            for (i, v) in int_values(&l.raw, size, order, signed).enumerate() {
-                                t[i] = set.contains(v);
-                            }
-                            let missing = c.missing_mask_raw(&l.raw);
-                            for i in 0..len {
-                                if missing[i] {
-                                    t[i] = false;
-                                } else {
-                                    f[i] = !t[i];
-                                }
-                            }
-                        }
-                    }
-                    return Ok(Tri { t, f });
-                }
-                Test::Floats(set) => {
-                    let (size, order) = float_storage(c).expect("float kernel");
-                    let fill = c
-                        .fill()
-                        .value
-                        .as_ref()
-                        .map(|_| (c.fill().bytes.as_slice(), c.fill().is_nan));
-                    let mut f = vec![false; len];
-                    float_kernel(
-                        &l.raw,
-                        size,
-                        order == ByteOrder::Big,
-                        fill,
-                        set,
-                        &mut t,
-                        &mut f,
-                    );
-                    return Ok(Tri { t, f });
-                }
-                Test::Generic(p) => {
-                    let vals = l.values.as_ref().expect("values loaded");
-                    for (i, v) in vals.iter().enumerate() {
-                        t[i] = matches(p, c, v, false);
-                    }
-                }
-            }
-            // Missing rows are unknown: neither true nor false.
-            let mut f = vec![false; len];
-            for i in 0..len {
-                if l.missing[i] {
-                    t[i] = false;
-                } else {
-                    f[i] = !t[i];
-                }
-            }
-            Tri { t, f }
         }
     })
 }
@@ -1010,6 +1245,51 @@ fn prune_predicates(c: &Column, test: &Test) -> Vec<PrunePred> {
     }
 }
 
+/// Candidate rows from the indexes: all, ranges, or a bitmap (bit `r % 64`
+/// of word `r / 64` for row `r`).
+enum Cands {
+    All,
+    Rows(Vec<core::ops::Range<u64>>),
+    Bits(Vec<u64>),
+}
+
+impl Cands {
+    fn count(&self, nrows: u64) -> u64 {
+        match self {
+            Cands::All => nrows,
+            Cands::Rows(r) => r.iter().map(|x| x.end - x.start).sum(),
+            Cands::Bits(w) => crate::selection::popcount(w),
+        }
+    }
+    fn intersect(self, o: Cands) -> Cands {
+        match (self, o) {
+            (Cands::All, x) | (x, Cands::All) => x,
+            (Cands::Rows(a), Cands::Rows(b)) => {
+                match Candidates::Rows(a).intersect(Candidates::Rows(b)) {
+                    Candidates::Rows(r) => Cands::Rows(r),
+                    Candidates::All => Cands::All,
+                }
+            }
+            (Cands::Bits(mut a), Cands::Bits(b)) => {
+                for (x, y) in a.iter_mut().zip(b.iter().chain(core::iter::repeat(&0))) {
+                    *x &= y;
+                }
+                Cands::Bits(a)
+            }
+            (Cands::Bits(mut w), Cands::Rows(r)) | (Cands::Rows(r), Cands::Bits(mut w)) => {
+                let mut mask = vec![0u64; w.len()];
+                for x in r {
+                    set_range(&mut mask, x.start, x.end);
+                }
+                for (x, m) in w.iter_mut().zip(&mask) {
+                    *x &= m;
+                }
+                Cands::Bits(w)
+            }
+        }
+    }
+}
+
 /// Candidate rows of the expression from the indexes of its top-level AND
 /// leaves, and whether they are exactly its rows (every leaf answered
 /// exactly by an index: no scan needed).
@@ -1018,12 +1298,12 @@ fn candidates(
     table: &Table,
     opts: &RunOptions,
     explain: &mut Explain,
-) -> Result<(Candidates, bool)> {
+) -> Result<(Cands, bool)> {
     if opts.indexes == IndexPolicy::Ignore {
         explain
             .lines
             .push("indexes: ignored (--indexes ignore)".into());
-        return Ok((Candidates::All, false));
+        return Ok((Cands::All, false));
     }
     let leaves: Vec<&Node> = match node {
         Node::And(parts) => parts.iter().collect(),
@@ -1031,7 +1311,7 @@ fn candidates(
         _ => Vec::new(),
     };
     let mut exact_all = !leaves.is_empty();
-    let mut acc = Candidates::All;
+    let mut acc = Cands::All;
     for l in leaves {
         let Node::Leaf { col, test } = l else {
             exact_all = false;
@@ -1043,7 +1323,7 @@ fn candidates(
             exact_all = false;
             continue;
         }
-        if let Candidates::Rows(_) = &acc {
+        if !matches!(acc, Cands::All) {
             let left = acc.count(table.nrows());
             if left <= 4 * BATCH {
                 // Scanning what is left costs less than reading more indexes.
@@ -1055,7 +1335,7 @@ fn candidates(
                 continue;
             }
         }
-        let mut leaf_exact = preds_exact(c, test, &preds);
+        let leaf_exact = preds_exact(c, test, &preds);
         let idx = ColumnIndexes::open(table, c.name(), opts.indexes)?;
         for r in idx.rejected() {
             explain.lines.push(format!("index not used: {r}"));
@@ -1071,8 +1351,23 @@ fn candidates(
             .indexes()
             .map(|i| format!("{} {}", i.kind.as_str(), i.path))
             .collect();
+        // A BITMAP answering exactly gives its bit rows as they are.
+        if leaf_exact {
+            if let Some(words) = idx.bitmap_words(&preds)? {
+                let cand = Cands::Bits(words);
+                explain.lines.push(format!(
+                    "column {:?} {:?}: {} candidate rows of {}, exact ({})",
+                    c.name(),
+                    preds,
+                    cand.count(table.nrows()),
+                    table.nrows(),
+                    names.join(", ")
+                ));
+                acc = acc.intersect(cand);
+                continue;
+            }
+        }
         let (cand, exact) = idx.candidates_all(&preds)?;
-        leaf_exact &= exact;
         explain.lines.push(format!(
             "column {:?} {:?}: {} candidate rows of {}{} ({})",
             c.name(),
@@ -1082,10 +1377,14 @@ fn candidates(
             if exact { ", exact" } else { "" },
             names.join(", ")
         ));
-        acc = acc.intersect(cand);
-        exact_all &= leaf_exact;
+        acc = acc.intersect(match cand {
+            Candidates::All => Cands::All,
+            Candidates::Rows(r) => Cands::Rows(r),
+        });
+        exact_all &= leaf_exact && exact;
     }
-    Ok((acc, exact_all))
+    let exact = exact_all && !matches!(acc, Cands::All);
+    Ok((acc, exact))
 }
 
 /// A window of rows to evaluate and the candidate ranges inside it.
@@ -1094,52 +1393,96 @@ struct Item {
     clip: Vec<core::ops::Range<u64>>,
 }
 
-fn eval_item(node: &Node, table: &Table, it: &Item) -> Result<Vec<u64>> {
-    let mut rows = eval_range(node, table, it.window.start, it.window.end)?;
-    if it.clip.len() > 1 {
-        let mut k = 0;
-        rows.retain(|r| {
-            while k < it.clip.len() && it.clip[k].end <= *r {
-                k += 1;
-            }
-            k < it.clip.len() && it.clip[k].start <= *r
-        });
-    }
-    Ok(rows)
-}
-
-fn eval_range(node: &Node, table: &Table, start: u64, end: u64) -> Result<Vec<u64>> {
-    let mut out = Vec::new();
+/// The true rows of `it`'s window as words from its start (bit `i` is
+/// row `window.start + i`), rows outside its candidate ranges cleared.
+fn eval_item(node: &Node, table: &Table, it: &Item, scratch: &mut Scratch) -> Result<Vec<u64>> {
+    let (start, end) = (it.window.start, it.window.end);
+    let n = usize::try_from(end - start).unwrap_or(0);
+    let mut out = vec![0u64; n.div_ceil(64)];
     let mut s = start;
     while s < end {
         let e = (s + BATCH).min(end);
+        let ncols = table.columns().len();
         let mut b = Batch {
             table,
             start: s,
             end: e,
-            loaded: (0..table.columns().len()).map(|_| None).collect(),
+            have: vec![false; ncols],
+            scratch: &mut *scratch,
+            values: (0..ncols).map(|_| None).collect(),
         };
-        let r = eval(node, &mut b)?;
-        out.extend(
-            r.t.iter()
-                .enumerate()
-                .filter(|(_, t)| **t)
-                .map(|(i, _)| s + i as u64),
-        );
+        let r = eval(node, &mut b, false)?;
+        or_shifted(&mut out, s - start, &r.t);
         s = e;
+    }
+    if it.clip.len() > 1 {
+        let mut mask = vec![0u64; out.len()];
+        for c in &it.clip {
+            set_range(&mut mask, c.start - start, c.end - start);
+        }
+        for (o, m) in out.iter_mut().zip(&mask) {
+            *o &= m;
+        }
     }
     Ok(out)
 }
 
-/// Evaluate `q` over rows `[0, NROWS)` of `table`.
-pub(crate) fn run(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Vec<u64>, Explain)> {
+/// `dst |= src << at` over bit strings (word `i`, bit `j` = position `64 i + j`).
+fn or_shifted(dst: &mut [u64], at: u64, src: &[u64]) {
+    let (w, sh) = (usize::try_from(at / 64).unwrap_or(usize::MAX), at % 64);
+    for (i, &x) in src.iter().enumerate() {
+        if x == 0 {
+            continue;
+        }
+        if let Some(d) = dst.get_mut(w + i) {
+            *d |= x << sh;
+        }
+        if sh != 0 {
+            if let Some(d) = dst.get_mut(w + i + 1) {
+                *d |= x >> (64 - sh);
+            }
+        }
+    }
+}
+
+/// Set bits `[a, b)` of a bit string.
+fn set_range(words: &mut [u64], a: u64, b: u64) {
+    let mut i = a;
+    while i < b {
+        let w = usize::try_from(i / 64).unwrap_or(usize::MAX);
+        let lo = i % 64;
+        let hi = (b - (i - lo)).min(64);
+        let m = if hi == 64 {
+            u64::MAX << lo
+        } else {
+            ((1u64 << hi) - 1) & (u64::MAX << lo)
+        };
+        if let Some(x) = words.get_mut(w) {
+            *x |= m;
+        }
+        i = i - lo + hi;
+    }
+}
+
+/// Evaluate `q` over rows `[0, NROWS)` of `table`: the rows where it is true.
+pub(crate) fn select(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Selection, Explain)> {
+    let nrows = table.nrows();
     let mut cols = Vec::new();
     let node = compile(&q.expr, table, &mut cols)?;
     let mut explain = Explain::default();
     let (cands, exact) = candidates(&node, table, opts, &mut explain)?;
     let ranges: Vec<core::ops::Range<u64>> = match cands {
-        Candidates::All => core::iter::once(0..table.nrows()).collect(),
-        Candidates::Rows(r) if exact => {
+        Cands::All => core::iter::once(0..nrows).collect(),
+        Cands::Bits(w) if exact => {
+            let s = Selection::from_words(w, nrows);
+            explain.lines.push(format!(
+                "answered by the indexes: {} rows, no scan",
+                s.count()
+            ));
+            return Ok((s, explain));
+        }
+        Cands::Bits(w) => Selection::from_words(w, nrows).ranges(),
+        Cands::Rows(r) if exact => {
             // Every leaf answered exactly by an index: the candidates are the result.
             let mut rows = Vec::new();
             rows.try_reserve_exact(r.iter().map(|x| (x.end - x.start) as usize).sum())
@@ -1151,9 +1494,9 @@ pub(crate) fn run(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Vec<u6
                 "answered by the indexes: {} rows, no scan",
                 rows.len()
             ));
-            return Ok((rows, explain));
+            return Ok((Selection::from_rows(rows, nrows), explain));
         }
-        Candidates::Rows(r) => r,
+        Cands::Rows(r) => r,
     };
     // Work items: one window per BATCH-aligned block holding candidate rows,
     // from its first to its last candidate; rows of the window that are not
@@ -1180,63 +1523,106 @@ pub(crate) fn run(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Vec<u6
     explain.lines.push(format!(
         "scan: {} of {} rows in {} batch(es)",
         explain.rows_scanned,
-        table.nrows(),
+        nrows,
         items.len()
     ));
-    let rows = run_items(&node, table, &items)?;
-    Ok((rows, explain))
+    let parts = par_map(items.len(), Scratch::default, |scratch, i| {
+        eval_item(&node, table, &items[i], scratch)
+    })?;
+    let count: u64 = parts.iter().map(|p| crate::selection::popcount(p)).sum();
+    // Few rows: listed; many: a bitmap of the table.
+    if count.saturating_mul(64) < nrows {
+        let mut rows = Vec::new();
+        rows.try_reserve_exact(usize::try_from(count).unwrap_or(usize::MAX))
+            .map_err(|_| crate::Error::Usage("too many result rows".into()))?;
+        for (it, p) in items.iter().zip(&parts) {
+            for (i, &w) in p.iter().enumerate() {
+                rows.extend(BitIter(w).map(|j| it.window.start + 64 * i as u64 + u64::from(j)));
+            }
+        }
+        return Ok((Selection::from_rows(rows, nrows), explain));
+    }
+    let nw = usize::try_from(nrows.div_ceil(64))
+        .map_err(|_| crate::Error::Usage("too many rows".into()))?;
+    let mut words = Vec::new();
+    words
+        .try_reserve_exact(nw)
+        .map_err(|_| crate::Error::Usage("too many result rows".into()))?;
+    words.resize(nw, 0u64);
+    for (it, p) in items.iter().zip(&parts) {
+        or_shifted(&mut words, it.window.start, p);
+    }
+    Ok((Selection::from_words(words, nrows), explain))
 }
 
+/// `f(state, i)` for `i` in `0..n` on the available cores (items
+/// interleaved over threads, each with its own `init()` state), results in
+/// item order; the first error in item order is returned.
 #[cfg(feature = "std")]
-fn run_items(node: &Node, table: &Table, items: &[Item]) -> Result<Vec<u64>> {
+pub(crate) fn par_map<S, T: Send>(
+    n: usize,
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
     let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len())
+        .map_or(1, |x| x.get())
+        .min(n)
         .max(1);
     if threads == 1 {
-        return run_seq(node, table, items);
+        let mut s = init();
+        return (0..n).map(|i| f(&mut s, i)).collect();
     }
-    // Interleaved work items per thread; results merged in row order.
-    type Part = Result<Vec<(usize, Vec<u64>)>>;
-    let parts: Vec<Part> = std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                sc.spawn(move || {
-                    let mut mine = Vec::new();
-                    for (i, r) in items.iter().enumerate().skip(t).step_by(threads) {
-                        mine.push((i, eval_item(node, table, r)?));
-                    }
-                    Ok(mine)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(crate::Error::Usage("query worker panicked".into())))
-            })
-            .collect()
+    type Part<T> = Result<Vec<(usize, T)>>;
+    let (init, f) = (&init, &f);
+    let work = move |t: usize| -> Part<T> {
+        let mut s = init();
+        let mut mine = Vec::new();
+        for i in (t..n).step_by(threads) {
+            mine.push((i, f(&mut s, i)?));
+        }
+        Ok(mine)
+    };
+    let parts: Vec<Part<T>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (1..threads).map(|t| sc.spawn(move || work(t))).collect();
+        let mut done = vec![work(0)];
+        done.extend(handles.into_iter().map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(crate::Error::Usage("query worker panicked".into())))
+        }));
+        done
     });
-    let mut all: Vec<(usize, Vec<u64>)> = Vec::with_capacity(items.len());
-    for p in parts {
-        all.extend(p?);
+    let mut all: Vec<(usize, T)> = Vec::with_capacity(n);
+    let mut first_err: Option<(usize, crate::Error)> = None;
+    for (t, p) in parts.into_iter().enumerate() {
+        match p {
+            Ok(v) => all.extend(v),
+            Err(e) => {
+                // Items of thread `t` run in order: the failing one is the
+                // first of its items not in the results.
+                let done = all.iter().filter(|(i, _)| i % threads == t).count();
+                let i = t + done * threads;
+                if first_err.as_ref().is_none_or(|(j, _)| i < *j) {
+                    first_err = Some((i, e));
+                }
+            }
+        }
+    }
+    if let Some((_, e)) = first_err {
+        return Err(e);
     }
     all.sort_unstable_by_key(|(i, _)| *i);
-    Ok(all.into_iter().flat_map(|(_, v)| v).collect())
+    Ok(all.into_iter().map(|(_, v)| v).collect())
 }
 
+/// Sequential [`par_map`] (no threads without std).
 #[cfg(not(feature = "std"))]
-fn run_items(node: &Node, table: &Table, items: &[Item]) -> Result<Vec<u64>> {
-    run_seq(node, table, items)
-}
-
-fn run_seq(node: &Node, table: &Table, items: &[Item]) -> Result<Vec<u64>> {
-    let mut out = Vec::new();
-    for it in items {
-        out.extend(eval_item(node, table, it)?);
-    }
-    Ok(out)
+pub(crate) fn par_map<S, T>(
+    n: usize,
+    init: impl Fn() -> S,
+    f: impl Fn(&mut S, usize) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut s = init();
+    (0..n).map(|i| f(&mut s, i)).collect()
 }
 
 #[cfg(test)]

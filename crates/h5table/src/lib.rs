@@ -29,6 +29,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod aggregate;
 #[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod check;
@@ -38,6 +39,7 @@ pub mod index;
 pub mod list;
 pub mod model;
 pub mod query;
+pub mod selection;
 pub mod text;
 #[cfg(feature = "std")]
 pub mod write;
@@ -48,3 +50,4 @@ pub use model::{
     find_tables, Categories, Column, ColumnKind, ColumnSlice, Fill, Table, TableColumn,
     CLASS_VALUE, RESERVED_NAMES,
 };
+pub use selection::Selection;

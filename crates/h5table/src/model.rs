@@ -413,6 +413,33 @@ impl Column {
         Ok(self.dataset.read_slice(&sel)?)
     }
 
+    /// As [`Column::read_raw`], into `out` (exactly the rows' bytes): a
+    /// scan reuses one buffer for every batch.
+    ///
+    /// # Errors
+    /// As [`Column::read_raw`]; `Usage` when `out` has another size.
+    pub fn read_raw_into(&self, rows: Range<u64>, out: &mut [u8]) -> Result<()> {
+        if rows.start > rows.end || rows.end > self.extent() {
+            return Err(Error::usage(format!(
+                "rows {}..{} outside column {:?} of extent {}",
+                rows.start,
+                rows.end,
+                self.name,
+                self.extent()
+            )));
+        }
+        if rows.start == rows.end {
+            return Ok(());
+        }
+        let sel = Selection::Hyperslab(vec![SliceDim {
+            start: rows.start,
+            stride: 1,
+            count: rows.end - rows.start,
+            block: 1,
+        }]);
+        Ok(self.dataset.read_slice_into_raw(&sel, out)?)
+    }
+
     /// Rows `rows` decoded, with the canonical missing test applied to each.
     ///
     /// # Errors

@@ -23,6 +23,7 @@ pub use crate::engine::{Explain, RunOptions};
 use crate::error::{Error, Result};
 pub use crate::index::prune::IndexPolicy;
 use crate::model::{Column, ColumnKind, Table};
+use crate::selection::Selection;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -425,7 +426,7 @@ impl Query {
     /// # Errors
     /// `Usage` for an unknown column; read errors.
     pub fn run(&self, table: &Table) -> Result<Vec<u64>> {
-        Ok(crate::engine::run(self, table, &RunOptions::default())?.0)
+        Ok(self.select(table, &RunOptions::default())?.0.into_rows())
     }
 
     /// [`Query::run`] under options (the search-index policy), with what the
@@ -434,7 +435,18 @@ impl Query {
     /// # Errors
     /// As [`Query::run`]. An index that cannot be used never fails the query.
     pub fn run_with(&self, table: &Table, opts: &RunOptions) -> Result<(Vec<u64>, Explain)> {
-        crate::engine::run(self, table, opts)
+        let (s, explain) = self.select(table, opts)?;
+        Ok((s.into_rows(), explain))
+    }
+
+    /// [`Query::run_with`] as a [`Selection`]: what a count
+    /// ([`Selection::count`], a popcount when many rows match) or an
+    /// aggregate ([`Column::sum`]) needs, without listing the rows.
+    ///
+    /// # Errors
+    /// As [`Query::run`].
+    pub fn select(&self, table: &Table, opts: &RunOptions) -> Result<(Selection, Explain)> {
+        crate::engine::select(self, table, opts)
     }
 }
 

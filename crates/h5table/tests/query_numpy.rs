@@ -3,7 +3,9 @@
 //! semantics over HEP001's missing values. Each table is queried without
 //! indexes, then again with every index kind we can build on each column
 //! (`SORTED_ROWS` and `BITMAP` answer some queries without a scan) under
-//! `--indexes trust` and `verify`: the rows must not change.
+//! `--indexes trust` and `verify`: the rows must not change. The same
+//! rows as a `Selection` are counted, and each numeric column summed under
+//! them (`Column::sum`), against numpy's sums of the non-missing values.
 
 use h5fmt::FileEditor;
 use h5table::query::{IndexPolicy, Query, RunOptions};
@@ -77,6 +79,20 @@ fn random_queries_match_numpy() {
                         .run_with(&table, &RunOptions { indexes })
                         .unwrap_or_else(|e| panic!("{w}: {e}"));
                     assert_eq!(got, want, "seed {seed} {indexes:?}: {w}\n{explain:?}");
+                    // The same rows as a Selection, counted and summed under.
+                    let (sel, _) = query.select(&table, &RunOptions { indexes }).unwrap();
+                    assert_eq!(sel.count(), want.len() as u64, "{w}");
+                    assert_eq!(sel.iter().collect::<Vec<_>>(), want, "{w}");
+                    for (c, s) in q["sums"].as_object().unwrap() {
+                        let got = table.column(c).unwrap().sum(&sel).unwrap();
+                        match s.as_f64() {
+                            None => assert!(got.is_nan(), "sum {c} {w}: {got}, numpy NaN"),
+                            Some(x) => assert!(
+                                (got - x).abs() <= 1e-9 * x.abs().max(1.0),
+                                "sum {c} {w}: {got}, numpy {x}"
+                            ),
+                        }
+                    }
                     if explain
                         .lines
                         .iter()

@@ -161,5 +161,12 @@ def tree(depth):
 res = []
 for _ in range(nq):
     e, t, _f = tree(3)
-    res.append({"where": e, "rows": [int(i) for i in np.nonzero(t)[0]]})
+    # SQL SUM of each numeric column over the rows, missing rows skipped,
+    # in float64 (None: NaN, which JSON cannot carry).
+    sums = {}
+    for name, (vals, m) in {"i32": (i32, i32_m), "u64": (u64, u64_m), "f64": (f64, f64_m),
+                            "f32": (f32, f32_m)}.items():
+        x = float(np.sum(vals[t & ~m].astype(np.float64)))
+        sums[name] = None if np.isnan(x) else x
+    res.append({"where": e, "rows": [int(i) for i in np.nonzero(t)[0]], "sums": sums})
 json.dump({"nrows": N, "queries": res}, sys.stdout)

@@ -1333,6 +1333,31 @@ impl Dataset {
             .map_err(|e| e.with_path(&self.base.path))
     }
 
+    /// As [`Dataset::read_slice`], into `out`, which must hold exactly the
+    /// selection's bytes: a scan reading many selections reuses one buffer
+    /// (no allocation, no clearing, the pages already faulted in).
+    ///
+    /// # Errors
+    /// `Usage` when `out` is not of the selection's size; as
+    /// [`Dataset::read_slice`].
+    pub fn read_slice_into_raw(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
+        let path = |e: Error| e.with_path(&self.base.path);
+        let count = self.slice_count(sel).map_err(path)?;
+        let elem =
+            usize::try_from(self.dtype.size()).map_err(|_| Error::limit("element too large"))?;
+        if count.checked_mul(elem) != Some(out.len()) {
+            return Err(path(Error::usage(format!(
+                "output buffer of {} bytes for a selection of {count} elements of {elem} bytes",
+                out.len()
+            ))));
+        }
+        if count > 0 {
+            self.read_slice_into(sel, Conv::identity(elem), out)
+                .map_err(path)?;
+        }
+        Ok(())
+    }
+
     fn read_slice_inner(&self, sel: &Selection) -> Result<Vec<u8>> {
         let count = self.slice_count(sel)?;
         let elem =

@@ -1180,16 +1180,26 @@ fn selection_inner(
     let mut wanted = wanted;
     if !filtered && rank == 1 {
         if let (Some(&l), Some(&h), Some(&c0)) = (lo.first(), hi.first(), layout.dims.first()) {
+            // A run of consecutive elements (one block of a rank-1
+            // hyperslab): read as stored, each chunk's
+            // part is read straight to its place in `out` (a scan reading a
+            // column batch by batch copies once, not twice).
+            let run = matches!(sel, crate::data::hyperslab::Selection::Hyperslab(d)
+                if d.len() == 1 && d[0].count.saturating_mul(d[0].block) == h.saturating_sub(l)
+                    && (d[0].count == 1 || d[0].stride == d[0].block));
+            let to_place = run && conv.is_identity();
             if sel.num_elements() == Some(h.saturating_sub(l)) {
                 let small = |rec: &&ChunkRecord| {
                     let off = rec.offsets[0];
                     let a = l.max(off);
                     let b = h.min(off.saturating_add(c0));
-                    // A quarter of the chunk or less, and not cached already.
-                    b.saturating_sub(a)
-                        .saturating_mul(es as u64)
-                        .saturating_mul(4)
-                        <= clen
+                    // A quarter of the chunk or less (any part, read in
+                    // place), and not cached already.
+                    (to_place
+                        || b.saturating_sub(a)
+                            .saturating_mul(es as u64)
+                            .saturating_mul(4)
+                            <= clen)
                         && rec.size >= clen
                         && cached(cache, rec.addr.get()).is_none()
                 };
@@ -1205,6 +1215,18 @@ fn selection_inner(
                         .ok_or_else(|| Error::corrupt("chunk address overflow", rec.addr.get()))?;
                     let n = usize::try_from((b - a) * es64)
                         .map_err(|_| Error::limit("selection too large"))?;
+                    if to_place {
+                        let place = usize::try_from((a - l) * es64)
+                            .ok()
+                            .and_then(|p| out.get_mut(p..p.checked_add(n)?))
+                            .ok_or_else(|| Error::usage("output smaller than the selection"))?;
+                        st.read_into(Addr(at), place).map_err(|e| {
+                            e.context(&coords(&rec.offsets))
+                                .with_offset(st.base().saturating_add(rec.addr.get()))
+                        })?;
+                        conv.run_in_place(place)?;
+                        continue;
+                    }
                     // At most a quarter of a chunk within the chunk limit.
                     let mut raw = alloc::vec![0u8; n];
                     st.read_into(Addr(at), &mut raw).map_err(|e| {

@@ -99,6 +99,14 @@ impl LazyBitmap {
     /// # Errors
     /// HDF5 errors reading the bit row.
     pub fn rows(&self, k: usize, nrows: u64) -> h5fmt::Result<Vec<u64>> {
+        Ok(set_bits(&self.row_bytes(k, nrows)?, nrows))
+    }
+
+    /// The first `ceil(nrows / 8)` bytes of bit row `k`.
+    ///
+    /// # Errors
+    /// HDF5 errors reading the bit row.
+    pub fn row_bytes(&self, k: usize, nrows: u64) -> h5fmt::Result<Vec<u8>> {
         use h5fmt::data::hyperslab::{Selection, SliceDim};
         let need = nrows.div_ceil(8);
         if need == 0 {
@@ -118,8 +126,25 @@ impl LazyBitmap {
                 block: 1,
             },
         ]);
-        let bits = self.ds.read_slice(&sel)?;
-        Ok(set_bits(&bits, nrows))
+        self.ds.read_slice(&sel)
+    }
+}
+
+/// The bits of rows `[0, nrows)` of a bit row (`bits`, LSB first) as
+/// words, bit `r % 64` of word `r / 64` for row `r`, ORed into `words`
+/// (`ceil(nrows / 64)` of them).
+pub fn or_into_words(bits: &[u8], nrows: u64, words: &mut [u64]) {
+    let need = usize::try_from(nrows.div_ceil(8)).unwrap_or(usize::MAX);
+    let bits = &bits[..need.min(bits.len())];
+    for (w, c) in words.iter_mut().zip(bits.chunks(8)) {
+        let mut a = [0u8; 8];
+        a[..c.len()].copy_from_slice(c);
+        *w |= u64::from_le_bytes(a);
+    }
+    if let (Some(last), r) = (words.last_mut(), nrows % 64) {
+        if r != 0 {
+            *last &= (1u64 << r) - 1;
+        }
     }
 }
 

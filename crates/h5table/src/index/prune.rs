@@ -361,6 +361,84 @@ impl ColumnIndexes {
         self.candidates_all(core::slice::from_ref(pred))
     }
 
+    /// When a `BITMAP` index answers every predicate of `preds` exactly
+    /// (see [`ColumnIndexes::candidates_exact`]): the rows satisfying them
+    /// all as words (bit `r % 64` of word `r / 64` for row `r`,
+    /// `ceil(NROWS / 64)` words), read from its bit rows without listing a
+    /// row. `None` when no bitmap answers exactly.
+    ///
+    /// # Errors
+    /// HDF5 errors reading the bit rows.
+    pub fn bitmap_words(&self, preds: &[Predicate]) -> Result<Option<Vec<u64>>> {
+        let nrows = self.nrows;
+        let col = &self.column;
+        if preds.is_empty()
+            || !preds
+                .iter()
+                .flat_map(|p| match p {
+                    Predicate::In(vs) => vs.iter().collect::<Vec<_>>(),
+                    Predicate::Eq(v)
+                    | Predicate::Lt(v)
+                    | Predicate::Le(v)
+                    | Predicate::Gt(v)
+                    | Predicate::Ge(v) => alloc::vec![v],
+                })
+                .all(|v| literal_is_exact(col.dtype(), v))
+        {
+            return Ok(None);
+        }
+        for (_, l) in &self.loaded {
+            let (values, exhaustive) = match l {
+                Loaded::Bitmap(b, x) => (&b.values, *x),
+                Loaded::BitmapLazy(b, x) => (&b.values, *x),
+                _ => continue,
+            };
+            // Each row holds one value: predicates meet as value sets.
+            let mut ks: Option<Vec<usize>> = None;
+            for p in preds {
+                let Some(k) = bitmap::select_values(values, exhaustive, p) else {
+                    ks = None;
+                    break;
+                };
+                ks = Some(match ks {
+                    None => k,
+                    Some(prev) => prev.into_iter().filter(|x| k.contains(x)).collect(),
+                });
+            }
+            let Some(ks) = ks else { continue };
+            if !ks
+                .iter()
+                .all(|&k| values.get(k).is_some_and(|v| !col.is_missing_value(v)))
+            {
+                continue;
+            }
+            let nw = usize::try_from(nrows.div_ceil(64))
+                .map_err(|_| crate::Error::Usage("too many rows".into()))?;
+            let mut words: Vec<u64> = Vec::new();
+            words
+                .try_reserve_exact(nw)
+                .map_err(|_| crate::Error::Usage("too many rows".into()))?;
+            words.resize(nw, 0);
+            for &k in &ks {
+                match l {
+                    Loaded::Bitmap(b, _) => {
+                        let row = b
+                            .bits
+                            .get(k * b.row_bytes..(k + 1) * b.row_bytes)
+                            .unwrap_or(&[]);
+                        bitmap::or_into_words(row, nrows, &mut words);
+                    }
+                    Loaded::BitmapLazy(b, _) => {
+                        bitmap::or_into_words(&b.row_bytes(k, nrows)?, nrows, &mut words);
+                    }
+                    _ => {}
+                }
+            }
+            return Ok(Some(words));
+        }
+        Ok(None)
+    }
+
     /// The rows that may satisfy every predicate of `preds` (all on this
     /// column), and whether they are exactly the rows satisfying them all
     /// (see [`ColumnIndexes::candidates_exact`]). Predicates meet inside
@@ -429,13 +507,36 @@ impl ColumnIndexes {
                     | Loaded::BitmapLazy(..)
             )
         };
+        // On a filtered (compressed) column each value a SORTED_ROWS binary
+        // search probes costs a chunk decode (some 20 of them for ten
+        // million rows): for equality, a Bloom filter (one read, no
+        // decode) comes first, and when it leaves a few chunks the scan of
+        // those is cheaper than the search.
+        let bloom_first = !col.dataset().filters().filters.is_empty()
+            && !usable.is_empty()
+            && usable
+                .iter()
+                .all(|p| matches!(p, Predicate::Eq(_) | Predicate::In(_)));
+        let is_bloom = |l: &Loaded| matches!(l, Loaded::Bloom(_) | Loaded::BloomLazy(_));
+        let first = |l: &Loaded| {
+            if bloom_first {
+                is_bloom(l)
+            } else {
+                row_level(l)
+            }
+        };
         let order = self
             .loaded
             .iter()
-            .filter(|(_, l)| row_level(l))
-            .chain(self.loaded.iter().filter(|(_, l)| !row_level(l)));
+            .filter(|(_, l)| first(l))
+            .chain(self.loaded.iter().filter(|(_, l)| !first(l)));
+        let few = |acc: &Candidates| acc.count(nrows) <= 4 * chunk_len.unwrap_or(nrows).max(1);
         for (_, l) in order {
             if exact && !row_level(l) {
+                continue;
+            }
+            if bloom_first && row_level(l) && acc != Candidates::All && few(&acc) {
+                // The Bloom filter left a few chunks: scanning them is cheaper.
                 continue;
             }
             match l {
@@ -518,14 +619,23 @@ impl ColumnIndexes {
                 }
                 Loaded::Sorted(_) | Loaded::SortedLazy(_) => {
                     let cached = self.values.as_ref();
+                    // The searches of `a <= x` and `x < b` probe the same
+                    // rows until their bounds part: each row is read once
+                    // (a probe of a compressed column decodes a chunk).
+                    let mut probed: Vec<(u64, Value)> = Vec::new();
                     let mut value_at = |r: u64| -> Result<Value> {
                         if let Some(v) = cached.and_then(|s| s.values.get(r as usize)) {
                             return Ok(v.clone());
                         }
+                        if let Some((_, v)) = probed.iter().find(|(x, _)| *x == r) {
+                            return Ok(v.clone());
+                        }
                         let s = col.read(r..r + 1)?;
-                        s.values.into_iter().next().ok_or_else(|| {
+                        let v = s.values.into_iter().next().ok_or_else(|| {
                             crate::Error::Usage(alloc::format!("row {r} could not be read"))
-                        })
+                        })?;
+                        probed.push((r, v.clone()));
+                        Ok(v)
                     };
                     let mut lazy;
                     let mut mem;
