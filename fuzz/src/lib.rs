@@ -669,7 +669,7 @@ pub mod whole_file {
                                     })
                                     .collect(),
                             );
-                            d.read_slice(&sel)?;
+                            d.read_slice_raw(&sel)?;
                         }
                         // Values (many elements decode on several threads).
                         if values {

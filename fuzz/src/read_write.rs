@@ -573,7 +573,7 @@ fn verify(f: &h5fmt::File, path: &str, name: &str, e: &Exp) -> Result<(), String
                     })
                     .collect(),
             );
-            let got = d.read_slice(&sel).map_err(|x| format!("{path}: {x}"))?;
+            let got = d.read_slice_raw(&sel).map_err(|x| format!("{path}: {x}"))?;
             if got != *bytes {
                 return Err(format!(
                     "{path}: box at {start:?} {count:?} reads other bytes"

@@ -1515,8 +1515,8 @@ fn task_bench_read(names: &[String]) -> R {
         println!("{r}");
     }
     println!(
-        "\n(typed: `read::<T>` / `read_slice_as::<T>` / `read_records::<String>`; raw: `read_raw` / \
-         `read_slice` / `read_vlen_strings`; pure: typed, built without `c-codecs` (zlib-rs inflate, \
+        "\n(typed: `read::<T>` / `read_slice::<T>` / `read_records::<String>`; raw: `read_raw` / \
+         `read_slice_raw` / `read_vlen_strings`; pure: typed, built without `c-codecs` (zlib-rs inflate, \
          ruzstd); speedup = h5py / typed, pure spd. = h5py / pure; MB = bytes returned, for strings the file size)"
     );
     Ok(())

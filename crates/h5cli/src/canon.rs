@@ -577,7 +577,7 @@ impl Canon<'_> {
                     dims.push(SliceDim::all(n));
                 }
                 let bytes = d
-                    .read_slice(&Selection::Hyperslab(dims))
+                    .read_slice_raw(&Selection::Hyperslab(dims))
                     .map_err(|e| e.to_string())?;
                 let n = mc * unit;
                 let first = bytes.get(..es).unwrap_or(&[]);

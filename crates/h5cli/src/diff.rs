@@ -268,10 +268,10 @@ impl Differ<'_> {
         for sel in Blocks::new(a.shape(), elem) {
             let k = sel.num_elements().unwrap_or(0);
             let ra = a
-                .read_slice(&sel)
+                .read_slice_raw(&sel)
                 .map_err(|e| obj_err(self.names.0, path, e))?;
             let rb = b
-                .read_slice(&sel)
+                .read_slice_raw(&sel)
                 .map_err(|e| obj_err(self.names.1, path, e))?;
             if ta == tb
                 && ra == rb

@@ -307,7 +307,7 @@ fn for_each_block(d: &Dataset, progress: bool, f: &mut BlockFn<'_>) -> Result<()
     for sel in Blocks::new(d.shape(), elem) {
         let n = sel.num_elements().unwrap_or(0);
         let raw = d
-            .read_slice(&sel)
+            .read_slice_raw(&sel)
             .map_err(|e| Fail::File(named(d.path(), e)))?;
         f(&raw, n)?;
         bar.inc(n.saturating_mul(elem));
@@ -1464,7 +1464,7 @@ pub fn cat(
             let sel = Selection::parse(spec, d.shape())
                 .map_err(|e| Fail::Usage(format!("--slice {spec}: {e}")))?;
             let mut bytes = d
-                .read_slice(&sel)
+                .read_slice_raw(&sel)
                 .map_err(|e| obj_err(file_name, path, e))?;
             native(&mut bytes)?;
             out.write_all(&bytes)?;

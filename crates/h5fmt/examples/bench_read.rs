@@ -6,9 +6,9 @@
 //! cpu_seconds` (the process's user + system CPU time of that read, all
 //! threads). MODE is `full` (`read::<T>`, `T` the dataset's float type),
 //! `windows` (each window of the text file WINDOWS, one `r0 c0 h w` per
-//! line, with `read_slice_as::<T>`), or `strings` (`read_records::<String>`
+//! line, with `read_slice::<T>`), or `strings` (`read_records::<String>`
 //! of variable-length strings); with `-raw` appended, the untyped read of
-//! the same: `read_raw`, `read_slice`, or `read_vlen_strings` (one buffer
+//! the same: `read_raw`, `read_slice_raw`, or `read_vlen_strings` (one buffer
 //! of string bytes plus offsets).
 
 use h5fmt::data::hyperslab::{Selection, SliceDim};
@@ -61,15 +61,15 @@ fn main() {
                 .iter()
                 .map(|w| {
                     if f32s {
-                        ds.read_slice_as::<f32>(w).expect("read_slice_as").len() * 4
+                        ds.read_slice::<f32>(w).expect("read_slice").len() * 4
                     } else {
-                        ds.read_slice_as::<f64>(w).expect("read_slice_as").len() * 8
+                        ds.read_slice::<f64>(w).expect("read_slice").len() * 8
                     }
                 })
                 .sum(),
             "windows-raw" => windows
                 .iter()
-                .map(|w| ds.read_slice(w).expect("read_slice").len())
+                .map(|w| ds.read_slice_raw(w).expect("read_slice_raw").len())
                 .sum(),
             "strings" => {
                 let v = ds.read_records::<String>().expect("read_records");

@@ -13,7 +13,7 @@ pub fn slice_copy(input: &str, dataset: &str, spec: &str, output: &str) -> h5fmt
     let file = h5fmt::File::open(input)?;
     let ds = file.dataset(dataset)?;
     let sel = Selection::parse(spec, ds.shape())?;
-    let values: Vec<f64> = ds.read_slice_as::<f64>(&sel)?; // converted from the file's type
+    let values: Vec<f64> = ds.read_slice::<f64>(&sel)?; // converted from the file's type
     let mut out = FileWriter::create(output)?;
     let shape = sel.out_shape();
     out.root()

@@ -29,7 +29,7 @@
 //! }
 //! let images = file.dataset("/images")?;
 //! println!("{} {:?}", images.dtype(), images.shape()); // H5T_IEEE_F32LE [3, 4, 5]
-//! let first = images.read_slice_as::<f64>(&Selection::parse("0, :2, :", images.shape())?)?;
+//! let first = images.read_slice::<f64>(&Selection::parse("0, :2, :", images.shape())?)?;
 //! assert_eq!(first.len(), 10);
 //! let who = file.root()?.attr("instrument")?.read_string()?;
 //! assert_eq!(who, "camera 2");

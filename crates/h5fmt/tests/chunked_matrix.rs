@@ -8,7 +8,7 @@
 //! each full dataset and for random hyperslabs (numpy slicing). It also checks
 //! from the object header bytes which chunk index libhdf5 chose; the test
 //! asserts that our layout decoding agrees, then compares `read_raw` and
-//! `read_slice` byte for byte, and typed reads (`read`, `read_slice_as`:
+//! `read_slice_raw` byte for byte, and typed reads (`read`, `read_slice`:
 //! same type, byte-swapped, widened, narrowed) value for value.
 
 use h5fmt::data::hyperslab::{Selection, SliceDim};
@@ -69,7 +69,7 @@ fn check_typed(ds: &h5fmt::Dataset, raw: &[u8], sel: Option<&Selection>, what: &
     ) {
         let got = match sel {
             None => ds.read::<T>(),
-            Some(s) => ds.read_slice_as::<T>(s),
+            Some(s) => ds.read_slice::<T>(s),
         };
         let got = got.unwrap_or_else(|e| panic!("{what} {sel:?} as {}: {e}", T::NAME));
         assert!(
@@ -179,11 +179,11 @@ fn chunked_matrix() {
             let sel = Selection::Hyperslab(dims.clone());
             let want = std::fs::read(dir.join(s["bin"].as_str().unwrap())).unwrap();
             let got = ds
-                .read_slice(&sel)
+                .read_slice_raw(&sel)
                 .unwrap_or_else(|e| panic!("{what} {dims:?}: {e}"));
             assert!(
                 got == want,
-                "{what}: read_slice {dims:?} differs from numpy slicing"
+                "{what}: read_slice_raw {dims:?} differs from numpy slicing"
             );
             check_typed(&ds, &want, Some(&sel), &what);
             slabs += 1;

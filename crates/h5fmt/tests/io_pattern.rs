@@ -197,7 +197,7 @@ fn one_chunk_reads_chunk_and_index_path() {
     let ds = f.dataset("big").unwrap();
     src.take();
     // Rows 1000..1010, columns 2000..2010: inside chunk (960, 1984).
-    let got = ds.read_slice(&window(1000, 2000, 10, 10)).unwrap();
+    let got = ds.read_slice_raw(&window(1000, 2000, 10, 10)).unwrap();
     assert_eq!(got, expected(1000, 2000, 10, 10));
     let (reads, bytes) = src.take();
     // The stored size of that chunk, from the full index.
@@ -230,7 +230,7 @@ fn one_chunk_reads_chunk_and_index_path() {
     );
     // Again: the chunk comes from the cache, only the index path is read.
     let hits = ds.chunk_cache().stats().hits;
-    let again = ds.read_slice(&window(1002, 2001, 5, 5)).unwrap();
+    let again = ds.read_slice_raw(&window(1002, 2001, 5, 5)).unwrap();
     assert_eq!(again, expected(1002, 2001, 5, 5));
     let (_, bytes) = src.take();
     assert_eq!(ds.chunk_cache().stats().hits, hits + 1);
@@ -246,7 +246,7 @@ fn windows_match_and_cache_avoids_redecoding() {
         src.take();
         // 4 x 4 chunks of 8 KiB = 128 KiB: well inside the default budget.
         let w = (1000, 3000, 200, 190);
-        let got = ds.read_slice(&window(w.0, w.1, w.2, w.3)).unwrap();
+        let got = ds.read_slice_raw(&window(w.0, w.1, w.2, w.3)).unwrap();
         assert_eq!(got, expected(w.0, w.1, w.2, w.3), "{name}");
         let (reads, _) = src.take();
         // h5py wrote the chunks row by row, so the 4 chunks of each of the
@@ -263,7 +263,9 @@ fn windows_match_and_cache_avoids_redecoding() {
         src.take();
         // An overlapping window, shifted up a row and right a column: same
         // chunks, and the bottom chunk row's rows decoded so far cover it.
-        let got = ds.read_slice(&window(w.0 - 1, w.1 + 1, w.2, w.3)).unwrap();
+        let got = ds
+            .read_slice_raw(&window(w.0 - 1, w.1 + 1, w.2, w.3))
+            .unwrap();
         assert_eq!(got, expected(w.0 - 1, w.1 + 1, w.2, w.3), "{name}");
         let second = ds.chunk_cache().stats();
         assert_eq!((second.hits, second.misses), (16, 16), "{name}: {second:?}");
@@ -272,18 +274,18 @@ fn windows_match_and_cache_avoids_redecoding() {
         // Shifted down a row: the window's last chunk row needs a row more
         // than was decoded of its 4 chunks (only their first rows were), so
         // those 4 are decoded again; the other 12 come from the cache.
-        let got = ds.read_slice(&window(w.0 + 1, w.1, w.2, w.3)).unwrap();
+        let got = ds.read_slice_raw(&window(w.0 + 1, w.1, w.2, w.3)).unwrap();
         assert_eq!(got, expected(w.0 + 1, w.1, w.2, w.3), "{name}");
         let third = ds.chunk_cache().stats();
         assert_eq!((third.hits, third.misses), (28, 20), "{name}: {third:?}");
         // Disabled cache: every chunk is decoded again.
         ds.chunk_cache().set_budget(0);
-        let got = ds.read_slice(&window(w.0, w.1, w.2, w.3)).unwrap();
+        let got = ds.read_slice_raw(&window(w.0, w.1, w.2, w.3)).unwrap();
         assert_eq!(got, expected(w.0, w.1, w.2, w.3), "{name}");
         assert_eq!(ds.chunk_cache().stats().misses, 36, "{name}");
         // Whole-dataset windows across many B-tree leaves agree too.
         for &(r0, c0, h, w) in &[(0, 0, 70, 70), (4000, 4000, 96, 96), (63, 4031, 130, 65)] {
-            let got = ds.read_slice(&window(r0, c0, h, w)).unwrap();
+            let got = ds.read_slice_raw(&window(r0, c0, h, w)).unwrap();
             assert_eq!(got, expected(r0, c0, h, w), "{name} {r0} {c0}");
         }
     }
@@ -399,7 +401,7 @@ fn one_chunk_per_chunk_index() {
             "ea_paged" => &ea_paged_written,
             _ => &|_| true,
         };
-        let got = ds.read_slice(&window(r0, c0, 10, 10)).unwrap();
+        let got = ds.read_slice_raw(&window(r0, c0, 10, 10)).unwrap();
         assert_eq!(got, expected_where(r0, c0, 10, 10, written), "{name}");
         let (reads, bytes) = src.take();
         let chunk = if entries == ANY {
@@ -432,7 +434,7 @@ fn whole_datasets_of_every_index() {
         );
         // Windows across chunk boundaries, and one reaching the last chunk.
         for &(r0, c0, h, w) in &[(5, 7, 40, 33), (rows - 37, cols - 29, 37, 29)] {
-            let got = ds.read_slice(&window(r0, c0, h, w)).unwrap();
+            let got = ds.read_slice_raw(&window(r0, c0, h, w)).unwrap();
             assert_eq!(
                 got,
                 expected_where(r0, c0, h, w, written),
@@ -446,7 +448,7 @@ fn whole_datasets_of_every_index() {
         (65_530, 0, 300, 64),
         (262_100, 10, 200, 40),
     ] {
-        let got = ea.read_slice(&window(r0, c0, h, w)).unwrap();
+        let got = ea.read_slice_raw(&window(r0, c0, h, w)).unwrap();
         assert_eq!(
             got,
             expected_where(r0, c0, h, w, &ea_written),

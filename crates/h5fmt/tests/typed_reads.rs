@@ -1,7 +1,7 @@
 //! Typed reads checked against h5py (libhdf5): every numeric member of every
 //! compound dataset in `testdata/` read with `read_field` equals numpy's
 //! `ds[...][a][b]`, and (feature `ndarray`) `read_array` has h5py's shape and
-//! values; `read` / `read_slice_as` into every native number type, of
+//! values; `read` / `read_slice` into every native number type, of
 //! contiguous, compact, unwritten and chunked (filtered, partial edge
 //! chunks, fill) datasets in either byte order, equal numpy's `astype`.
 
@@ -280,7 +280,7 @@ macro_rules! le_bytes {
 }
 le_bytes!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
 
-/// Check `read::<T>` (and `read_slice_as::<T>` of `sels`) against numpy's
+/// Check `read::<T>` (and `read_slice::<T>` of `sels`) against numpy's
 /// bytes, or, where numpy's are `null`, that it fails as converting the raw
 /// bytes with `convert_slice` does (the same kind and message).
 fn check_typed<T: LeBytes>(
@@ -331,9 +331,9 @@ fn check_typed<T: LeBytes>(
     for (sel, want) in sels {
         let ctx = format!("{sel:?}");
         expect(
-            ds.read_slice_as::<T>(sel),
+            ds.read_slice::<T>(sel),
             &want[name],
-            ds.read_slice(sel),
+            ds.read_slice_raw(sel),
             &ctx,
         );
         #[cfg(feature = "ndarray")]

@@ -90,7 +90,7 @@ fn vlen_strings_as_one_buffer_match_h5py() {
                 );
             }
             // The same bytes as the per-value decode.
-            let raw = ds.read_slice(&sel).unwrap();
+            let raw = ds.read_slice_raw(&sel).unwrap();
             let values =
                 decode_elements(ds.dtype(), &raw, count, file.ctx(), &file.heap()).unwrap();
             let again =

@@ -501,7 +501,7 @@ fn read_fallible(ds: &Dataset, rows: Range<u64>) -> Result<Vec<u8>> {
             count,
             block: 1,
         }]);
-        let bytes = ds.read_slice(&sel)?;
+        let bytes = ds.read_slice_raw(&sel)?;
         if bytes.len() as u64 != count * esize {
             return Err(Error::Hdf5(h5fmt::Error::corrupt(
                 format!("{}: short read of list member elements", ds.path()),

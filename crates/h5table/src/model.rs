@@ -410,7 +410,7 @@ impl Column {
             count: rows.end - rows.start,
             block: 1,
         }]);
-        Ok(self.dataset.read_slice(&sel)?)
+        Ok(self.dataset.read_slice_raw(&sel)?)
     }
 
     /// As [`Column::read_raw`], into `out` (exactly the rows' bytes): a

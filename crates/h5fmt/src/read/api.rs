@@ -920,8 +920,8 @@ pub enum LayoutClass {
 ///
 /// Whole reads: [`Dataset::read`] (numbers converted to `T`),
 /// [`Dataset::read_raw`] (bytes in the file's type), [`Dataset::read_values`]
-/// (any type, as [`crate::Value`]s); parts: [`Dataset::read_slice_as`] and
-/// [`Dataset::read_slice`] with a numpy-style [`Selection`].
+/// (any type, as [`crate::Value`]s); parts: [`Dataset::read_slice`] and
+/// [`Dataset::read_slice_raw`] with a numpy-style [`Selection`].
 ///
 /// ```
 /// use h5fmt::data::hyperslab::Selection;
@@ -935,7 +935,7 @@ pub enum LayoutClass {
 /// assert_eq!(grid.shape(), &[3, 4]);
 /// assert_eq!(grid.dtype().to_string(), "H5T_STD_I32LE");
 /// let sel = Selection::parse("1:, ::2", grid.shape())?; // rows 1..3, even columns
-/// assert_eq!(grid.read_slice_as::<i64>(&sel)?, vec![4, 6, 8, 10]);
+/// assert_eq!(grid.read_slice::<i64>(&sel)?, vec![4, 6, 8, 10]);
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
@@ -1017,7 +1017,7 @@ impl Dataset {
     }
 
     /// The dataset's chunk cache (std): decoded chunks kept between
-    /// [`Dataset::read_slice`] calls, so overlapping or repeated selections
+    /// [`Dataset::read_slice_raw`] calls, so overlapping or repeated selections
     /// decode each chunk once while it stays cached. Its budget starts at
     /// [`crate::read::chunk_cache::DEFAULT_CHUNK_CACHE_BYTES`] (or
     /// [`crate::Limits::cache_bytes`] when smaller); change it with
@@ -1328,18 +1328,18 @@ impl Dataset {
     ///
     /// # Errors
     /// `Usage` when the selection does not fit the dataspace; as [`Dataset::read_raw`].
-    pub fn read_slice(&self, sel: &Selection) -> Result<Vec<u8>> {
+    pub fn read_slice_raw(&self, sel: &Selection) -> Result<Vec<u8>> {
         self.read_slice_inner(sel)
             .map_err(|e| e.with_path(&self.base.path))
     }
 
-    /// As [`Dataset::read_slice`], into `out`, which must hold exactly the
+    /// As [`Dataset::read_slice_raw`], into `out`, which must hold exactly the
     /// selection's bytes: a scan reading many selections reuses one buffer
     /// (no allocation, no clearing, the pages already faulted in).
     ///
     /// # Errors
     /// `Usage` when `out` is not of the selection's size; as
-    /// [`Dataset::read_slice`].
+    /// [`Dataset::read_slice_raw`].
     pub fn read_slice_into_raw(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
         let path = |e: Error| e.with_path(&self.base.path);
         let count = self.slice_count(sel).map_err(path)?;
@@ -1494,7 +1494,7 @@ impl Dataset {
     }
 
     /// The variable-length strings of a selection (row-major, as
-    /// [`Dataset::read_slice`]) as one contiguous byte buffer and offsets,
+    /// [`Dataset::read_slice_raw`]) as one contiguous byte buffer and offsets,
     /// without a `String` or [`Value`] per element: the fast path for
     /// columnar readers. Bytes are as stored (what [`Dataset::read_values`]
     /// would put in `Value::Str`/`Value::RawStr`); null descriptors read as
@@ -1502,10 +1502,10 @@ impl Dataset {
     ///
     /// # Errors
     /// `Usage` when the dataset is not of a variable-length string type; as
-    /// [`Dataset::read_slice`]; `Corrupt` for bad heap objects; `Limit` when
+    /// [`Dataset::read_slice_raw`]; `Corrupt` for bad heap objects; `Limit` when
     /// the strings exceed the read limit.
     pub fn read_vlen_strings(&self, sel: &Selection) -> Result<crate::data::decode::VarBytes> {
-        let raw = self.read_slice(sel)?;
+        let raw = self.read_slice_raw(sel)?;
         let count = sel
             .num_elements()
             .ok_or_else(|| Error::limit("selection size overflows"))?;
@@ -1565,14 +1565,23 @@ impl Dataset {
     /// does.
     ///
     /// # Errors
-    /// As [`Dataset::read_slice`]; `Unrepresentable` when the file type or
+    /// As [`Dataset::read_slice_raw`]; `Unrepresentable` when the file type or
     /// a value does not fit `T`.
+    pub fn read_slice<T: crate::data::convert::H5Native>(&self, sel: &Selection) -> Result<Vec<T>> {
+        with_native!(T, |P| self.read_slice_native::<P>(sel).and_then(same_vec))
+            .unwrap_or_else(|| self.read_slice_converted(sel))
+    }
+
+    /// The former name of [`Dataset::read_slice`].
+    ///
+    /// # Errors
+    /// As [`Dataset::read_slice`].
+    #[deprecated(note = "renamed `read_slice` (and the raw-bytes read `read_slice_raw`)")]
     pub fn read_slice_as<T: crate::data::convert::H5Native>(
         &self,
         sel: &Selection,
     ) -> Result<Vec<T>> {
-        with_native!(T, |P| self.read_slice_native::<P>(sel).and_then(same_vec))
-            .unwrap_or_else(|| self.read_slice_converted(sel))
+        self.read_slice(sel)
     }
 
     fn read_slice_native<P: Native>(&self, sel: &Selection) -> Result<Vec<P>> {
@@ -1599,7 +1608,7 @@ impl Dataset {
         &self,
         sel: &Selection,
     ) -> Result<Vec<T>> {
-        let raw = self.read_slice(sel)?;
+        let raw = self.read_slice_raw(sel)?;
         convert_slice(&self.dtype, &raw).map_err(|e| e.with_path(&self.base.path))
     }
 }

@@ -127,13 +127,13 @@ impl Dataset {
     /// `Selection::out_shape`), as [`Dataset::read_records`].
     ///
     /// # Errors
-    /// As [`Dataset::read_records`] and [`Dataset::read_slice`].
+    /// As [`Dataset::read_records`] and [`Dataset::read_slice_raw`].
     pub fn read_records_slice<T: H5Record + Send>(
         &self,
         sel: &crate::data::hyperslab::Selection,
     ) -> Result<Vec<T>> {
         T::plan(self.dtype()).map_err(|e| e.with_path(self.path()))?;
-        let raw = self.read_slice(sel)?;
+        let raw = self.read_slice_raw(sel)?;
         let count = sel
             .num_elements()
             .ok_or_else(|| Error::limit("selection size overflows").with_path(self.path()))?;
@@ -155,13 +155,13 @@ impl Dataset {
     /// shape (`Selection::out_shape`), converted like [`Dataset::read`].
     ///
     /// # Errors
-    /// As [`Dataset::read_slice`]; `Unrepresentable` for a type `T` cannot hold.
+    /// As [`Dataset::read_slice_raw`]; `Unrepresentable` for a type `T` cannot hold.
     #[cfg(feature = "ndarray")]
     pub fn read_slice_array<T: H5Native>(
         &self,
         sel: &crate::data::hyperslab::Selection,
     ) -> Result<ndarray::ArrayD<T>> {
-        let v = self.read_slice_as::<T>(sel)?;
+        let v = self.read_slice::<T>(sel)?;
         shaped(&sel.out_shape(), v).map_err(|e| e.with_path(self.path()))
     }
 }

@@ -1082,7 +1082,7 @@ fn read_box(
         )
     };
     if let (Source::Plain(d), true) = (src, ihi.as_slice() == hi) {
-        return d.read_slice(&slice());
+        return d.read_slice_raw(&slice());
     }
     let mut out = repeat(fill, n)?;
     if sub.contains(&0) {
@@ -1091,7 +1091,7 @@ fn read_box(
     let zeros = vec![0u64; lo.len()];
     match src {
         Source::Plain(d) => {
-            let data = d.read_slice(&slice())?;
+            let data = d.read_slice_raw(&slice())?;
             copy_box(&data, &sub, &zeros, &mut out, &shape, &zeros, &sub, elem)?;
         }
         Source::Virtual(vdims, data) => {

@@ -126,7 +126,7 @@ impl LazyBitmap {
                 block: 1,
             },
         ]);
-        self.ds.read_slice(&sel)
+        self.ds.read_slice_raw(&sel)
     }
 }
 

@@ -240,7 +240,7 @@ impl PermSource for LazyPerm {
             count: end - ranks.start,
             block: 1,
         }]);
-        let raw = self.ds.read_slice(&sel)?;
+        let raw = self.ds.read_slice_raw(&sel)?;
         let mut out = Vec::new();
         out.try_reserve_exact(raw.len() / size)
             .map_err(|_| h5fmt::Error::limit("SORTED_ROWS range too large"))?;
