@@ -519,8 +519,11 @@ fn bad_arguments_are_usage_errors_and_write_nothing() {
         ("empty link name", |fw| {
             fw.root().create_dataset("").write(&[1i32]).map(|_| ())
         }),
-        ("link name with /", |fw| {
-            fw.root().create_group("a/b").map(|_| ())
+        ("path ending in /", |fw| {
+            fw.root().create_group("a/b/").map(|_| ())
+        }),
+        ("path through a dataset", |fw| {
+            fw.root().create_group("d/b").map(|_| ())
         }),
         ("link name .", |fw| fw.root().create_group(".").map(|_| ())),
         ("empty attribute name", |fw| fw.root().set_attr("", 1i32)),
