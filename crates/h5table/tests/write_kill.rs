@@ -145,7 +145,11 @@ fn accepted(side: &Path) -> (State, Option<State>) {
     let text = std::fs::read_to_string(side).unwrap();
     let mut committed = None;
     let mut pending = None;
-    for l in text.lines() {
+    // A line the kill cut short (no newline yet) was never logged.
+    for l in text
+        .split_inclusive('\n')
+        .filter_map(|l| l.strip_suffix('\n'))
+    {
         if let Some(x) = l.strip_prefix("C ") {
             committed = Some(State::decode(x));
             pending = None;
@@ -171,7 +175,10 @@ fn kill_child() {
         .open(&side)
         .unwrap();
     let mut note = |tag: &str, s: &State| {
-        writeln!(log, "{tag} {}", s.encode()).unwrap();
+        // One write(2) per line: `writeln!` on a `File` writes its pieces
+        // separately, and a kill between them left "C " (an empty state).
+        log.write_all(format!("{tag} {}\n", s.encode()).as_bytes())
+            .unwrap();
         log.sync_data().unwrap();
     };
     let mut rng = Rng(seed | 1);
