@@ -682,6 +682,36 @@ impl FileWriter {
     /// group, the missing ones are valid names, and the last is a new valid
     /// link name.
     fn check_path(&mut self, parent: ObjectId, path: &str) -> Result<()> {
+        match self.walk_path(parent, path, false)? {
+            (Some(p), last) => self.check_new_link(p, last),
+            (None, _) if self.closed => Err(Error::usage("file already closed")),
+            (None, last) => check_name(last, "link"),
+        }
+    }
+
+    /// The group that holds the last component of `path` (from `parent`)
+    /// and that component, creating the groups on the way that do not exist.
+    fn intermediate_groups<'p>(
+        &mut self,
+        parent: ObjectId,
+        path: &'p str,
+    ) -> Result<(ObjectId, &'p str)> {
+        match self.walk_path(parent, path, true)? {
+            (Some(p), last) => Ok((p, last)),
+            (None, _) => Err(Error::usage(alloc::format!("{path:?}: no group"))),
+        }
+    }
+
+    /// Follow the groups of `path` (from `parent`; a leading `/` starts at
+    /// the root) up to its last component: the group that holds that
+    /// component (`None` when one on the way does not exist and `create`
+    /// is off; with `create` it is made) and the component.
+    fn walk_path<'p>(
+        &mut self,
+        parent: ObjectId,
+        path: &'p str,
+        create: bool,
+    ) -> Result<(Option<ObjectId>, &'p str)> {
         let (mut at, rel) = match path.strip_prefix('/') {
             Some(rest) => (Some(ObjectId::ROOT), rest),
             None => (Some(parent), path),
@@ -700,6 +730,14 @@ impl FileWriter {
                     _ => None,
                 });
             at = match link {
+                None if create => Some(self.add_node(
+                    p,
+                    comp,
+                    NodeKind::Group(GroupNode {
+                        links: Vec::new(),
+                        track_order: false,
+                    }),
+                )?),
                 None => None,
                 Some(Some(id))
                     if matches!(
@@ -719,68 +757,7 @@ impl FileWriter {
                 }
             };
         }
-        match at {
-            Some(p) => self.check_new_link(p, last),
-            None if self.closed => Err(Error::usage("file already closed")),
-            None => check_name(last, "link"),
-        }
-    }
-
-    /// The group that holds the last component of `path` (from `parent`)
-    /// and that component, creating the groups on the way that do not exist.
-    fn intermediate_groups<'p>(
-        &mut self,
-        mut parent: ObjectId,
-        path: &'p str,
-    ) -> Result<(ObjectId, &'p str)> {
-        let rel = match path.strip_prefix('/') {
-            Some(rest) => {
-                parent = ObjectId::ROOT;
-                rest
-            }
-            None => path,
-        };
-        let Some((dirs, last)) = rel.rsplit_once('/') else {
-            return Ok((parent, rel));
-        };
-        for comp in dirs.split('/').filter(|c| !c.is_empty() && *c != ".") {
-            let existing = self
-                .group_node(parent)?
-                .links
-                .iter()
-                .find(|(n, _)| n == comp)
-                .map(|(_, l)| match l {
-                    LinkSpec::Hard(id) => Some(*id),
-                    _ => None,
-                });
-            parent = match existing {
-                None => self.add_node(
-                    parent,
-                    comp,
-                    NodeKind::Group(GroupNode {
-                        links: Vec::new(),
-                        track_order: false,
-                    }),
-                )?,
-                Some(Some(id))
-                    if matches!(
-                        self.nodes.get(id.0),
-                        Some(Node {
-                            kind: NodeKind::Group(_),
-                            ..
-                        })
-                    ) =>
-                {
-                    id
-                }
-                Some(_) => {
-                    return Err(Error::usage(alloc::format!(
-                        "{comp:?} in {path:?} exists and is not a group"
-                    )))
-                }
-            };
-        }
-        Ok((parent, last))
+        Ok((at, last))
     }
 
     /// Store variable-length elements in the global heap and return their
