@@ -392,6 +392,15 @@ impl Column {
     /// # Errors
     /// `Usage` for rows past the extent; HDF5 read errors.
     pub fn read_raw(&self, rows: Range<u64>) -> Result<Vec<u8>> {
+        match self.rows_selection(&rows)? {
+            None => Ok(Vec::new()),
+            Some(sel) => Ok(self.dataset.read_slice_raw(&sel)?),
+        }
+    }
+
+    /// The selection of rows `rows` (`None` when empty), checked against
+    /// the extent.
+    fn rows_selection(&self, rows: &Range<u64>) -> Result<Option<Selection>> {
         if rows.start > rows.end || rows.end > self.extent() {
             return Err(Error::usage(format!(
                 "rows {}..{} outside column {:?} of extent {}",
@@ -402,15 +411,14 @@ impl Column {
             )));
         }
         if rows.start == rows.end {
-            return Ok(Vec::new());
+            return Ok(None);
         }
-        let sel = Selection::Hyperslab(vec![SliceDim {
+        Ok(Some(Selection::Hyperslab(vec![SliceDim {
             start: rows.start,
             stride: 1,
             count: rows.end - rows.start,
             block: 1,
-        }]);
-        Ok(self.dataset.read_slice_raw(&sel)?)
+        }])))
     }
 
     /// As [`Column::read_raw`], into `out` (exactly the rows' bytes): a
@@ -419,25 +427,10 @@ impl Column {
     /// # Errors
     /// As [`Column::read_raw`]; `Usage` when `out` has another size.
     pub fn read_raw_into(&self, rows: Range<u64>, out: &mut [u8]) -> Result<()> {
-        if rows.start > rows.end || rows.end > self.extent() {
-            return Err(Error::usage(format!(
-                "rows {}..{} outside column {:?} of extent {}",
-                rows.start,
-                rows.end,
-                self.name,
-                self.extent()
-            )));
+        match self.rows_selection(&rows)? {
+            None => Ok(()),
+            Some(sel) => Ok(self.dataset.read_slice_into_raw(&sel, out)?),
         }
-        if rows.start == rows.end {
-            return Ok(());
-        }
-        let sel = Selection::Hyperslab(vec![SliceDim {
-            start: rows.start,
-            stride: 1,
-            count: rows.end - rows.start,
-            block: 1,
-        }]);
-        Ok(self.dataset.read_slice_into_raw(&sel, out)?)
     }
 
     /// Rows `rows` decoded, with the canonical missing test applied to each.
