@@ -240,6 +240,23 @@ with h5py.File(path, 'r') as f:
                     with open(os.path.join(out, fn), 'wb') as fh:
                         fh.write(b)
                     res[t] = fn
+            if a.dtype.kind == 'f':
+                # read_astype: numpy's truncating astype where every value is finite and
+                # in the integer's range (elsewhere numpy's result is undefined; ours an error)
+                tr = np.trunc(a.astype('f8'))
+                for t, code in TARGETS.items():
+                    want = np.dtype(code)
+                    if want.kind == 'f':
+                        continue
+                    info = np.iinfo(want)
+                    if a.size == 0 or (np.isfinite(tr).all() and tr.min() >= info.min
+                                       and tr.max() <= info.max):
+                        fn = f'{stem}__cast_{t}.bin'
+                        with open(os.path.join(out, fn), 'wb') as fh:
+                            fh.write(a.astype(want.newbyteorder('<')).tobytes())
+                        res['cast_' + t] = fn
+                    else:
+                        res['cast_' + t] = None
             return res
         case = {'dataset': name, 'shape': list(full.shape), 'full': write(f'{k}_full', full), 'slabs': []}
         for s in range(3):
@@ -375,6 +392,7 @@ fn typed_reads_match_numpy_astype() {
     )
     .unwrap();
     let (mut reads, mut refused) = (0, 0);
+    let (mut casts, mut cast_refused) = (0, 0);
     for case in manifest["cases"].as_array().unwrap() {
         let what = case["dataset"].as_str().unwrap();
         let ds = file.dataset(what).unwrap();
@@ -419,9 +437,24 @@ fn typed_reads_match_numpy_astype() {
         refused += full
             .as_object()
             .unwrap()
-            .values()
-            .filter(|v| v.is_null())
+            .iter()
+            .filter(|(k, v)| v.is_null() && !k.starts_with("cast_"))
             .count();
+        if matches!(ds.dtype(), Datatype::Float { .. }) {
+            for (c, r) in [
+                check_astype::<i8>(&ds, &dir, full, &sels, what),
+                check_astype::<i16>(&ds, &dir, full, &sels, what),
+                check_astype::<i32>(&ds, &dir, full, &sels, what),
+                check_astype::<i64>(&ds, &dir, full, &sels, what),
+                check_astype::<u8>(&ds, &dir, full, &sels, what),
+                check_astype::<u16>(&ds, &dir, full, &sels, what),
+                check_astype::<u32>(&ds, &dir, full, &sels, what),
+                check_astype::<u64>(&ds, &dir, full, &sels, what),
+            ] {
+                casts += c;
+                cast_refused += r;
+            }
+        }
         reads += check_typed::<i8>(&ds, &dir, full, &sels, what);
         reads += check_typed::<i16>(&ds, &dir, full, &sels, what);
         reads += check_typed::<i32>(&ds, &dir, full, &sels, what);
@@ -445,4 +478,55 @@ fn typed_reads_match_numpy_astype() {
         reads >= 500 && refused >= 40,
         "{reads} reads, {refused} refused"
     );
+    eprintln!("read_astype: {casts} float-to-integer reads match numpy's astype, {cast_refused} refused (a value NaN, infinite or out of range)");
+    assert!(
+        casts >= 30 && cast_refused >= 30,
+        "read_astype: {casts} matched, {cast_refused} refused"
+    );
+}
+
+/// `read_astype::<T>` (and `read_slice_astype`) of a float dataset against
+/// numpy's `astype` bytes (`cast_T`), or, where those are `null` (a value
+/// NaN, infinite or outside `T`), an `Unrepresentable` error. Returns
+/// (reads matched, reads refused).
+fn check_astype<T: LeBytes>(
+    ds: &h5fmt::Dataset,
+    dir: &Path,
+    full: &J,
+    sels: &[(h5fmt::data::hyperslab::Selection, &J)],
+    what: &str,
+) -> (usize, usize) {
+    let key = format!("cast_{}", T::NAME);
+    let (mut matched, mut refused) = (0, 0);
+    let mut expect = |got: h5fmt::Result<Vec<T>>, want: &J, ctx: &str| match want.as_str() {
+        Some(file) => {
+            let got = got.unwrap_or_else(|e| panic!("{what} {ctx} astype {key}: {e}"));
+            assert!(
+                T::le(&got) == std::fs::read(dir.join(file)).unwrap(),
+                "{what} {ctx} astype {key}: differs from numpy"
+            );
+            matched += 1;
+        }
+        None => {
+            let e = got
+                .err()
+                .unwrap_or_else(|| panic!("{what} {ctx} astype {key}: accepted"));
+            assert_eq!(e.kind(), h5fmt::ErrorKind::Unrepresentable, "{what} {ctx}");
+            refused += 1;
+        }
+    };
+    assert!(
+        ds.read::<T>().is_err(),
+        "{what}: read::<{}> took floats",
+        T::NAME
+    );
+    expect(ds.read_astype::<T>(), &full[&key], "read");
+    for (sel, want) in sels {
+        expect(
+            ds.read_slice_astype::<T>(sel),
+            &want[&key],
+            &format!("{sel:?}"),
+        );
+    }
+    (matched, refused)
 }

@@ -14,6 +14,26 @@ pub trait H5Native: Copy + 'static {
     fn from_i128(v: i128) -> Option<Self>;
     /// From a float; `None` when `Self` is an integer type.
     fn from_f64(v: f64) -> Option<Self>;
+    /// From a float as numpy's `astype` converts it: floats as
+    /// [`H5Native::from_f64`]; integers truncated toward zero, `None` for the
+    /// values whose result numpy leaves undefined ("invalid value encountered
+    /// in cast": NaN, ±infinity, and values outside the integer's range).
+    fn from_f64_cast(v: f64) -> Option<Self> {
+        Self::from_f64(v)
+    }
+}
+
+/// How [`convert_slice_with`] converts floating-point values to integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FloatToInt {
+    /// Refuse: a float file type does not convert to an integer `T`
+    /// (`Unrepresentable`). What [`crate::Dataset::read`] does.
+    #[default]
+    Refuse,
+    /// numpy's `astype`: truncate toward zero; NaN, ±infinity and values out
+    /// of the integer's range (where numpy's result is undefined and it warns)
+    /// are `Unrepresentable`, naming the element.
+    Truncate,
 }
 
 macro_rules! native_int {
@@ -22,6 +42,16 @@ macro_rules! native_int {
             const NAME: &'static str = stringify!($t);
             fn from_i128(v: i128) -> Option<Self> { <$t>::try_from(v).ok() }
             fn from_f64(_v: f64) -> Option<Self> { None }
+            #[allow(clippy::cast_possible_truncation)]
+            fn from_f64_cast(v: f64) -> Option<Self> {
+                // `as i128` truncates toward zero and is exact below 2^127;
+                // the bound keeps saturation (and NaN's 0) out.
+                if v.is_finite() && v.abs() < 1.7e38 {
+                    <$t>::try_from(v as i128).ok()
+                } else {
+                    None
+                }
+            }
         }
     )*};
 }
@@ -122,6 +152,23 @@ type Converter<T> = dyn Fn(&[u8]) -> Option<T>;
 /// # Errors
 /// `Unrepresentable` when the type or a value does not fit `T`.
 pub fn convert_slice<T: H5Native>(dtype: &Datatype, raw: &[u8]) -> Result<Vec<T>> {
+    convert_slice_with(dtype, raw, FloatToInt::Refuse)
+}
+
+/// As [`convert_slice`], converting floats to integers as `float_to_int`
+/// says.
+///
+/// # Errors
+/// `Unrepresentable` when the type or a value does not fit `T`.
+pub fn convert_slice_with<T: H5Native>(
+    dtype: &Datatype,
+    raw: &[u8],
+    float_to_int: FloatToInt,
+) -> Result<Vec<T>> {
+    let from_f64: fn(f64) -> Option<T> = match float_to_int {
+        FloatToInt::Refuse => T::from_f64,
+        FloatToInt::Truncate => T::from_f64_cast,
+    };
     // An enum converts as its integer base type.
     let storage = match dtype {
         Datatype::Enum { base, .. } => base.as_ref(),
@@ -158,17 +205,17 @@ pub fn convert_slice<T: H5Native>(dtype: &Datatype, raw: &[u8]) -> Result<Vec<T>
                 2 => (2, &move |b: &[u8]| {
                     #[allow(clippy::cast_possible_truncation)]
                     let bits = load_u128(b, o) as u16;
-                    T::from_f64(f16_to_f64(bits))
+                    from_f64(f16_to_f64(bits))
                 }),
                 4 => (4, &move |b: &[u8]| {
                     #[allow(clippy::cast_possible_truncation)]
                     let bits = load_u128(b, o) as u32;
-                    T::from_f64(f64::from(f32::from_bits(bits)))
+                    from_f64(f64::from(f32::from_bits(bits)))
                 }),
                 8 => (8, &move |b: &[u8]| {
                     #[allow(clippy::cast_possible_truncation)]
                     let bits = load_u128(b, o) as u64;
-                    T::from_f64(f64::from_bits(bits))
+                    from_f64(f64::from_bits(bits))
                 }),
                 _ => return Err(unrep::<T>(dtype)),
             }

@@ -1611,6 +1611,62 @@ impl Dataset {
         let raw = self.read_slice_raw(sel)?;
         convert_slice(&self.dtype, &raw).map_err(|e| e.with_path(&self.base.path))
     }
+
+    /// As [`Dataset::read`], and floating-point data also converts to an
+    /// integer `T` as numpy's `ds[...].astype(T)` does: truncated toward
+    /// zero. [`Dataset::read`] refuses that conversion; this is the explicit
+    /// opt-in. NaN, ±infinity and values outside `T`'s range, for which numpy's
+    /// result is undefined (it warns "invalid value encountered in cast"), are
+    /// an error naming the element.
+    ///
+    /// ```
+    /// # fn main() -> h5fmt::Result<()> {
+    /// let mut w = h5fmt::FileWriter::in_memory();
+    /// w.root().create_dataset("x").write(&[2.7f64, -2.7, 0.5])?;
+    /// let file = h5fmt::File::from_bytes(w.finish()?)?;
+    /// let ds = file.dataset("x")?;
+    /// assert!(ds.read::<i32>().is_err());
+    /// assert_eq!(ds.read_astype::<i32>()?, [2, -2, 0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Dataset::read`]; `Unrepresentable` for a value numpy leaves
+    /// undefined.
+    pub fn read_astype<T: crate::data::convert::H5Native>(&self) -> Result<Vec<T>> {
+        if !self.float_to_int::<T>() {
+            return self.read();
+        }
+        let raw = self.read_raw()?;
+        self.cast(&raw)
+    }
+
+    /// [`Dataset::read_slice`] converting as [`Dataset::read_astype`].
+    ///
+    /// # Errors
+    /// As [`Dataset::read_astype`].
+    pub fn read_slice_astype<T: crate::data::convert::H5Native>(
+        &self,
+        sel: &Selection,
+    ) -> Result<Vec<T>> {
+        if !self.float_to_int::<T>() {
+            return self.read_slice(sel);
+        }
+        let raw = self.read_slice_raw(sel)?;
+        self.cast(&raw)
+    }
+
+    /// Whether a read as `T` converts floats to integers (`T` takes no float).
+    fn float_to_int<T: crate::data::convert::H5Native>(&self) -> bool {
+        matches!(self.dtype, Datatype::Float { .. }) && T::from_f64(0.0).is_none()
+    }
+
+    fn cast<T: crate::data::convert::H5Native>(&self, raw: &[u8]) -> Result<Vec<T>> {
+        use crate::data::convert::{convert_slice_with, FloatToInt};
+        convert_slice_with(&self.dtype, raw, FloatToInt::Truncate)
+            .map_err(|e| e.with_path(&self.base.path))
+    }
 }
 
 /// What a whole read reads (see [`Dataset::whole`]).
