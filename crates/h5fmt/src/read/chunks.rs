@@ -1151,6 +1151,7 @@ fn selection_inner(
     let (lo, hi) = sel.bounds(rank);
     let need = Need {
         clen,
+        rows_start: lo.first().copied().unwrap_or(0),
         rows_end: hi.first().copied().unwrap_or(u64::MAX),
     };
     let filtered = !req.pipeline.filters.is_empty();
@@ -1285,12 +1286,13 @@ fn cached(_cache: CacheRef<'_>, _addr: u64) -> Option<()> {
 }
 
 /// What a read needs of each chunk: `clen`, the decoded chunk's size, and
-/// `rows_end`, the end (exclusive, in dataset coordinates) of the rows of
-/// dimension 0 that it reads from any chunk (`u64::MAX`: all rows).
+/// `rows_start`..`rows_end`, the rows of dimension 0 (in dataset
+/// coordinates) that it reads from any chunk (`0..u64::MAX`: all rows).
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(not(feature = "std"), allow(dead_code))] // prefixes: std only
 struct Need {
     clen: u64,
+    rows_start: u64,
     rows_end: u64,
 }
 
@@ -1298,6 +1300,7 @@ impl Need {
     fn whole(clen: u64) -> Self {
         Need {
             clen,
+            rows_start: 0,
             rows_end: u64::MAX,
         }
     }
@@ -1322,9 +1325,16 @@ impl Need {
     }
 
     /// [`Need::bytes`] when well short of the whole chunk (decoding a
-    /// prefix costs ~1.2x per byte, see `filter::decode_prefix`).
+    /// prefix costs ~1.2x per byte, see `filter::decode_prefix`) and the
+    /// read takes the chunk's first rows. A read that starts inside the chunk
+    /// decodes it whole, to be cached: it is most likely one of a sequence
+    /// of reads going through the chunk (`h5 dump`'s blocks, a batched
+    /// scan), each of which would decode a longer prefix again.
     #[cfg(feature = "std")]
     fn prefix(&self, req: &ChunkedRead<'_>, rec: &ChunkRecord) -> Option<usize> {
+        if rec.offsets.first().is_some_and(|&o| self.rows_start > o) {
+            return None;
+        }
         let n = self.bytes(req, rec);
         (n > 0 && (n as u64).saturating_mul(5) <= self.clen.saturating_mul(4)).then_some(n)
     }
