@@ -20,6 +20,9 @@ const BLOCK_BYTES: u64 = 1 << 20;
 const BLOCK_ELEMS: u64 = 1 << 16;
 /// Output line width of the text dump (as h5dump's default).
 const WIDTH: usize = 80;
+
+/// Bytes of repeated lines written at once by [`JsonRows::many`].
+const BULK_BYTES: usize = 64 << 10;
 /// Datasets of at least this many bytes get a progress bar (on a terminal).
 const PROGRESS_BYTES: u64 = 64 << 20;
 /// Group nesting followed at most.
@@ -430,6 +433,8 @@ struct JsonRows<'a> {
     prefix: String,
     line: String,
     first: bool,
+    /// Whole lines of one run, repeated, written at once (see [`JsonRows::many`]).
+    bulk: String,
 }
 
 impl<'a> JsonRows<'a> {
@@ -439,7 +444,31 @@ impl<'a> JsonRows<'a> {
             prefix: format!("\n{indent}  "),
             line: String::new(),
             first: true,
+            bulk: String::new(),
         }
+    }
+
+    /// The open line is full of a run's values and `lines` more lines of
+    /// them follow: write it and `lines - 1` copies, and keep the last copy
+    /// open, as that many [`Sink::one`] calls would (the lines of a run are
+    /// all the same: billions of fill values are a memory copy per line).
+    fn repeat_lines(&mut self, lines: u64) -> Result<(), Fail> {
+        self.line.push(',');
+        self.out.write_all(self.line.as_bytes())?;
+        let per = (BULK_BYTES / self.line.len()).max(1);
+        let mut left = usize::try_from(lines - 1).unwrap_or(usize::MAX);
+        self.bulk.clear();
+        for _ in 0..per.min(left) {
+            self.bulk.push_str(&self.line);
+        }
+        while left > 0 {
+            let n = per.min(left);
+            self.out
+                .write_all(&self.bulk.as_bytes()[..n * self.line.len()])?;
+            left -= n;
+        }
+        self.line.pop();
+        Ok(())
     }
 
     /// Whether the next value starts a new line.
@@ -495,6 +524,14 @@ impl Sink for JsonRows<'_> {
             }
             self.line.push_str(&rep[..body]);
             count -= k;
+            // Full (it took fewer than the run had left): the lines that
+            // follow are this one again.
+            let per_line = k + 1;
+            if count >= 2 * per_line {
+                let lines = count / per_line;
+                self.repeat_lines(lines)?;
+                count -= lines * per_line;
+            }
         }
         Ok(())
     }
