@@ -136,6 +136,90 @@ pub fn load(info: &IndexInfo, nchunks: u64) -> Result<ChunkBloom, String> {
     Ok(ChunkBloom { params, filters })
 }
 
+/// The chunks of `chunks` (increasing, below `nchunks`) whose stored
+/// filter may hold a row equal to the predicate's literal(s), as
+/// [`candidate_chunks`] answers from the whole index, but reading only the
+/// filter bytes the literals' bit positions fall in (one point selection
+/// over the listed chunks' rows): a few bytes per chunk instead of
+/// `m_bits / 8`. Range predicates and literals without a canonical form
+/// keep every listed chunk.
+///
+/// # Errors
+/// A message describing a structural problem or a read error.
+pub fn probe_chunks(
+    info: &IndexInfo,
+    nchunks: u64,
+    dtype: &Datatype,
+    chunks: &[u64],
+    pred: &Predicate,
+) -> Result<Vec<u64>, String> {
+    let params = check_structure_params(info, nchunks)?;
+    let Some(keys) = literal_keys(dtype, pred) else {
+        return Ok(chunks.to_vec());
+    };
+    // Each key's bit positions, and the sorted distinct bytes they fall in.
+    let mut bits: Vec<Vec<u64>> = Vec::new();
+    let mut bytes: Vec<u64> = Vec::new();
+    for k in &keys {
+        let mut b = Vec::new();
+        for_each_bloom_position(k, params.k, params.m_bits, params.seed, |g| b.push(g));
+        bytes.extend(b.iter().map(|g| g / 8));
+        bits.push(b);
+    }
+    bytes.sort_unstable();
+    bytes.dedup();
+    if bytes.len() as u64 > params.m_bits / 64 {
+        // Many literals: whole filter rows cost less than the points.
+        let b = load(info, nchunks)?;
+        return Ok(chunks
+            .iter()
+            .copied()
+            .filter(|&c| keys.iter().any(|k| b.may_contain(c as usize, k)))
+            .collect());
+    }
+    let mut points: Vec<Vec<u64>> = Vec::new();
+    points
+        .try_reserve_exact(chunks.len().saturating_mul(bytes.len()))
+        .map_err(|_| String::from("too many filter bytes to probe"))?;
+    for &c in chunks {
+        points.extend(bytes.iter().map(|&b| alloc::vec![c, b]));
+    }
+    if points.is_empty() {
+        return Ok(Vec::new());
+    }
+    let got = info
+        .dataset
+        .read_slice_raw(&h5fmt::data::hyperslab::Selection::Points(points))
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    let set = |row: &[u8], g: u64| {
+        bytes
+            .binary_search(&(g / 8))
+            .ok()
+            .and_then(|i| row.get(i))
+            .is_some_and(|b| b & (1 << (g % 8)) != 0)
+    };
+    Ok(chunks
+        .iter()
+        .zip(got.chunks_exact(bytes.len()))
+        .filter(|(_, row)| bits.iter().any(|b| b.iter().all(|&g| set(row, g))))
+        .map(|(&c, _)| c)
+        .collect())
+}
+
+/// The canonical keys of an `=` or `IN` predicate's literals; `None` when
+/// the filter cannot answer it (a range predicate, a NaN literal, one
+/// without a canonical form in the column).
+fn literal_keys(dtype: &Datatype, pred: &Predicate) -> Option<Vec<Vec<u8>>> {
+    let lits: Vec<&Value> = match pred {
+        Predicate::Eq(v) => alloc::vec![v],
+        Predicate::In(vs) => vs.iter().collect(),
+        _ => return None,
+    };
+    lits.into_iter()
+        .map(|v| canonical_bytes(dtype, v).filter(|_| !is_nan(v)))
+        .collect()
+}
+
 /// Check a stored `CHUNK_BLOOM`'s structure (as [`load`] does) without
 /// reading its filters.
 ///
@@ -245,18 +329,9 @@ pub fn candidate_chunks(
     nchunks: u64,
     pred: &Predicate,
 ) -> Vec<u64> {
-    let lits: Vec<&Value> = match pred {
-        Predicate::Eq(v) => alloc::vec![v],
-        Predicate::In(vs) => vs.iter().collect(),
-        _ => return (0..nchunks).collect(),
+    let Some(keys) = literal_keys(dtype, pred) else {
+        return (0..nchunks).collect();
     };
-    let mut keys = Vec::with_capacity(lits.len());
-    for v in lits {
-        match canonical_bytes(dtype, v) {
-            Some(k) if !is_nan(v) => keys.push(k),
-            _ => return (0..nchunks).collect(),
-        }
-    }
     (0..nchunks)
         .filter(|&c| keys.iter().any(|k| bloom.may_contain(c as usize, k)))
         .collect()
