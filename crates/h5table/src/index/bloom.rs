@@ -169,7 +169,7 @@ pub fn probe_chunks(
     bytes.sort_unstable();
     bytes.dedup();
     if bytes.len() as u64 > params.m_bits / 64 {
-        // Many literals: whole filter rows cost less than the points.
+        // Many literals: whole filter rows cost less than the byte columns.
         let b = load(info, nchunks)?;
         return Ok(chunks
             .iter()
@@ -177,20 +177,40 @@ pub fn probe_chunks(
             .filter(|&c| keys.iter().any(|k| b.may_contain(c as usize, k)))
             .collect());
     }
-    let mut points: Vec<Vec<u64>> = Vec::new();
-    points
-        .try_reserve_exact(chunks.len().saturating_mul(bytes.len()))
-        .map_err(|_| String::from("too many filter bytes to probe"))?;
-    for &c in chunks {
-        points.extend(bytes.iter().map(|&b| alloc::vec![c, b]));
-    }
-    if points.is_empty() {
+    let (Some(&first), Some(&last)) = (chunks.first(), chunks.last()) else {
         return Ok(Vec::new());
+    };
+    // One column of filter bytes at a time, over the filters from the first
+    // listed chunk to the last: a read touches only the storage chunks
+    // holding that byte (a point selection would read their bounding box).
+    let span = usize::try_from(last - first + 1).map_err(|_| String::from("too many chunks"))?;
+    let mut got: Vec<u8> = Vec::new();
+    got.try_reserve_exact(span.saturating_mul(bytes.len()))
+        .map_err(|_| String::from("too many filter bytes to probe"))?;
+    got.resize(span * bytes.len(), 0);
+    for (j, &b) in bytes.iter().enumerate() {
+        let sel = h5fmt::data::hyperslab::Selection::Hyperslab(alloc::vec![
+            h5fmt::data::hyperslab::SliceDim {
+                start: first,
+                stride: 1,
+                count: last - first + 1,
+                block: 1,
+            },
+            h5fmt::data::hyperslab::SliceDim {
+                start: b,
+                stride: 1,
+                count: 1,
+                block: 1,
+            },
+        ]);
+        let col = info
+            .dataset
+            .read_slice_raw(&sel)
+            .map_err(|e| format!("cannot be read: {e}"))?;
+        for (i, v) in col.into_iter().enumerate().take(span) {
+            got[i * bytes.len() + j] = v;
+        }
     }
-    let got = info
-        .dataset
-        .read_slice_raw(&h5fmt::data::hyperslab::Selection::Points(points))
-        .map_err(|e| format!("cannot be read: {e}"))?;
     let set = |row: &[u8], g: u64| {
         bytes
             .binary_search(&(g / 8))
@@ -200,9 +220,13 @@ pub fn probe_chunks(
     };
     Ok(chunks
         .iter()
-        .zip(got.chunks_exact(bytes.len()))
-        .filter(|(_, row)| bits.iter().any(|b| b.iter().all(|&g| set(row, g))))
-        .map(|(&c, _)| c)
+        .copied()
+        .filter(|&c| {
+            let i = (c - first) as usize * bytes.len();
+            // (Always within `got`; a chunk it could not cover is kept.)
+            got.get(i..i + bytes.len())
+                .is_none_or(|row| bits.iter().any(|b| b.iter().all(|&g| set(row, g))))
+        })
         .collect())
 }
 
