@@ -6,7 +6,8 @@ usage: query_oracle.py OUT.h5 SEED NQUERIES  -> JSON [{"where": ..., "rows": [..
 The table (written with h5py, raw attributes) has: i32 (fill -2147483647, some missing),
 u64 (fill 2**64-1, values beyond 2**63), f64 (NaN fill: NaN rows are missing), f32 (the Table 1
 sentinel fill, NaN as data, -0.0), cat (int8 codes into vlen-string labels, fill -127),
-s (vlen UTF-8, fill ''), e (enum with a MISSING member as fill). Semantics (SQL three-valued):
+s (vlen UTF-8, fill ''), e (enum with a MISSING member as fill); for odd seeds the
+numeric columns are gzip-compressed. Semantics (SQL three-valued):
 a missing row satisfies no comparison or IN; NOT of unknown is unknown; NaN compares false.
 """
 import json
@@ -52,8 +53,10 @@ with h5py.File(out, "w") as f:
     g.attrs["NROWS"] = np.uint64(N)
 
     def col(name, data, dtype, fill):
+        # Odd seeds: gzip columns (the engine consults a Bloom filter before
+        # SORTED_ROWS on filtered columns).
         d = g.create_dataset(name, shape=(N + 7,), dtype=dtype, chunks=(int(rng.integers(50, 900)),),
-                             maxshape=(None,), fillvalue=fill)
+                             maxshape=(None,), fillvalue=fill, **({"compression": "gzip"} if seed % 2 else {}))
         d[:N] = data
         d[N:] = data[:7] if N >= 7 else d[N:]  # reserved tail with real-looking values
         return d

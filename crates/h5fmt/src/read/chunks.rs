@@ -1240,6 +1240,43 @@ fn selection_inner(
             }
         }
     }
+    // One whole chunk of a filtered rank-1 dataset read as a run of
+    // elements (a scan's batch): decoded straight into its place in `out`
+    // (no scratch buffer and no copy) and not cached, the caller holding it.
+    if filtered && rank == 1 && conv.is_identity() && wanted.len() == 1 {
+        if let (Some(&l), Some(&h), Some(&c0), Some(rec)) =
+            (lo.first(), hi.first(), layout.dims.first(), wanted.first())
+        {
+            let run = matches!(sel, crate::data::hyperslab::Selection::Hyperslab(d)
+                if d.len() == 1 && d[0].count.saturating_mul(d[0].block) == h.saturating_sub(l)
+                    && (d[0].count == 1 || d[0].stride == d[0].block));
+            let off = rec.offsets.first().copied().unwrap_or(u64::MAX);
+            if run
+                && off >= l
+                && off.saturating_add(c0) <= h
+                && cached(cache, rec.addr.get()).is_none()
+            {
+                let at = |e: Error| {
+                    e.context(&coords(&rec.offsets))
+                        .with_offset(st.base().saturating_add(rec.addr.get()))
+                };
+                let place = usize::try_from((off - l).saturating_mul(es as u64))
+                    .ok()
+                    .zip(usize::try_from(clen).ok())
+                    .and_then(|(p, n)| out.get_mut(p..p.checked_add(n)?))
+                    .ok_or_else(|| Error::usage("output smaller than the selection"))?;
+                if let Some(data) =
+                    decode_one_into(st, ctx, req, rec, clen, Some(place)).map_err(at)?
+                {
+                    let src = data
+                        .get(..place.len())
+                        .ok_or_else(|| at(Error::corrupt("decoded chunk too short", 0)))?;
+                    place.copy_from_slice(src);
+                }
+                return Ok(());
+            }
+        }
+    }
     #[cfg(feature = "std")]
     if let Some(cache) = cache {
         let mut misses = Vec::with_capacity(wanted.len());

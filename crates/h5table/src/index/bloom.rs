@@ -136,6 +136,114 @@ pub fn load(info: &IndexInfo, nchunks: u64) -> Result<ChunkBloom, String> {
     Ok(ChunkBloom { params, filters })
 }
 
+/// The chunks of `chunks` (increasing, below `nchunks`) whose stored
+/// filter may hold a row equal to the predicate's literal(s), as
+/// [`candidate_chunks`] answers from the whole index, but reading only the
+/// filter bytes the literals' bit positions fall in (one point selection
+/// over the listed chunks' rows): a few bytes per chunk instead of
+/// `m_bits / 8`. Range predicates and literals without a canonical form
+/// keep every listed chunk.
+///
+/// # Errors
+/// A message describing a structural problem or a read error.
+pub fn probe_chunks(
+    info: &IndexInfo,
+    nchunks: u64,
+    dtype: &Datatype,
+    chunks: &[u64],
+    pred: &Predicate,
+) -> Result<Vec<u64>, String> {
+    let params = check_structure_params(info, nchunks)?;
+    let Some(keys) = literal_keys(dtype, pred) else {
+        return Ok(chunks.to_vec());
+    };
+    // Each key's bit positions, and the sorted distinct bytes they fall in.
+    let mut bits: Vec<Vec<u64>> = Vec::new();
+    let mut bytes: Vec<u64> = Vec::new();
+    for k in &keys {
+        let mut b = Vec::new();
+        for_each_bloom_position(k, params.k, params.m_bits, params.seed, |g| b.push(g));
+        bytes.extend(b.iter().map(|g| g / 8));
+        bits.push(b);
+    }
+    bytes.sort_unstable();
+    bytes.dedup();
+    if bytes.len() as u64 > params.m_bits / 64 {
+        // Many literals: whole filter rows cost less than the byte columns.
+        let b = load(info, nchunks)?;
+        return Ok(chunks
+            .iter()
+            .copied()
+            .filter(|&c| keys.iter().any(|k| b.may_contain(c as usize, k)))
+            .collect());
+    }
+    let (Some(&first), Some(&last)) = (chunks.first(), chunks.last()) else {
+        return Ok(Vec::new());
+    };
+    // One column of filter bytes at a time, over the filters from the first
+    // listed chunk to the last: a read touches only the storage chunks
+    // holding that byte (a point selection would read their bounding box).
+    let span = usize::try_from(last - first + 1).map_err(|_| String::from("too many chunks"))?;
+    let mut got: Vec<u8> = Vec::new();
+    got.try_reserve_exact(span.saturating_mul(bytes.len()))
+        .map_err(|_| String::from("too many filter bytes to probe"))?;
+    got.resize(span * bytes.len(), 0);
+    for (j, &b) in bytes.iter().enumerate() {
+        let sel = h5fmt::data::hyperslab::Selection::Hyperslab(alloc::vec![
+            h5fmt::data::hyperslab::SliceDim {
+                start: first,
+                stride: 1,
+                count: last - first + 1,
+                block: 1,
+            },
+            h5fmt::data::hyperslab::SliceDim {
+                start: b,
+                stride: 1,
+                count: 1,
+                block: 1,
+            },
+        ]);
+        let col = info
+            .dataset
+            .read_slice_raw(&sel)
+            .map_err(|e| format!("cannot be read: {e}"))?;
+        for (i, v) in col.into_iter().enumerate().take(span) {
+            got[i * bytes.len() + j] = v;
+        }
+    }
+    let set = |row: &[u8], g: u64| {
+        bytes
+            .binary_search(&(g / 8))
+            .ok()
+            .and_then(|i| row.get(i))
+            .is_some_and(|b| b & (1 << (g % 8)) != 0)
+    };
+    Ok(chunks
+        .iter()
+        .copied()
+        .filter(|&c| {
+            let i = (c - first) as usize * bytes.len();
+            // (Always within `got`; a chunk it could not cover is kept.)
+            got.get(i..i + bytes.len())
+                .is_none_or(|row| bits.iter().any(|b| b.iter().all(|&g| set(row, g))))
+        })
+        .collect())
+}
+
+/// The canonical keys of an `=` or `IN` predicate's literals; `None` when
+/// the filter cannot answer it (a range predicate, a NaN literal, one
+/// without a canonical form in the column).
+fn literal_keys(dtype: &Datatype, pred: &Predicate) -> Option<Vec<Vec<u8>>> {
+    let lits: Vec<&Value> = match pred {
+        Predicate::Eq(v) => alloc::vec![v],
+        Predicate::In(vs) => vs.iter().collect(),
+        _ => return None,
+    };
+    lits.into_iter()
+        .map(|v| canonical_bytes(dtype, v).filter(|_| !is_nan(v)))
+        .collect()
+}
+
 /// Check a stored `CHUNK_BLOOM`'s structure (as [`load`] does) without
 /// reading its filters.
 ///
@@ -245,18 +353,9 @@ pub fn candidate_chunks(
     nchunks: u64,
     pred: &Predicate,
 ) -> Vec<u64> {
-    let lits: Vec<&Value> = match pred {
-        Predicate::Eq(v) => alloc::vec![v],
-        Predicate::In(vs) => vs.iter().collect(),
-        _ => return (0..nchunks).collect(),
+    let Some(keys) = literal_keys(dtype, pred) else {
+        return (0..nchunks).collect();
     };
-    let mut keys = Vec::with_capacity(lits.len());
-    for v in lits {
-        match canonical_bytes(dtype, v) {
-            Some(k) if !is_nan(v) => keys.push(k),
-            _ => return (0..nchunks).collect(),
-        }
-    }
     (0..nchunks)
         .filter(|&c| keys.iter().any(|k| bloom.may_contain(c as usize, k)))
         .collect()

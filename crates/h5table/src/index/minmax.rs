@@ -128,32 +128,52 @@ pub fn load(info: &IndexInfo, column_dtype: &Datatype) -> Result<Vec<MinMaxEntry
             return Err(format!("field {:?} is not an unsigned integer", m.name));
         }
     }
-    let values = ds
-        .read_values()
+    // One read, then each field decoded for every entry at once (no
+    // compound value per entry).
+    let raw = ds.read_raw().map_err(|e| format!("cannot be read: {e}"))?;
+    let esize = usize::try_from(ds.dtype().size()).unwrap_or(usize::MAX);
+    let count = raw.len().checked_div(esize).unwrap_or(0);
+    let file = ds.file();
+    let mut fields: Vec<Vec<Value>> = Vec::with_capacity(members.len());
+    for m in members {
+        let (off, size) = (m.offset as usize, m.dtype.size() as usize);
+        if off.saturating_add(size) > esize {
+            return Err(format!("field {:?} lies outside the element", m.name));
+        }
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(count.saturating_mul(size))
+            .map_err(|_| String::from("too many entries"))?;
+        for e in raw.chunks_exact(esize) {
+            bytes.extend_from_slice(&e[off..off + size]);
+        }
+        let v = h5fmt::data::decode::decode_elements(
+            &m.dtype,
+            &bytes,
+            count as u64,
+            file.ctx(),
+            &file.heap(),
+        )
         .map_err(|e| format!("cannot be read: {e}"))?;
-    values
-        .into_iter()
+        fields.push(v);
+    }
+    let [min, max, nc, fc, n] = <[Vec<Value>; 5]>::try_from(fields)
+        .map_err(|_| String::from("the compound does not have five fields"))?;
+    let u = |i: usize, v: Value| match v {
+        Value::UInt(u) => Ok(u),
+        _ => Err(format!("entry {i} has a non-integer count")),
+    };
+    min.into_iter()
+        .zip(max)
+        .zip(nc.into_iter().zip(fc).zip(n))
         .enumerate()
-        .map(|(i, v)| {
-            let Value::Compound(fields) = v else {
-                return Err(format!("entry {i} is not a compound"));
-            };
-            let mut it = fields.into_iter().map(|(_, v)| v);
-            let (Some(min), Some(max), Some(nc), Some(fc), Some(n)) =
-                (it.next(), it.next(), it.next(), it.next(), it.next())
-            else {
-                return Err(format!("entry {i} lacks fields"));
-            };
-            let u = |v: Value| match v {
-                Value::UInt(u) => Ok(u),
-                _ => Err(format!("entry {i} has a non-integer count")),
-            };
+        .map(|(i, ((min, max), ((nc, fc), n)))| {
             Ok(MinMaxEntry {
                 min: Some(min),
                 max: Some(max),
-                nan_count: u(nc)?,
-                fill_count: u(fc)?,
-                n: u(n)?,
+                nan_count: u(i, nc)?,
+                fill_count: u(i, fc)?,
+                n: u(i, n)?,
             })
         })
         .collect()

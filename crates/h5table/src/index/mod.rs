@@ -436,82 +436,218 @@ pub fn discover(table: &Table) -> Result<Discovery> {
 
     for (i, (name, ds, kind)) in members.iter().enumerate() {
         let Some(kind) = kind else { continue };
-        let kind = IndexKind::parse(kind);
-        let attrs = ds.attrs().unwrap_or_default();
-        let u = |n: &str| find_attr(&attrs, n).and_then(attr_u64);
-        let params = IndexParams {
-            k: u("k").and_then(|v| u16::try_from(v).ok()),
-            m_bits: u("m_bits"),
-            seed: u("seed").and_then(|v| u32::try_from(v).ok()),
-            hash_family: find_attr(&attrs, "hash_family").and_then(attr_string),
-            nan_tail_length: u("nan_tail_length"),
-            fill_tail_length: u("fill_tail_length"),
-            ordered: find_attr(&attrs, "ordered").and_then(attr_bool),
-            exhaustive: find_attr(&attrs, "exhaustive").and_then(attr_bool),
-            values: values_of[i].map(|v| members[v].1.path().to_owned()),
-        };
-        let source_generation = u("SOURCE_GENERATION");
-        let source_nrows = u("SOURCE_NROWS");
-        let validity = validity(table, source_generation, source_nrows);
-        let cols = &referenced_by[i];
-        let path = ds.path().to_owned();
-        if cols.len() > 1 && !matches!(kind, IndexKind::Unknown(_)) {
-            out.findings.push(finding(
-                &path,
-                kind.section(),
-                format!(
-                    "a {} index applies to exactly one column, but {} reference it",
-                    kind.as_str(),
-                    cols.join(", ")
-                ),
-            ));
-        }
-        if cols.is_empty() && !accompanying[i] {
-            out.findings.push(warning(
-                &path,
-                "§10.2",
-                "no column's SEARCH_INDEX_LIST references this search index; it is unused".into(),
-            ));
-        }
-        if let Some(cname) = cols.first() {
-            if let Ok(col) = table.column(cname) {
-                let dt = col.dtype();
-                let ok = match kind {
-                    IndexKind::ChunkMinMax | IndexKind::SortedRows => order::has_order(dt),
-                    IndexKind::ChunkBloom => order::has_canonical_bytes(dt),
-                    _ => true,
-                };
-                if !ok {
-                    out.findings.push(finding(
-                        &path,
-                        kind.section(),
-                        format!(
-                            "a {} index is not permitted on column {cname:?}: its datatype has no \
-                             HEP001 {}",
-                            kind.as_str(),
-                            if kind == IndexKind::ChunkBloom {
-                                "canonical byte representation"
-                            } else {
-                                "order"
-                            }
-                        ),
-                    ));
-                }
-            }
-        }
-        out.indexes.push(IndexInfo {
-            column: cols.first().cloned(),
-            name: name.clone(),
-            path,
-            dataset: ds.clone(),
+        let values = values_of[i].map(|v| members[v].1.path().to_owned());
+        let info = index_info(
+            table,
+            name,
+            ds,
             kind,
-            params,
-            source_generation,
-            source_nrows,
-            validity,
-        });
+            values,
+            &referenced_by[i],
+            accompanying[i],
+            &mut out.findings,
+        );
+        out.indexes.push(info);
     }
     Ok(out)
+}
+
+/// The [`IndexInfo`] of the search-index dataset `ds` (link `name`, `KIND`
+/// value `kind`, `VALUES` resolved to `values`) referenced by the columns
+/// `cols`; pushes the findings about it (several columns or none, a
+/// datatype its family does not admit). `accompanying`: it is some
+/// BITMAP's values dataset (then no column need reference it).
+#[allow(clippy::too_many_arguments)]
+fn index_info(
+    table: &Table,
+    name: &str,
+    ds: &Dataset,
+    kind: &str,
+    values: Option<String>,
+    cols: &[String],
+    accompanying: bool,
+    findings: &mut Vec<Finding>,
+) -> IndexInfo {
+    let kind = IndexKind::parse(kind);
+    let attrs = ds.attrs().unwrap_or_default();
+    let u = |n: &str| find_attr(&attrs, n).and_then(attr_u64);
+    let params = IndexParams {
+        k: u("k").and_then(|v| u16::try_from(v).ok()),
+        m_bits: u("m_bits"),
+        seed: u("seed").and_then(|v| u32::try_from(v).ok()),
+        hash_family: find_attr(&attrs, "hash_family").and_then(attr_string),
+        nan_tail_length: u("nan_tail_length"),
+        fill_tail_length: u("fill_tail_length"),
+        ordered: find_attr(&attrs, "ordered").and_then(attr_bool),
+        exhaustive: find_attr(&attrs, "exhaustive").and_then(attr_bool),
+        values,
+    };
+    let source_generation = u("SOURCE_GENERATION");
+    let source_nrows = u("SOURCE_NROWS");
+    let validity = validity(table, source_generation, source_nrows);
+    let path = ds.path().to_owned();
+    if cols.len() > 1 && !matches!(kind, IndexKind::Unknown(_)) {
+        findings.push(finding(
+            &path,
+            kind.section(),
+            format!(
+                "a {} index applies to exactly one column, but {} reference it",
+                kind.as_str(),
+                cols.join(", ")
+            ),
+        ));
+    }
+    if cols.is_empty() && !accompanying {
+        findings.push(warning(
+            &path,
+            "§10.2",
+            "no column's SEARCH_INDEX_LIST references this search index; it is unused".into(),
+        ));
+    }
+    if let Some(cname) = cols.first() {
+        if let Ok(col) = table.column(cname) {
+            let dt = col.dtype();
+            let ok = match kind {
+                IndexKind::ChunkMinMax | IndexKind::SortedRows => order::has_order(dt),
+                IndexKind::ChunkBloom => order::has_canonical_bytes(dt),
+                _ => true,
+            };
+            if !ok {
+                findings.push(finding(
+                    &path,
+                    kind.section(),
+                    format!(
+                        "a {} index is not permitted on column {cname:?}: its datatype has no \
+                         HEP001 {}",
+                        kind.as_str(),
+                        if kind == IndexKind::ChunkBloom {
+                            "canonical byte representation"
+                        } else {
+                            "order"
+                        }
+                    ),
+                ));
+            }
+        }
+    }
+    IndexInfo {
+        column: cols.first().cloned(),
+        name: name.to_owned(),
+        path,
+        dataset: ds.clone(),
+        kind,
+        params,
+        source_generation,
+        source_nrows,
+        validity,
+    }
+}
+
+/// As [`discover`], for the indexes of one column only, opening only the
+/// datasets its `SEARCH_INDEX_LIST` references (and their `VALUES`), not
+/// every member of `SEARCH_INDEXES`: what a query needs, at the cost of
+/// the checks that concern other columns' indexes (a listed index that is
+/// also another BITMAP's values dataset is not noticed). The findings are
+/// those about the listed indexes. `None` when `SEARCH_INDEXES` holds a
+/// link that is not a hard link (then use [`discover`]).
+///
+/// # Errors
+/// HDF5 errors listing the `SEARCH_INDEXES` group; `Usage` for an unknown
+/// column.
+pub fn discover_column(table: &Table, column: &str) -> Result<Option<Discovery>> {
+    let mut out = Discovery::default();
+    let col = table.column(column)?;
+    let mut refs: Vec<Addr> = col.search_index_list.iter().flatten().copied().collect();
+    refs.dedup();
+    if refs.is_empty() {
+        return Ok(Some(out));
+    }
+    let group = table.group();
+    if !group.links()?.iter().any(|l| l.name == SEARCH_INDEXES) {
+        return Ok(Some(out));
+    }
+    let Ok(Object::Group(si)) = group.member(SEARCH_INDEXES) else {
+        return Ok(None);
+    };
+    // Link name by address.
+    let mut names: Vec<(Addr, String)> = Vec::new();
+    for l in si.links()? {
+        match l.target {
+            h5fmt::format::message::LinkTarget::Hard(a) => names.push((a, l.name)),
+            _ => return Ok(None),
+        }
+    }
+    let name_of = |a: Addr| names.iter().find(|(x, _)| *x == a).map(|(_, n)| n.as_str());
+    let si_path = si.path().trim_end_matches('/').to_owned();
+    let file = group.file();
+    let mut seen: Vec<Addr> = Vec::new();
+    for a in refs {
+        if seen.contains(&a) {
+            continue;
+        }
+        seen.push(a);
+        let Some(name) = name_of(a) else { continue };
+        let Ok(Object::Dataset(ds)) = file.object_at(a, &format!("{si_path}/{name}")) else {
+            continue;
+        };
+        let Some(kind) = ds.attrs().ok().and_then(|attrs| {
+            find_attr(&attrs, "KIND")
+                .map(|k| attr_string(k).unwrap_or_else(|| String::from("<unreadable>")))
+        }) else {
+            continue;
+        };
+        let mut values = None;
+        if kind == "BITMAP" {
+            let refs = ds
+                .attrs()
+                .ok()
+                .and_then(|attrs| find_attr(&attrs, "VALUES").map(attr_refs));
+            let problem = match refs {
+                None => Some((
+                    "§10.6",
+                    String::from("BITMAP index has no VALUES attribute"),
+                )),
+                Some(None) => Some(("§5, §10.6", "VALUES is not an object reference".into())),
+                Some(Some(r)) => match r.first().copied().flatten() {
+                    None => Some(("§10.6", "VALUES is empty or a null reference".into())),
+                    Some(v) => match name_of(v) {
+                        Some(vn) => {
+                            values = Some(format!("{si_path}/{vn}"));
+                            None
+                        }
+                        None => Some((
+                            "§12, §10.6",
+                            format!(
+                                "VALUES does not resolve to a dataset in the table's \
+                                 {SEARCH_INDEXES} group"
+                            ),
+                        )),
+                    },
+                },
+            };
+            if let Some((section, m)) = problem {
+                out.findings.push(finding(ds.path(), section, m));
+            }
+        }
+        let cols: Vec<String> = table
+            .columns()
+            .iter()
+            .filter(|c| c.search_index_list.contains(&Some(a)))
+            .map(|c| c.name().to_owned())
+            .collect();
+        let info = index_info(
+            table,
+            name,
+            &ds,
+            &kind,
+            values,
+            &cols,
+            false,
+            &mut out.findings,
+        );
+        out.indexes.push(info);
+    }
+    Ok(Some(out))
 }
 
 fn validity(table: &Table, generation: Option<u64>, nrows: Option<u64>) -> Validity {

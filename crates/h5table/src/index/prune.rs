@@ -23,7 +23,7 @@ use super::bloom::{self, ChunkBloom};
 use super::minmax::{self, MinMaxEntry};
 use super::sorted::{self, LazyPerm, SortedRows};
 use super::verify::verify_index;
-use super::{chunk_count, chunk_range, discover, IndexInfo, IndexKind};
+use super::{chunk_count, chunk_range, discover, discover_column, IndexInfo, IndexKind};
 use crate::check::{Finding, Severity};
 use crate::error::Result;
 use crate::model::{Column, ColumnSlice, Table};
@@ -137,6 +137,28 @@ impl Candidates {
     }
 }
 
+/// The chunks (below `nchunks`) holding a candidate row of `acc`.
+fn candidate_chunk_list(
+    acc: &Candidates,
+    nchunks: u64,
+    nrows: u64,
+    chunk_len: Option<u64>,
+) -> Vec<u64> {
+    match (acc, chunk_len) {
+        (Candidates::Rows(rs), Some(l)) if l > 0 => {
+            let mut out: Vec<u64> = Vec::new();
+            for r in rs {
+                let (a, b) = (r.start / l, r.end.min(nrows).div_ceil(l).min(nchunks));
+                for c in a.max(out.last().map_or(0, |&x| x + 1))..b {
+                    out.push(c);
+                }
+            }
+            out
+        }
+        _ => (0..nchunks).collect(),
+    }
+}
+
 /// Whether a literal means one value of the column's type whatever the
 /// engine's comparison rule: a number exactly representable at the column's
 /// width (an engine may compare numerically or cast the literal to the
@@ -223,7 +245,10 @@ impl ColumnIndexes {
             // Not a conformant table (§12 item 2): no index describes it.
             return Ok(me);
         }
-        let d = match discover(table) {
+        let d = match discover_column(table, column)
+            .transpose()
+            .unwrap_or_else(|| discover(table))
+        {
             Ok(d) => d,
             Err(e) => {
                 // Pruning is optional: no index rather than no query.
@@ -541,18 +566,15 @@ impl ColumnIndexes {
             }
             match l {
                 Loaded::BloomLazy(info) => {
-                    let b = match bloom::load(info, nchunks) {
-                        Ok(b) => b,
-                        // Pruning is optional: an unreadable Bloom filter prunes nothing.
-                        Err(_) => continue,
-                    };
+                    // Only the chunks still candidates, only the filter
+                    // bytes the literals' bits fall in.
                     for p in &usable {
-                        acc = acc.intersect(chunks_to_rows(bloom::candidate_chunks(
-                            &b,
-                            self.column.dtype(),
-                            nchunks,
-                            p,
-                        )));
+                        let chunks = candidate_chunk_list(&acc, nchunks, nrows, chunk_len);
+                        match bloom::probe_chunks(info, nchunks, self.column.dtype(), &chunks, p) {
+                            Ok(cs) => acc = acc.intersect(chunks_to_rows(cs)),
+                            // Pruning is optional: an unreadable Bloom filter prunes nothing.
+                            Err(_) => break,
+                        }
                     }
                 }
                 Loaded::MinMax(e) => {

@@ -547,6 +547,17 @@ fn bitmap_chunks(k: u64, rb: u64) -> [u64; 2] {
     [chunk_of(k, (65536 / width).clamp(1, 16)), width]
 }
 
+/// The chunk shape of a `CHUNK_BLOOM` of `nch` filters of `mb` bytes:
+/// about 64 KiB a chunk, cut across the filters into pieces of at most
+/// 256 bytes, so that probing a literal (its `k` bits in each filter)
+/// reads some `k` chunks of many filters each rather than every filter
+/// whole.
+fn bloom_chunk_shape(nch: u64, mb: u64) -> [u64; 2] {
+    const WIDTH: u64 = 256;
+    let width = mb.clamp(1, WIDTH);
+    [chunk_of(nch, (65536 / width).max(1)), width]
+}
+
 /// Paths of the index (and accompanying) datasets of a column/kind.
 pub(crate) fn index_name(column: &str, kind: &IndexKind) -> String {
     format!("{column}.{}", kind.as_str())
@@ -683,7 +694,7 @@ fn create_index_from(
             let mb = m_bits / 8;
             let ds = NewDataset::new(u8_dtype(), &[nch, mb])
                 .maxshape(&[None, Some(mb)])
-                .chunks(&[chunk_of(nch, (65536 / mb).max(1)), mb]);
+                .chunks(&bloom_chunk_shape(nch, mb));
             ed.create_dataset(sidx, &name, &ds)?;
             if nch > 0 {
                 ed.write_box(&path, &[0, 0], &[nch, mb], &bytes)?;
