@@ -14,8 +14,10 @@
 //! "TABLE"`, `VERSION "3.0"`, `TITLE`, `FIELD_<n>_NAME`, `FIELD_<n>_FILL`
 //! (each a NUL-terminated ASCII string one byte longer than its text; fills
 //! in the member's datatype) — or, for PyTables, `CLASS`, `VERSION "2.7"`,
-//! `TITLE`, `FIELD_<n>_NAME`, `FIELD_<n>_FILL` and `NROWS` (int64), strings
-//! NUL-terminated UTF-8 of exactly their length, plus the group system
+//! `TITLE`, `FIELD_<n>_NAME`, `FIELD_<n>_FILL` (an array member's as one
+//! element of its base type) and `NROWS` (int64), strings
+//! NUL-terminated UTF-8 of exactly their length (an empty one: one ASCII
+//! NUL), plus the group system
 //! attributes PyTables writes (`CLASS "GROUP"`, `TITLE`, `VERSION "1.0"`,
 //! and `PYTABLES_FORMAT_VERSION "2.1"` on the root of a file we create).
 //! Members keep their column's HDF5 datatype, except variable-length strings,
@@ -179,7 +181,10 @@ struct Member {
 fn str_attr(s: &str, flavor: RowFlavor) -> AttrValue {
     let (size, cset, mut bytes) = match flavor {
         RowFlavor::H5tb => (s.len() + 1, CharSet::Ascii, s.as_bytes().to_vec()),
-        RowFlavor::PyTables => (s.len().max(1), CharSet::Utf8, s.as_bytes().to_vec()),
+        // PyTables writes "" as an empty (null dataspace) `S1`, which reads back as "";
+        // a one-byte ASCII NUL does too (a UTF-8 one would read as "\0").
+        RowFlavor::PyTables if s.is_empty() => (1, CharSet::Ascii, Vec::new()),
+        RowFlavor::PyTables => (s.len(), CharSet::Utf8, s.as_bytes().to_vec()),
     };
     bytes.resize(size, 0);
     AttrValue::raw(
@@ -191,6 +196,20 @@ fn str_attr(s: &str, flavor: RowFlavor) -> AttrValue {
         None,
         bytes,
     )
+}
+
+/// `FIELD_<n>_FILL`: the member's fill in its datatype; PyTables stores an
+/// array member's fill as one element of the base type (when all are equal).
+fn fill_attr(m: &Member, flavor: RowFlavor) -> AttrValue {
+    if let (RowFlavor::PyTables, Datatype::Array { base, .. }) = (flavor, &m.dtype) {
+        let esize = usize::try_from(base.size()).unwrap_or(0);
+        if let Some(first) = m.fill.get(..esize) {
+            if esize > 0 && m.fill.chunks_exact(esize).all(|e| e == first) {
+                return AttrValue::raw((**base).clone(), None, first.to_vec());
+            }
+        }
+    }
+    AttrValue::raw(m.dtype.clone(), None, m.fill.clone())
 }
 
 fn fixed_str(s: &str, size: usize) -> Vec<u8> {
@@ -398,12 +417,8 @@ pub fn export(table: &Table, out: &str, flavor: RowFlavor, batch: u64) -> Result
             .map_err(fe)?;
     }
     for (i, m) in members.iter().enumerate() {
-        ed.set_attr(
-            path,
-            &format!("FIELD_{i}_FILL"),
-            AttrValue::raw(m.dtype.clone(), None, m.fill.clone()),
-        )
-        .map_err(fe)?;
+        ed.set_attr(path, &format!("FIELD_{i}_FILL"), fill_attr(m, flavor))
+            .map_err(fe)?;
     }
     if flavor == RowFlavor::PyTables {
         let n = i64::try_from(table.nrows()).map_err(|e| e.to_string())?;
