@@ -84,8 +84,12 @@ fn dtype_of(t: &DataType) -> Result<Mapping, String> {
         DataType::Timestamp(..) => (Datatype::int_le(8, true), FillSpec::Sentinel, None),
         DataType::FixedSizeList(item, n) => {
             let (base, _, _) = dtype_of(item.data_type())?;
-            let one = sentinel_bytes(item.data_type())
-                .ok_or_else(|| format!("FixedSizeList of {} has no HEP001 column mapping", item.data_type()))?;
+            let one = sentinel_bytes(item.data_type()).ok_or_else(|| {
+                format!(
+                    "FixedSizeList of {} has no HEP001 column mapping",
+                    item.data_type()
+                )
+            })?;
             let n = usize::try_from(*n).map_err(|_| format!("FixedSizeList size {n}"))?;
             (
                 Datatype::Array {
@@ -145,7 +149,11 @@ pub(crate) fn le_bytes(a: &dyn Array) -> Result<Vec<u8>, String> {
         DataType::UInt64 => le!(UInt64Type),
         DataType::Float32 => le!(Float32Type),
         DataType::Float64 => le!(Float64Type),
-        t => return Err(format!("list items of type {t} have no HEP001 column mapping")),
+        t => {
+            return Err(format!(
+                "list items of type {t} have no HEP001 column mapping"
+            ))
+        }
     })
 }
 

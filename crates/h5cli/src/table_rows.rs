@@ -94,15 +94,23 @@ fn holds(a: &dyn Array, fill: &dyn Array) -> Result<bool, String> {
     use arrow_array::types::{Float32Type, Float64Type};
     match a.data_type() {
         DataType::Float32 if fill.as_primitive::<Float32Type>().value(0).is_nan() => {
-            return Ok(a.as_primitive::<Float32Type>().values().iter().any(|v| v.is_nan()))
+            return Ok(a
+                .as_primitive::<Float32Type>()
+                .values()
+                .iter()
+                .any(|v| v.is_nan()))
         }
         DataType::Float64 if fill.as_primitive::<Float64Type>().value(0).is_nan() => {
-            return Ok(a.as_primitive::<Float64Type>().values().iter().any(|v| v.is_nan()))
+            return Ok(a
+                .as_primitive::<Float64Type>()
+                .values()
+                .iter()
+                .any(|v| v.is_nan()))
         }
         _ => {}
     }
-    let cmp = arrow_ord::ord::make_comparator(a, fill, Default::default())
-        .map_err(|e| e.to_string())?;
+    let cmp =
+        arrow_ord::ord::make_comparator(a, fill, Default::default()).map_err(|e| e.to_string())?;
     Ok((0..a.len()).any(|i| cmp(i, 0).is_eq()))
 }
 
@@ -154,7 +162,13 @@ pub fn import(
         }
     }
     opts.fills = cand.into_iter().map(|(n, _, s)| (n, s)).collect();
-    crate::table_import::import(out_file, out_path, Box::new(rt.batches(batch_rows)), opts, progress)
+    crate::table_import::import(
+        out_file,
+        out_path,
+        Box::new(rt.batches(batch_rows)),
+        opts,
+        progress,
+    )
 }
 
 /// Which convention an export follows.
@@ -231,7 +245,10 @@ fn members(table: &Table, batch: u64) -> Result<Vec<Member>, String> {
     for c in table.columns() {
         let what = || format!("{}: column {:?}", table.path(), c.name());
         if c.kind() == ColumnKind::Categorical {
-            return Err(format!("{}: categorical columns are not exported to row tables", what()));
+            return Err(format!(
+                "{}: categorical columns are not exported to row tables",
+                what()
+            ));
         }
         let (dtype, fill, vlen) = match c.dtype() {
             Datatype::VarLenString { cset, .. } => {
@@ -239,7 +256,11 @@ fn members(table: &Table, batch: u64) -> Result<Vec<Member>, String> {
                 let mut start = 0;
                 while start < table.nrows() {
                     let end = (start + batch).min(table.nrows());
-                    for v in c.read(start..end).map_err(|e| format!("{}: {e}", what()))?.values {
+                    for v in c
+                        .read(start..end)
+                        .map_err(|e| format!("{}: {e}", what()))?
+                        .values
+                    {
                         if let Value::Str(s) = v {
                             longest = longest.max(s.len());
                         }
@@ -253,7 +274,8 @@ fn members(table: &Table, batch: u64) -> Result<Vec<Member>, String> {
                 longest = longest.max(fill.len());
                 (
                     Datatype::String {
-                        size: u32::try_from(longest).map_err(|_| format!("{}: strings too long", what()))?,
+                        size: u32::try_from(longest)
+                            .map_err(|_| format!("{}: strings too long", what()))?,
                         pad: StringPad::NullTerm,
                         cset: *cset,
                     },
@@ -285,13 +307,22 @@ fn members(table: &Table, batch: u64) -> Result<Vec<Member>, String> {
             .ok_or_else(|| format!("{}: row too large", table.path()))?;
     }
     if out.is_empty() {
-        return Err(format!("{}: a table without columns has no row-table form", table.path()));
+        return Err(format!(
+            "{}: a table without columns has no row-table form",
+            table.path()
+        ));
     }
     Ok(out)
 }
 
 /// Rows `[start, end)` of `table` as packed row bytes.
-fn rows(table: &Table, members: &[Member], row_size: usize, start: u64, end: u64) -> Result<Vec<u8>, String> {
+fn rows(
+    table: &Table,
+    members: &[Member],
+    row_size: usize,
+    start: u64,
+    end: u64,
+) -> Result<Vec<u8>, String> {
     let n = usize::try_from(end - start).map_err(|e| e.to_string())?;
     let mut out = vec![0u8; n * row_size];
     for (c, m) in table.columns().iter().zip(members) {
@@ -326,15 +357,21 @@ fn parents(ed: &mut h5fmt::FileEditor, path: &str, flavor: RowFlavor) -> Result<
     let mut at = String::new();
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     for p in parts.iter().take(parts.len().saturating_sub(1)) {
-        let parent = if at.is_empty() { "/".to_string() } else { at.clone() };
+        let parent = if at.is_empty() {
+            "/".to_string()
+        } else {
+            at.clone()
+        };
         at = format!("{at}/{p}");
         if ed.reader().group(&at).is_ok() {
             continue;
         }
-        ed.create_group(&parent, p).map_err(|e| format!("{at}: {e}"))?;
+        ed.create_group(&parent, p)
+            .map_err(|e| format!("{at}: {e}"))?;
         if flavor == RowFlavor::PyTables {
             for (k, v) in [("CLASS", "GROUP"), ("TITLE", ""), ("VERSION", "1.0")] {
-                ed.set_attr(&at, k, str_attr(v, flavor)).map_err(|e| format!("{at}: {e}"))?;
+                ed.set_attr(&at, k, str_attr(v, flavor))
+                    .map_err(|e| format!("{at}: {e}"))?;
             }
         }
     }
@@ -362,7 +399,10 @@ pub fn export(table: &Table, out: &str, flavor: RowFlavor, batch: u64) -> Result
             })
             .collect(),
     };
-    let fill_row: Vec<u8> = members.iter().flat_map(|m| m.fill.iter().copied()).collect();
+    let fill_row: Vec<u8> = members
+        .iter()
+        .flat_map(|m| m.fill.iter().copied())
+        .collect();
     let fe = |e: h5fmt::Error| format!("{}:{path}: {e}", file.display());
     let created = !file.exists();
     if created {
@@ -405,13 +445,16 @@ pub fn export(table: &Table, out: &str, flavor: RowFlavor, batch: u64) -> Result
         .attr("TITLE")
         .and_then(|a| a.read_string())
         .unwrap_or_default();
-    ed.set_attr(path, "CLASS", str_attr("TABLE", flavor)).map_err(fe)?;
+    ed.set_attr(path, "CLASS", str_attr("TABLE", flavor))
+        .map_err(fe)?;
     let version = match flavor {
         RowFlavor::H5tb => "3.0",
         RowFlavor::PyTables => "2.7",
     };
-    ed.set_attr(path, "VERSION", str_attr(version, flavor)).map_err(fe)?;
-    ed.set_attr(path, "TITLE", str_attr(&title, flavor)).map_err(fe)?;
+    ed.set_attr(path, "VERSION", str_attr(version, flavor))
+        .map_err(fe)?;
+    ed.set_attr(path, "TITLE", str_attr(&title, flavor))
+        .map_err(fe)?;
     for (i, m) in members.iter().enumerate() {
         ed.set_attr(path, &format!("FIELD_{i}_NAME"), str_attr(&m.name, flavor))
             .map_err(fe)?;

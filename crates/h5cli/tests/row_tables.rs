@@ -139,7 +139,9 @@ fn assert_fill(rt: &h5table::rowtable::RowTable, name: &str, want: &J) {
     let f = rt.fields().iter().find(|f| f.name == name).unwrap();
     let got = canon(f.fill.as_ref().expect("a fill").as_ref(), 0);
     match (&got, want) {
-        (J::Array(g), w) if !w.is_array() => assert!(g.iter().all(|x| x == w), "{name}: {got} vs {want}"),
+        (J::Array(g), w) if !w.is_array() => {
+            assert!(g.iter().all(|x| x == w), "{name}: {got} vs {want}")
+        }
         _ => assert_eq!(&got, want, "fill of {name}"),
     }
 }
@@ -173,7 +175,10 @@ fn read_matches_pytables_and_libhdf5_hl() {
         for (name, want) in pt[path]["fills"].as_object().unwrap() {
             if name == "e" {
                 // PyTables gives an enum's default as its code; ours is the member name.
-                assert_eq!(canon(rt.fields()[6].fill.as_ref().unwrap().as_ref(), 0), json!("green"));
+                assert_eq!(
+                    canon(rt.fields()[6].fill.as_ref().unwrap().as_ref(), 0),
+                    json!("green")
+                );
                 continue;
             }
             assert_fill(&rt, name, want);
@@ -185,7 +190,11 @@ fn read_matches_pytables_and_libhdf5_hl() {
     assert_eq!(json!(rt.nrows()), tb["/tbl"]["nrows"]);
     assert_cols(&cols, &tb["/tbl"]["columns"], "/tbl");
     for (i, f) in rt.fields().iter().enumerate() {
-        assert_fill(&rt, &f.name, &tb["/tbl"]["attrs"][format!("FIELD_{i}_FILL")]["value"]);
+        assert_fill(
+            &rt,
+            &f.name,
+            &tb["/tbl"]["attrs"][format!("FIELD_{i}_FILL")]["value"],
+        );
     }
 }
 
@@ -205,7 +214,10 @@ fn broken_tables_are_refused_naming_the_dataset() {
         let o = h5(&["table", "import", &src, "--to", &to]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{name}: {err}");
-        assert!(err.contains(&format!("/{name}")) && err.contains(want), "{name}: {err}");
+        assert!(
+            err.contains(&format!("/{name}")) && err.contains(want),
+            "{name}: {err}"
+        );
     }
     // A nested compound (an Arrow struct) has no HEP001 column: refused, naming the field.
     let src = format!("{}:/g/t", dir().join("pt.h5").display());
@@ -263,14 +275,23 @@ fn import_check_export_round_trips() {
     let want = &tb["/tbl"]["columns"];
     let (_, h5tb) = round_trip(&dir().join("tb.h5"), "/tbl", want, "tb");
     let ours = dir().join("tb_h5tb.h5");
-    let reference: J = serde_json::from_str(&py(&["make_tb_like", ours.to_str().unwrap(), "/a/b", dir().join("tb_ref.h5").to_str().unwrap()])).unwrap();
+    let reference: J = serde_json::from_str(&py(&[
+        "make_tb_like",
+        ours.to_str().unwrap(),
+        "/a/b",
+        dir().join("tb_ref.h5").to_str().unwrap(),
+    ]))
+    .unwrap();
     assert_eq!(h5tb["attrs"], reference, "attributes vs H5TBmake_table");
     assert_eq!(h5tb["chunked"], json!(true));
     assert_eq!(h5tb["maxshape"], json!([null]));
     // Every source fill was a valid HEP001 fill (no row holds it), so it comes back.
     for i in 0..5 {
         let k = format!("FIELD_{i}_FILL");
-        assert_eq!(h5tb["attrs"][&k]["value"], tb["/tbl"]["attrs"][&k]["value"], "{k}");
+        assert_eq!(
+            h5tb["attrs"][&k]["value"], tb["/tbl"]["attrs"][&k]["value"],
+            "{k}"
+        );
     }
 
     // PyTables → HEP001 → PyTables / H5TB.

@@ -134,9 +134,10 @@ fn is_complex(dt: &Datatype) -> bool {
     match dt {
         Datatype::Compound { members, .. } => {
             members.len() == 2
-                && members.iter().zip(["r", "i"]).all(|(m, n)| {
-                    m.name == n && matches!(m.dtype, Datatype::Float { .. })
-                })
+                && members
+                    .iter()
+                    .zip(["r", "i"])
+                    .all(|(m, n)| m.name == n && matches!(m.dtype, Datatype::Float { .. }))
         }
         _ => false,
     }
@@ -165,7 +166,10 @@ fn fill_bytes(ds: &Dataset, attr: &str, member: &Datatype) -> Result<Option<Vec<
         return Ok(None);
     };
     if a.len() != 1 {
-        return Err(err(ds, format!("attribute {attr} has {} elements, not 1", a.len())));
+        return Err(err(
+            ds,
+            format!("attribute {attr} has {} elements, not 1", a.len()),
+        ));
     }
     let raw = a.raw();
     let size = usize::try_from(member.size()).unwrap_or(usize::MAX);
@@ -205,7 +209,10 @@ impl RowTable {
             None => return Err(err(ds, "no CLASS attribute (expected \"TABLE\")")),
         }
         let Datatype::Compound { size, members } = ds.dtype() else {
-            return Err(err(ds, format!("datatype {} is not a compound", ds.dtype())));
+            return Err(err(
+                ds,
+                format!("datatype {} is not a compound", ds.dtype()),
+            ));
         };
         let [extent] = ds.shape() else {
             return Err(err(ds, format!("rank {}, not 1", ds.shape().len())));
@@ -215,7 +222,10 @@ impl RowTable {
             Ok(a) => {
                 flavor = Flavor::PyTables;
                 if !matches!(a.dtype(), Datatype::Integer { .. }) || a.len() != 1 {
-                    return Err(err(ds, format!("NROWS is {}, not an integer scalar", a.dtype())));
+                    return Err(err(
+                        ds,
+                        format!("NROWS is {}, not an integer scalar", a.dtype()),
+                    ));
                 }
                 let n = a
                     .read_scalar::<i64>()
