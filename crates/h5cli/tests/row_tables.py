@@ -98,7 +98,7 @@ def gen(d):
             r["e"] = k % 3; r["c"] = complex(k, -k / 4); r["nest/x"] = k / 3; r["nest/y"] = -k
             r.append()
         t.flush()
-        t = f.create_table("/g", "flat", Flat, "flat table", chunkshape=(100,))
+        t = f.create_table("/g", "flat", Flat, "", chunkshape=(100,))  # "": a null-dataspace TITLE
         rows = np.zeros(n, t.dtype)
         rows["i16"] = rng.integers(-30000, 30000, n); rows["u32"] = rng.integers(0, 2**32 - 1, n)
         rows["f32"] = rng.normal(size=n).astype(np.float32); rows["s"] = [b"v%d" % i for i in rng.integers(0, 99999, n)]

@@ -115,6 +115,10 @@ fn string_attr(ds: &Dataset, name: &str) -> Result<Option<String>> {
             format!("attribute {name} is {}, not a string", a.dtype()),
         ));
     }
+    if a.is_empty() {
+        // PyTables writes "" as a null-dataspace `S1`.
+        return Ok(Some(String::new()));
+    }
     a.read_string()
         .map(Some)
         .map_err(|e| err(ds, format!("attribute {name}: {e}")))
