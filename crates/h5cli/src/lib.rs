@@ -10,6 +10,7 @@ pub mod repack;
 pub mod table;
 pub mod table_import;
 pub mod table_io;
+pub mod table_rows;
 #[cfg(feature = "sql")]
 pub mod table_sql;
 pub mod text;

@@ -45,13 +45,17 @@ enum Cmd {
         #[arg(long, short = 'o')]
         output: Option<std::path::PathBuf>,
     },
-    /// Create a table from a CSV or Parquet file (created when missing; one §11 append per batch).
+    /// Create a table from a CSV or Parquet file (created when missing; one §11 append per batch),
+    /// or, with --to, from an HDF5 Table (H5TB) or PyTables Table: `import SRC.h5:/t --to OUT.h5:/t`.
     Import {
-        /// OUT.h5:/table/path (the table must not exist yet).
+        /// OUT.h5:/table/path (the table must not exist yet); with --to, the source SRC.h5:/table.
         spec: String,
         /// The data: a .csv or .parquet file.
+        #[arg(long, required_unless_present = "to", conflicts_with = "to")]
+        from: Option<std::path::PathBuf>,
+        /// OUT.h5:/table/path of the new HEP001 table, when SPEC is an H5TB or PyTables table.
         #[arg(long)]
-        from: std::path::PathBuf,
+        to: Option<String>,
         /// Rows per chunk of each column.
         #[arg(long, default_value_t = 65_536)]
         chunk_rows: u64,
@@ -61,6 +65,19 @@ enum Cmd {
         /// Rows per append (and per read of the input).
         #[arg(long, default_value_t = 262_144)]
         batch_rows: usize,
+    },
+    /// Write a table as a row-oriented compound dataset: an HDF5 Table (H5TB) or a PyTables Table.
+    Export {
+        /// IN.h5:/table/path.
+        spec: String,
+        /// The convention: h5tb or pytables.
+        #[arg(long = "as", value_enum)]
+        as_: RowAs,
+        /// OUT.h5:/path of the new dataset (the file is created when missing).
+        out: String,
+        /// Rows per read and append.
+        #[arg(long, default_value_t = 65_536)]
+        batch_rows: u64,
     },
     /// Append the rows of a CSV or Parquet file to an existing table (columns by name).
     Append {
@@ -166,6 +183,14 @@ enum Indexes {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum RowAs {
+    /// What libhdf5's H5TBmake_table writes.
+    H5tb,
+    /// What PyTables writes for a Table.
+    Pytables,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
     /// RFC 4180 CSV with a header of column names.
     Csv,
@@ -237,11 +262,29 @@ pub fn run_parsed(cli: TableCli) -> Result<Status, String> {
         ),
         Cmd::Import {
             spec,
+            from: None,
+            to: Some(to),
+            chunk_rows,
+            compress,
+            batch_rows,
+        } => import_rows(&spec, &to, chunk_rows, compress, batch_rows),
+        Cmd::Import {
+            spec,
             from,
             chunk_rows,
             compress,
             batch_rows,
-        } => import(&spec, &from, chunk_rows, compress, batch_rows, false),
+            ..
+        } => match from {
+            Some(from) => import(&spec, &from, chunk_rows, compress, batch_rows, false),
+            None => Err("h5 table import: --from or --to is required".into()),
+        },
+        Cmd::Export {
+            spec,
+            as_,
+            out,
+            batch_rows,
+        } => export_rows(&spec, as_, &out, batch_rows),
         Cmd::Append {
             spec,
             from,
@@ -587,6 +630,34 @@ fn cat_other(
     Ok(0)
 }
 
+fn import_rows(
+    src: &str,
+    to: &str,
+    chunk_rows: u64,
+    compress: String,
+    batch_rows: usize,
+) -> Result<Status, String> {
+    let mut opts = crate::table_import::ImportOptions {
+        chunk_rows,
+        compress,
+        ..Default::default()
+    };
+    let n = crate::table_rows::import(src, to, &mut opts, batch_rows as u64, &|_| {})?;
+    eprintln!("h5: imported {n} rows into {to}");
+    Ok(0)
+}
+
+fn export_rows(spec: &str, as_: RowAs, out: &str, batch_rows: u64) -> Result<Status, String> {
+    let table = open_table(spec)?;
+    let flavor = match as_ {
+        RowAs::H5tb => crate::table_rows::RowFlavor::H5tb,
+        RowAs::Pytables => crate::table_rows::RowFlavor::PyTables,
+    };
+    let n = crate::table_rows::export(&table, out, flavor, batch_rows)?;
+    eprintln!("h5: exported {n} rows to {out}");
+    Ok(0)
+}
+
 fn import(
     spec: &str,
     from: &std::path::Path,
@@ -640,6 +711,7 @@ fn import(
         let opts = crate::table_import::ImportOptions {
             chunk_rows,
             compress,
+            ..Default::default()
         };
         crate::table_import::import(file, path, reader, &opts, &progress)?
     };

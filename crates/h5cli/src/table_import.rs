@@ -11,6 +11,7 @@
 //! | `Float16` | float16 | NaN |
 //! | `Boolean` | uint8 0/1, `valid_min` 0 / `valid_max` 1 | 2 (§8.5) |
 //! | `Utf8`, `LargeUtf8`, `Dictionary(_, Utf8)` | variable-length UTF-8 | `""` |
+//! | `FixedSizeList(n)` of an integer or float type | array datatype of `n` elements | the item's Table 1 sentinel in every element |
 //! | `Timestamp(unit, tz)` | int64 counts, `units` `"<unit> since 1970-01-01 00:00:00"` (` UTC` added with a time zone; its name is not kept), `units_vocabulary` `"UDUNITS-2"` | Table 1 sentinel |
 //!
 //! Export gives the HDF5 types back, so a round trip returns dictionaries
@@ -39,6 +40,8 @@ pub struct ImportOptions {
     pub chunk_rows: u64,
     /// `"zstd"`, `"deflate"`, `"lz4"` or `"none"`.
     pub compress: String,
+    /// Fill values by column name, instead of the mapping's default.
+    pub fills: std::collections::HashMap<String, FillSpec>,
 }
 
 impl Default for ImportOptions {
@@ -46,6 +49,7 @@ impl Default for ImportOptions {
         ImportOptions {
             chunk_rows: 65_536,
             compress: "zstd".into(),
+            fills: std::collections::HashMap::new(),
         }
     }
 }
@@ -78,9 +82,76 @@ fn dtype_of(t: &DataType) -> Result<Mapping, String> {
             (Datatype::vlen_utf8(), FillSpec::Sentinel, None)
         }
         DataType::Timestamp(..) => (Datatype::int_le(8, true), FillSpec::Sentinel, None),
+        DataType::FixedSizeList(item, n) => {
+            let (base, _, _) = dtype_of(item.data_type())?;
+            let one = sentinel_bytes(item.data_type()).ok_or_else(|| {
+                format!(
+                    "FixedSizeList of {} has no HEP001 column mapping",
+                    item.data_type()
+                )
+            })?;
+            let n = usize::try_from(*n).map_err(|_| format!("FixedSizeList size {n}"))?;
+            (
+                Datatype::Array {
+                    dims: vec![n as u64],
+                    base: Box::new(base),
+                },
+                FillSpec::Raw(one.repeat(n)),
+                None,
+            )
+        }
         other => {
             return Err(format!(
                 "Arrow type {other} has no HEP001 column mapping yet"
+            ))
+        }
+    })
+}
+
+/// The Table 1 sentinel of a numeric Arrow type, as little-endian bytes.
+fn sentinel_bytes(t: &DataType) -> Option<Vec<u8>> {
+    const FLOAT_FILL: f64 = 9.969_209_968_386_869e36;
+    Some(match t {
+        DataType::Int8 => (i8::MIN + 1).to_le_bytes().to_vec(),
+        DataType::Int16 => (i16::MIN + 1).to_le_bytes().to_vec(),
+        DataType::Int32 => (i32::MIN + 1).to_le_bytes().to_vec(),
+        DataType::Int64 => (i64::MIN + 1).to_le_bytes().to_vec(),
+        DataType::UInt8 => u8::MAX.to_le_bytes().to_vec(),
+        DataType::UInt16 => u16::MAX.to_le_bytes().to_vec(),
+        DataType::UInt32 => u32::MAX.to_le_bytes().to_vec(),
+        DataType::UInt64 => u64::MAX.to_le_bytes().to_vec(),
+        #[allow(clippy::cast_possible_truncation)] // the sentinel is a float32 value
+        DataType::Float32 => (FLOAT_FILL as f32).to_le_bytes().to_vec(),
+        DataType::Float64 => FLOAT_FILL.to_le_bytes().to_vec(),
+        _ => return None,
+    })
+}
+
+/// The little-endian bytes of a primitive array's values.
+pub(crate) fn le_bytes(a: &dyn Array) -> Result<Vec<u8>, String> {
+    macro_rules! le {
+        ($t:ty) => {
+            a.as_primitive::<$t>()
+                .values()
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect()
+        };
+    }
+    Ok(match a.data_type() {
+        DataType::Int8 => le!(Int8Type),
+        DataType::Int16 => le!(Int16Type),
+        DataType::Int32 => le!(Int32Type),
+        DataType::Int64 => le!(Int64Type),
+        DataType::UInt8 => le!(UInt8Type),
+        DataType::UInt16 => le!(UInt16Type),
+        DataType::UInt32 => le!(UInt32Type),
+        DataType::UInt64 => le!(UInt64Type),
+        DataType::Float32 => le!(Float32Type),
+        DataType::Float64 => le!(Float64Type),
+        t => {
+            return Err(format!(
+                "list items of type {t} have no HEP001 column mapping"
             ))
         }
     })
@@ -161,6 +232,14 @@ fn column_data(a: &dyn Array) -> Result<ColumnData, String> {
             let b = a.as_boolean();
             ColumnData::UInt8((0..b.len()).map(|i| u8::from(b.value(i))).collect())
         }
+        DataType::FixedSizeList(..) => {
+            let l = a.as_fixed_size_list();
+            let values = l.values().slice(
+                usize::try_from(l.value_offset(0)).unwrap_or(0),
+                l.len() * usize::try_from(l.value_length()).unwrap_or(0),
+            );
+            ColumnData::Raw(le_bytes(values.as_ref())?)
+        }
         _ => return Ok(ColumnData::Str(strings(a)?)),
     };
     Ok(if a.null_count() > 0 {
@@ -200,8 +279,11 @@ pub fn import(
     let schema = reader.schema();
     let mut tw = TableWriter::new();
     for f in schema.fields() {
-        let (dt, fill, range) =
+        let (dt, mut fill, range) =
             dtype_of(f.data_type()).map_err(|e| format!("column {:?}: {e}", f.name()))?;
+        if let Some(x) = opts.fills.get(f.name()) {
+            fill = x.clone();
+        }
         let mut spec = ColumnSpec::new(f.name(), dt)
             .chunk(opts.chunk_rows)
             .fill(fill);

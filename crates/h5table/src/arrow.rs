@@ -66,8 +66,8 @@ use arrow_array::types::{
 };
 use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, DictionaryArray,
-    FixedSizeBinaryArray, LargeBinaryArray, LargeListArray, LargeStringArray, ListArray,
-    PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray, StructArray,
+    FixedSizeBinaryArray, FixedSizeListArray, LargeBinaryArray, LargeListArray, LargeStringArray,
+    ListArray, PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray, StructArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
@@ -177,6 +177,14 @@ enum Plan {
     Raw {
         size: usize,
     },
+    /// An array datatype of `len` elements of `esize` bytes (row tables only).
+    FixedList {
+        len: usize,
+        item: Arc<Field>,
+        inner: Box<Plan>,
+    },
+    /// A one-byte bitfield: PyTables' `Bool` (row tables only).
+    Bit,
 }
 
 /// What a conversion needs besides the bytes.
@@ -185,6 +193,10 @@ struct Ctx<'a> {
     strings: StringMode,
     /// Column name, for errors.
     column: &'a str,
+    /// A compound member of a row-oriented table ([`crate::rowtable`]): array
+    /// datatypes become `FixedSizeList`, one-byte bitfields `Boolean`, and
+    /// what would be `Binary` is refused.
+    row_table: bool,
 }
 
 fn usz(n: u64) -> usize {
@@ -321,6 +333,37 @@ impl Plan {
                     },
                     DataType::Struct(fields),
                 )
+            }
+            Datatype::Array { dims, base } if ctx.row_table => {
+                let (inner, idt) = Plan::of(base, ctx)?;
+                let len = dims
+                    .iter()
+                    .try_fold(1u64, |a, &d| a.checked_mul(d))
+                    .and_then(|n| i32::try_from(n).ok())
+                    .ok_or_else(|| {
+                        Error::invalid(ctx.dataset.path(), "§8.3", "array datatype too large")
+                    })?;
+                let item = Arc::new(Field::new("item", idt, true));
+                (
+                    Plan::FixedList {
+                        len: usz(len as u64),
+                        item: item.clone(),
+                        inner: Box::new(inner),
+                    },
+                    DataType::FixedSizeList(item, len),
+                )
+            }
+            Datatype::Bitfield { size: 1, .. } if ctx.row_table => (Plan::Bit, DataType::Boolean),
+            _ if ctx.row_table => {
+                return Err(Error::invalid(
+                    ctx.dataset.path(),
+                    "row table",
+                    format!(
+                        "field {:?}: datatype {dtype} is not supported (integers, IEEE floats, \
+                         strings, enums, one-byte bitfields, arrays and compounds of these are)",
+                        ctx.column
+                    ),
+                ))
             }
             _ => (Plan::Raw { size }, DataType::Binary),
         })
@@ -469,6 +512,22 @@ impl Plan {
                     StructArray::try_new_with_length(fields.clone(), children, nulls, n)
                         .map_err(|e| arrow_err(ctx.column, e))?,
                 )
+            }
+            Plan::FixedList { len, item, inner } => {
+                let values = inner.build(raw, n * len, None, ctx)?;
+                Arc::new(
+                    FixedSizeListArray::try_new(
+                        item.clone(),
+                        i32::try_from(*len).unwrap_or(i32::MAX),
+                        values,
+                        nulls,
+                    )
+                    .map_err(|e| arrow_err(ctx.column, e))?,
+                )
+            }
+            Plan::Bit => {
+                let values: BooleanBuffer = raw.iter().map(|&b| b != 0).collect();
+                Arc::new(BooleanArray::new(values, nulls))
             }
             Plan::Raw { size } => {
                 let offsets = OffsetBuffer::from_lengths(core::iter::repeat_n(*size, n));
@@ -925,6 +984,7 @@ impl ListPlan {
                     dataset: c.dataset(),
                     strings: opts.strings,
                     column: c.name(),
+                    row_table: false,
                 };
                 let (plan, dt) = Plan::of(c.dtype(), &ctx)?;
                 (
@@ -1011,6 +1071,7 @@ impl ListPlan {
                     dataset: column.dataset(),
                     strings,
                     column: column.name(),
+                    row_table: false,
                 };
                 plan.build(&raw, n, nulls, &ctx)
             }
@@ -1182,6 +1243,7 @@ impl ColumnExport {
             dataset: column.dataset(),
             strings: opts.strings,
             column: column.name(),
+            row_table: false,
         };
         let (mut plan, mut dt) = Plan::of(column.dtype(), &ctx)?;
         let mut ordered = false;
@@ -1192,6 +1254,7 @@ impl ColumnExport {
                 dataset: &ds,
                 strings: opts.strings,
                 column: column.name(),
+                row_table: false,
             };
             let (lplan, ldt) = Plan::of(ds.dtype(), &cctx)?;
             let raw = ds.read_raw()?;
@@ -1277,6 +1340,7 @@ impl ColumnExport {
             dataset: column.dataset(),
             strings: self.strings,
             column: column.name(),
+            row_table: false,
         };
         plan.build(&raw, n, nulls, &ctx)
     }
@@ -1444,5 +1508,45 @@ impl Iterator for TableBatches {
 impl arrow_array::RecordBatchReader for TableBatches {
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
+    }
+}
+
+/// The conversion of one compound member of a row-oriented table
+/// ([`crate::rowtable`]) to Arrow.
+#[derive(Debug, Clone)]
+pub(crate) struct MemberPlan {
+    plan: Plan,
+    size: usize,
+    /// The member's Arrow type.
+    pub(crate) data_type: DataType,
+}
+
+impl MemberPlan {
+    /// The plan of member `name` of `dataset`'s compound type, of type `dtype`.
+    pub(crate) fn of(dataset: &Dataset, name: &str, dtype: &Datatype) -> Result<MemberPlan> {
+        let ctx = Ctx {
+            dataset,
+            strings: StringMode::Utf8,
+            column: name,
+            row_table: true,
+        };
+        let (plan, data_type) = Plan::of(dtype, &ctx)?;
+        Ok(MemberPlan {
+            plan,
+            size: usz(dtype.size()),
+            data_type,
+        })
+    }
+
+    /// The member's values from its elements' bytes, `raw` (whole elements).
+    pub(crate) fn build(&self, dataset: &Dataset, name: &str, raw: &[u8]) -> Result<ArrayRef> {
+        let ctx = Ctx {
+            dataset,
+            strings: StringMode::Utf8,
+            column: name,
+            row_table: true,
+        };
+        let n = raw.len().checked_div(self.size).unwrap_or(0);
+        self.plan.build(raw, n, None, &ctx)
     }
 }

@@ -39,6 +39,8 @@ pub mod index;
 pub mod list;
 pub mod model;
 pub mod query;
+#[cfg(feature = "arrow")]
+pub mod rowtable;
 pub mod selection;
 pub mod text;
 #[cfg(feature = "std")]

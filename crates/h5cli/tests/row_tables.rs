@@ -1,0 +1,308 @@
+//! Row-oriented compound tables (PyTables `Table`, HDF5 Table "H5TB"):
+//! files written by PyTables and by libhdf5_hl's `H5TBmake_table` /
+//! `H5TBappend_records` (ctypes, tests/row_tables.py) read by
+//! `h5table::rowtable` with the values those libraries read; `h5 table
+//! import … --to` gives a table `h5 table check --strict` accepts; `h5 table
+//! export --as pytables|h5tb` is read back by PyTables and by
+//! `H5TBread_table` equal to the source, with the attributes
+//! `H5TBmake_table` writes.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::Array;
+use arrow_schema::DataType;
+use serde_json::{json, Value as J};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/row_tables.py");
+
+fn python() -> PathBuf {
+    let venv = std::env::var("H5FMT_VENV")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv").into());
+    PathBuf::from(venv).join("bin/python")
+}
+
+fn py(args: &[&str]) -> String {
+    let out = Command::new(python())
+        .arg(SCRIPT)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "row_tables.py {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn h5(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_h5"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The generated files, made once per test binary.
+fn dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("row_tables");
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        py(&["gen", d.to_str().unwrap()]);
+        d
+    })
+}
+
+fn load(name: &str) -> J {
+    serde_json::from_str(&std::fs::read_to_string(dir().join(name)).unwrap()).unwrap()
+}
+
+fn float(x: f64) -> J {
+    if x.is_nan() {
+        json!("nan")
+    } else {
+        json!(x)
+    }
+}
+
+/// Row `i` of `a` in row_tables.py's canonical form.
+fn canon(a: &dyn Array, i: usize) -> J {
+    macro_rules! p {
+        ($t:ty) => {
+            json!(a.as_primitive::<$t>().value(i))
+        };
+    }
+    match a.data_type() {
+        DataType::Int8 => p!(Int8Type),
+        DataType::Int16 => p!(Int16Type),
+        DataType::Int32 => p!(Int32Type),
+        DataType::Int64 => p!(Int64Type),
+        DataType::UInt8 => p!(UInt8Type),
+        DataType::UInt16 => p!(UInt16Type),
+        DataType::UInt32 => p!(UInt32Type),
+        DataType::UInt64 => p!(UInt64Type),
+        DataType::Float32 => float(f64::from(a.as_primitive::<Float32Type>().value(i))),
+        DataType::Float64 => float(a.as_primitive::<Float64Type>().value(i)),
+        DataType::Boolean => json!(a.as_boolean().value(i)),
+        DataType::Utf8 => json!(a.as_string::<i32>().value(i)),
+        DataType::Dictionary(..) => {
+            let d = a.as_any_dictionary();
+            canon(d.values().as_ref(), d.normalized_keys()[i])
+        }
+        DataType::FixedSizeList(..) => {
+            let v = a.as_fixed_size_list().value(i);
+            J::Array((0..v.len()).map(|j| canon(v.as_ref(), j)).collect())
+        }
+        DataType::Struct(fields) => {
+            let s = a.as_struct();
+            J::Object(
+                fields
+                    .iter()
+                    .zip(s.columns())
+                    .map(|(f, c)| (f.name().clone(), canon(c.as_ref(), i)))
+                    .collect(),
+            )
+        }
+        t => panic!("unexpected Arrow type {t}"),
+    }
+}
+
+/// Every column of `file:path` read by `RowTable` (in batches of 300 rows), canonical.
+fn read_ours(file: &Path, path: &str) -> (J, h5table::rowtable::RowTable) {
+    let f = h5fmt::File::open(file).unwrap();
+    let rt = h5table::rowtable::RowTable::open(&f.dataset(path).unwrap()).unwrap();
+    let mut cols: serde_json::Map<String, J> = rt
+        .fields()
+        .iter()
+        .map(|f| (f.name.clone(), J::Array(vec![])))
+        .collect();
+    for b in rt.batches(300) {
+        let b = b.unwrap();
+        assert!(b.num_rows() <= 300);
+        for (field, c) in b.schema().fields().iter().zip(b.columns()) {
+            let J::Array(v) = cols.get_mut(field.name()).unwrap() else {
+                unreachable!()
+            };
+            v.extend((0..c.len()).map(|i| canon(c.as_ref(), i)));
+        }
+    }
+    (J::Object(cols), rt)
+}
+
+/// `fill` (our one-element array) against the oracle's (PyTables gives an array column's
+/// fill as one element).
+fn assert_fill(rt: &h5table::rowtable::RowTable, name: &str, want: &J) {
+    let f = rt.fields().iter().find(|f| f.name == name).unwrap();
+    let got = canon(f.fill.as_ref().expect("a fill").as_ref(), 0);
+    match (&got, want) {
+        (J::Array(g), w) if !w.is_array() => {
+            assert!(g.iter().all(|x| x == w), "{name}: {got} vs {want}")
+        }
+        _ => assert_eq!(&got, want, "fill of {name}"),
+    }
+}
+
+/// Column-by-column equality, reporting the first differing row.
+fn assert_cols(got: &J, want: &J, what: &str) {
+    let (g, w) = (got.as_object().unwrap(), want.as_object().unwrap());
+    assert_eq!(
+        g.keys().collect::<Vec<_>>(),
+        w.keys().collect::<Vec<_>>(),
+        "{what}: columns"
+    );
+    for (name, wv) in w {
+        let (ga, wa) = (g[name].as_array().unwrap(), wv.as_array().unwrap());
+        assert_eq!(ga.len(), wa.len(), "{what}: {name}: rows");
+        if let Some(i) = (0..wa.len()).find(|&i| ga[i] != wa[i]) {
+            panic!("{what}: {name} row {i}: {} vs {}", ga[i], wa[i]);
+        }
+    }
+}
+
+#[test]
+fn read_matches_pytables_and_libhdf5_hl() {
+    let pt = load("pt.json");
+    for path in ["/g/t", "/g/flat"] {
+        let (cols, rt) = read_ours(&dir().join("pt.h5"), path);
+        assert_eq!(rt.flavor(), h5table::rowtable::Flavor::PyTables);
+        assert_eq!(json!(rt.nrows()), pt[path]["nrows"]);
+        assert_eq!(json!(rt.title()), pt[path]["title"]);
+        assert_cols(&cols, &pt[path]["columns"], path);
+        for (name, want) in pt[path]["fills"].as_object().unwrap() {
+            if name == "e" {
+                // PyTables gives an enum's default as its code; ours is the member name.
+                assert_eq!(
+                    canon(rt.fields()[6].fill.as_ref().unwrap().as_ref(), 0),
+                    json!("green")
+                );
+                continue;
+            }
+            assert_fill(&rt, name, want);
+        }
+    }
+    let tb = load("tb.json");
+    let (cols, rt) = read_ours(&dir().join("tb.h5"), "/tbl");
+    assert_eq!(rt.flavor(), h5table::rowtable::Flavor::H5tb);
+    assert_eq!(json!(rt.nrows()), tb["/tbl"]["nrows"]);
+    assert_cols(&cols, &tb["/tbl"]["columns"], "/tbl");
+    for (i, f) in rt.fields().iter().enumerate() {
+        assert_fill(
+            &rt,
+            &f.name,
+            &tb["/tbl"]["attrs"][format!("FIELD_{i}_FILL")]["value"],
+        );
+    }
+}
+
+#[test]
+fn broken_tables_are_refused_naming_the_dataset() {
+    let bad = dir().join("bad.h5");
+    let out = dir().join("bad_out.h5");
+    for (name, want) in [
+        ("nrows_past", "NROWS 5 is past the dataset's extent 4"),
+        ("name_mismatch", "FIELD_1_NAME is \"c\""),
+        ("nrows_float", "NROWS is H5T_IEEE_F64LE, not an integer"),
+        ("class_int", "attribute CLASS is"),
+        ("fill_type", "attribute FIELD_0_FILL is"),
+    ] {
+        let src = format!("{}:/{name}", bad.display());
+        let to = format!("{}:/{name}", out.display());
+        let o = h5(&["table", "import", &src, "--to", &to]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(
+            err.contains(&format!("/{name}")) && err.contains(want),
+            "{name}: {err}"
+        );
+    }
+    // A nested compound (an Arrow struct) has no HEP001 column: refused, naming the field.
+    let src = format!("{}:/g/t", dir().join("pt.h5").display());
+    let to = format!("{}:/nested", out.display());
+    let o = h5(&["table", "import", &src, "--to", &to]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("column \"c\""));
+}
+
+/// Import `src` into HEP001, check it strictly, export it both ways; each export must
+/// read back (PyTables, H5TBread_table) equal to `want`.
+fn round_trip(src: &Path, path: &str, want: &J, tag: &str) -> (J, J) {
+    let hep = dir().join(format!("{tag}_hep.h5"));
+    let _ = std::fs::remove_file(&hep);
+    let o = h5(&[
+        "table",
+        "import",
+        &format!("{}:{path}", src.display()),
+        "--to",
+        &format!("{}:/t", hep.display()),
+        "--chunk-rows",
+        "256",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = h5(&["table", "check", "--strict", hep.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let mut back = vec![];
+    for (as_, read) in [("pytables", "read_pt"), ("h5tb", "read_tb")] {
+        let out = dir().join(format!("{tag}_{as_}.h5"));
+        let _ = std::fs::remove_file(&out);
+        let dst = format!("{}:/a/b", out.display());
+        let o = h5(&[
+            "table",
+            "export",
+            &format!("{}:/t", hep.display()),
+            "--as",
+            as_,
+            &dst,
+            "--batch-rows",
+            "300",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let got: J = serde_json::from_str(&py(&[read, out.to_str().unwrap(), "/a/b"])).unwrap();
+        assert_cols(&got["columns"], want, &format!("{tag} --as {as_}"));
+        back.push(got);
+    }
+    let tb = back.pop().unwrap();
+    (back.pop().unwrap(), tb)
+}
+
+#[test]
+fn import_check_export_round_trips() {
+    // H5TB → HEP001 → PyTables / H5TB: every value, and libhdf5_hl's own attributes.
+    let tb = load("tb.json");
+    let want = &tb["/tbl"]["columns"];
+    let (_, h5tb) = round_trip(&dir().join("tb.h5"), "/tbl", want, "tb");
+    let ours = dir().join("tb_h5tb.h5");
+    let reference: J = serde_json::from_str(&py(&[
+        "make_tb_like",
+        ours.to_str().unwrap(),
+        "/a/b",
+        dir().join("tb_ref.h5").to_str().unwrap(),
+    ]))
+    .unwrap();
+    assert_eq!(h5tb["attrs"], reference, "attributes vs H5TBmake_table");
+    assert_eq!(h5tb["chunked"], json!(true));
+    assert_eq!(h5tb["maxshape"], json!([null]));
+    // Every source fill was a valid HEP001 fill (no row holds it), so it comes back.
+    for i in 0..5 {
+        let k = format!("FIELD_{i}_FILL");
+        assert_eq!(
+            h5tb["attrs"][&k]["value"], tb["/tbl"]["attrs"][&k]["value"],
+            "{k}"
+        );
+    }
+
+    // PyTables → HEP001 → PyTables / H5TB.
+    let pt = load("pt.json");
+    let want = &pt["/g/flat"]["columns"];
+    let (back, _) = round_trip(&dir().join("pt.h5"), "/g/flat", want, "pt");
+    assert_eq!(back["nrows"], pt["/g/flat"]["nrows"]);
+    assert_eq!(back["title"], json!(""));
+    let mut fills = pt["/g/flat"]["fills"].clone();
+    // Row 5 of i16 holds its PyTables default -2: not a valid HEP001 fill, so the
+    // column gets the HEP001 Table 1 sentinel (MIN + 1).
+    fills["i16"] = json!(i16::MIN + 1);
+    assert_eq!(back["fills"], fills);
+}
