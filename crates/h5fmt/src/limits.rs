@@ -24,6 +24,10 @@ pub struct Limits {
     /// default is [`default_max_read_bytes`]: half the memory this process
     /// may use (with `std`), 1 TiB without `std`.
     pub max_read_bytes: u64,
+    /// Maximum bytes of data one streamed pass over a dataset may visit
+    /// (hashing for the canonical dump, block-by-block checks): bounds work,
+    /// not memory, so unlike `max_read_bytes` it is the same on every machine.
+    pub max_stream_bytes: u64,
     /// Upper bound in bytes of each dataset's chunk cache (std; see
     /// `Dataset::chunk_cache`): its budget starts at the smaller of this and
     /// 4 MiB.
@@ -46,6 +50,7 @@ impl Default for Limits {
             max_metadata_block: 1 << 32,
             max_chunk_bytes: 1 << 32,
             max_read_bytes: default_max_read_bytes(),
+            max_stream_bytes: 1 << 40,
             cache_bytes: 64 << 20,
             max_objects: 1 << 26,
             max_index_entries: 1 << 40,
@@ -66,6 +71,7 @@ impl Limits {
             max_metadata_block: u64::MAX,
             max_chunk_bytes: u64::MAX,
             max_read_bytes: u64::MAX,
+            max_stream_bytes: u64::MAX,
             cache_bytes: 64 << 20,
             max_objects: usize::MAX,
             max_index_entries: u64::MAX,
@@ -83,6 +89,7 @@ impl Limits {
             max_metadata_block: 16 << 20,
             max_chunk_bytes: 16 << 20,
             max_read_bytes: 64 << 20,
+            max_stream_bytes: 64 << 20,
             cache_bytes: 4 << 20,
             max_objects: 10_000,
             max_index_entries: 1 << 20,
