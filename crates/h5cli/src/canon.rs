@@ -519,10 +519,10 @@ impl Canon<'_> {
             .max(1);
         // Blocks bound memory; the limit bounds the total work a file can ask for.
         let total = shape.iter().try_fold(es as u64, |a, &n| a.checked_mul(n));
-        let limit = d.file().ctx().limits.max_read_bytes;
+        let limit = d.file().ctx().limits.max_stream_bytes;
         if total.is_none_or(|t| t > limit) {
             return Err(format!(
-                "limit exceeded: dataset of {shape:?} x {es} bytes exceeds the read limit of {limit} bytes"
+                "limit exceeded: dataset of {shape:?} x {es} bytes exceeds the stream limit of {limit} bytes"
             ));
         }
         let block_elems = (BLOCK_BYTES / es).clamp(1, BLOCK_MAX_ELEMS) as u64;
@@ -704,13 +704,15 @@ impl Canon<'_> {
             .try_fold(1u64, |a, &n| a.checked_mul(n))
             .ok_or_else(|| named(p, "cannot read data: element count overflows"))?;
         // The dump reads (or hashes) every element: bound that work by the
-        // read limit, as a read of the whole dataset would be.
+        // stream limit (a fixed bound, so the dump is the same on every
+        // machine; a whole read below is also bounded by the read limit).
         let logical = count.saturating_mul(d.dtype().size().max(1));
-        if logical > ctx.limits.max_read_bytes {
+        if logical > ctx.limits.max_stream_bytes {
             return Err(named(
                 p,
                 &format!(
-                    "cannot read data: limit exceeded: dataset of {logical} bytes exceeds the read limit"
+                    "cannot read data: limit exceeded: dataset of {logical} bytes exceeds the stream limit of {} bytes",
+                    ctx.limits.max_stream_bytes
                 ),
             ));
         }

@@ -859,3 +859,79 @@ fn ls_marks_an_unreadable_object_and_goes_on() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stdout).contains("DATASET \"d\""));
 }
+
+/// A valid fill-only dataset of 2^40 doubles (8 TiB read whole; made by h5py,
+/// testdata/hostile/make.py) under a 4 GiB address-space cap: each command
+/// streams it (its first values are the fill value 1.5 h5py reads) or refuses
+/// it with exit 1 and a message naming it, and never ends by a signal.
+#[test]
+fn a_dataset_larger_than_memory_streams_or_is_refused_never_a_signal() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let f = common::repo_root().join("testdata/hostile/limit/fill_only_2e40_doubles.h5");
+    let f = f.to_str().unwrap();
+    for args in [
+        vec!["dump", f],
+        vec!["dump", "--json", f],
+        vec!["dump", "--canonical", f],
+        vec!["cat", f, "/huge"],
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_h5"));
+        cmd.args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // SAFETY: only async-signal-safe `setrlimit` runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                let cap = libc::rlimit {
+                    rlim_cur: 4 << 30,
+                    rlim_max: 4 << 30,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &cap) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
+        // Up to 64 KiB of output, then the pipe is closed (as `head` would).
+        let mut out = Vec::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .take(64 << 10)
+            .read_to_end(&mut out)
+            .unwrap();
+        let t = std::time::Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if t.elapsed().as_secs() > 60 {
+                child.kill().unwrap();
+                panic!("{args:?}: still running 60 s after its output was closed");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert_eq!(status.signal(), None, "{args:?}: {err}");
+        match status.code() {
+            Some(0) if args[0] == "cat" => {
+                assert_eq!(out.len(), 64 << 10, "{args:?}");
+                assert!(out.chunks(8).all(|c| c == 1.5f64.to_ne_bytes()), "{args:?}");
+            }
+            Some(0) => assert!(text(&out).contains("1.5"), "{args:?}: {}", text(&out)),
+            Some(1) => assert!(
+                err.contains("huge") && err.contains("limit"),
+                "{args:?}: {err}"
+            ),
+            c => panic!("{args:?}: exit {c:?}: {err}"),
+        }
+    }
+}

@@ -86,6 +86,24 @@ fn zeroed(n: usize, huge: bool) -> Result<Vec<u8>> {
     }
 }
 
+/// An empty `Vec` with room for `n` values, failing with `Limit` (naming
+/// `what` and the size) rather than aborting when the allocator cannot
+/// provide it: for capacities sized by file content. Reserving costs no pass
+/// over the memory.
+///
+/// # Errors
+/// `Limit` when the allocation fails or its size overflows.
+pub fn try_vec<T>(n: usize, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        Error::limit(alloc::format!(
+            "cannot allocate {} bytes for {what}",
+            (n as u128).saturating_mul(core::mem::size_of::<T>() as u128)
+        ))
+    })?;
+    Ok(v)
+}
+
 /// A buffer of `n` bytes whose contents are unspecified (initialized, but
 /// possibly left over from an earlier use on this thread), for outputs that
 /// are overwritten or truncated to what was written: a buffer given back by

@@ -225,7 +225,7 @@ pub fn convert_slice_with<T: H5Native>(
     if size == 0 {
         return Err(unrep::<T>(dtype));
     }
-    let mut out = Vec::with_capacity(raw.len() / size);
+    let mut out = crate::io::try_vec(raw.len() / size, "converted elements")?;
     for chunk in raw.chunks_exact(size) {
         match conv(chunk) {
             Some(v) => out.push(v),

@@ -103,7 +103,7 @@ pub(crate) fn decode_elements_in(
     if let Some(v) = decode_fast(dtype, data) {
         return Ok(v);
     }
-    let mut out = Vec::with_capacity(n);
+    let mut out = crate::io::try_vec(n, "decoded elements")?;
     for chunk in data.chunks_exact(size) {
         out.push(decode_one(dtype, chunk, ctx, heap, budget)?);
     }
@@ -307,10 +307,11 @@ pub fn decode_vlen_strings(
     let n = usize::try_from(count).unwrap_or(0);
     let total = vlen_strings_len(dtype, raw, count, ctx)?;
     let mut out = VarBytes {
-        data: Vec::with_capacity(
+        data: crate::io::try_vec(
             usize::try_from(total.min(ctx.limits.max_read_bytes)).unwrap_or(0),
-        ),
-        offsets: Vec::with_capacity(n.min(raw.len()) + 1),
+            "variable-length strings",
+        )?,
+        offsets: crate::io::try_vec(n.min(raw.len()) + 1, "string offsets")?,
     };
     out.offsets.push(0);
     let (data, offsets) = (&mut out.data, &mut out.offsets);

@@ -491,7 +491,7 @@ pub(crate) fn read_records_from<T: H5Record>(
         Some(b) => b.charge(out_bytes)?,
         None => Budget::new(cx.ctx).charge(out_bytes)?,
     }
-    let mut out = Vec::with_capacity(n);
+    let mut out = crate::io::try_vec(n, "records")?;
     for (i, e) in raw
         .get(..need)
         .unwrap_or(&[])

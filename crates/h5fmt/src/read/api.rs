@@ -381,7 +381,7 @@ impl File {
                     }));
                     done
                 });
-                let mut out = Vec::with_capacity(n);
+                let mut out = crate::io::try_vec(n, "decoded elements")?;
                 let mut exhausted = false;
                 for part in done {
                     match part {
@@ -1204,7 +1204,9 @@ impl Dataset {
             .ok_or_else(|| Error::limit("dataset size overflows"))?;
         if total > ctx.limits.max_read_bytes {
             return Err(Error::limit(format!(
-                "dataset of {total} bytes exceeds the read limit"
+                "dataset of {total} bytes exceeds the read limit of {} bytes \
+                 (Limits::max_read_bytes; read it in slices)",
+                ctx.limits.max_read_bytes
             )));
         }
         let total_usize =
@@ -1281,7 +1283,7 @@ impl Dataset {
         use std::io::{Read, Seek, SeekFrom};
         let file = &self.base.file;
         let heap = LocalHeap::read(&file.inner.st, file.inner.ctx, ext.heap)?;
-        let mut out = vec![0u8; total];
+        let mut out = crate::io::zeroed_buffer(total)?;
         let mut pos = 0usize;
         for slot in &ext.files {
             if pos >= total {
@@ -1384,7 +1386,8 @@ impl Dataset {
             .ok_or_else(|| Error::limit("selection size overflows"))?;
         if total > ctx.limits.max_read_bytes {
             return Err(Error::limit(format!(
-                "selection of {total} bytes exceeds the read limit"
+                "selection of {total} bytes exceeds the read limit of {} bytes",
+                ctx.limits.max_read_bytes
             )));
         }
         usize::try_from(count).map_err(|_| Error::limit("selection size overflows"))

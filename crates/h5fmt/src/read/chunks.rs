@@ -1229,7 +1229,7 @@ fn selection_inner(
                         continue;
                     }
                     // At most a quarter of a chunk within the chunk limit.
-                    let mut raw = alloc::vec![0u8; n];
+                    let mut raw = crate::io::scratch_buffer(n)?;
                     st.read_into(Addr(at), &mut raw).map_err(|e| {
                         e.context(&coords(&rec.offsets))
                             .with_offset(st.base().saturating_add(rec.addr.get()))

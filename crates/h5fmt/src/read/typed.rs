@@ -48,7 +48,10 @@ fn extract(raw: &[u8], elem: u64, offset: u64, len: u64) -> Result<Vec<u8>> {
     if elem == 0 {
         return Ok(Vec::new());
     }
-    let mut out = Vec::with_capacity((raw.len() / elem).saturating_mul(len));
+    let mut out = crate::io::try_vec(
+        (raw.len() / elem).saturating_mul(len),
+        "compound member bytes",
+    )?;
     for e in raw.chunks_exact(elem) {
         out.extend_from_slice(e.get(start..end).ok_or_else(bad)?);
     }

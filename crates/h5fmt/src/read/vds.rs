@@ -145,7 +145,8 @@ fn read_depth(ds: &Dataset, depth: usize) -> Result<(Vec<u64>, Vec<u8>)> {
         .ok_or_else(|| Error::limit("dataset size overflows"))?;
     if total > ctx.limits.max_read_bytes {
         return Err(Error::limit(format!(
-            "virtual dataset of {total} bytes exceeds the read limit"
+            "virtual dataset of {total} bytes exceeds the read limit of {} bytes",
+            ctx.limits.max_read_bytes
         )));
     }
     let fill = ds.fill_bytes();
@@ -167,10 +168,13 @@ fn read_depth(ds: &Dataset, depth: usize) -> Result<(Vec<u64>, Vec<u8>)> {
 
 fn repeat(fill: &[u8], count: u64) -> Result<Vec<u8>> {
     let n = usize::try_from(count).map_err(|_| Error::limit("dataset larger than memory"))?;
+    let bytes = n
+        .checked_mul(fill.len())
+        .ok_or_else(|| Error::limit("dataset larger than memory"))?;
     if fill.iter().all(|&b| b == 0) {
-        return Ok(vec![0u8; n.saturating_mul(fill.len())]);
+        return crate::io::large_buffer(bytes);
     }
-    let mut v = Vec::with_capacity(n.saturating_mul(fill.len()));
+    let mut v = crate::io::try_vec(bytes, "a virtual dataset")?;
     for _ in 0..n {
         v.extend_from_slice(fill);
     }
