@@ -515,7 +515,7 @@ impl Interp {
         if self.guessed && span >= Self::MIN_SPAN {
             // The guess is off by about sqrt(span) ranks on evenly spread
             // values: step that far to the literal's side.
-            let d = ((span as f64).sqrt() as u64).max(1);
+            let d = span.isqrt().max(1);
             self.follow = Some(if before {
                 mid.saturating_add(d)
             } else {
