@@ -867,8 +867,21 @@ fn ls_marks_an_unreadable_object_and_goes_on() {
 #[test]
 fn a_dataset_larger_than_memory_streams_or_is_refused_never_a_signal() {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
-    let f = common::repo_root().join("testdata/hostile/limit/fill_only_2e40_doubles.h5");
+    // A valid, never-written chunked dataset of 2^40 doubles (fill 1.5), made
+    // here: files in testdata/ are all dumped whole by corpus_limits.
+    let f = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fill_only_2e40_doubles.h5");
     let f = f.to_str().unwrap();
+    if common::run_py(
+        "import sys, h5py\n\
+         with h5py.File(sys.argv[1], 'w', libver='earliest') as f:\n\
+         \x20   f.create_dataset('huge', shape=(1 << 40,), dtype='f8', chunks=(1 << 16,), fillvalue=1.5)",
+        &[f],
+    )
+    .is_none()
+    {
+        eprintln!("skipping: no python venv");
+        return;
+    }
     for args in [
         vec!["dump", f],
         vec!["dump", "--json", f],
