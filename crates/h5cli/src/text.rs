@@ -620,6 +620,26 @@ fn plain_runs(
     })
 }
 
+/// The decimal digits of `v`, written at the end of `buf`; where they start.
+fn digits_at_end(mut v: u64, buf: &mut [u8; 24]) -> usize {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    i
+}
+
+/// The decimal digits of `v`.
+fn int_bytes(v: u64, buf: &mut [u8; 24]) -> &[u8] {
+    let i = digits_at_end(v, buf);
+    &buf[i..]
+}
+
 /// The decimal text of a native-order integer element of `e.len()` bytes.
 fn int_text<'b>(e: &[u8], signed: bool, buf: &'b mut [u8; 24]) -> &'b str {
     let mut v = match *e {
@@ -643,15 +663,7 @@ fn int_text<'b>(e: &[u8], signed: bool, buf: &'b mut [u8; 24]) -> &'b str {
             v = 1 << 63;
         }
     }
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
+    let mut i = digits_at_end(v, buf);
     if neg {
         i -= 1;
         buf[i] = b'-';
@@ -803,6 +815,12 @@ impl<'a> Rows<'a> {
                 self.out.write_all(self.line.as_bytes())?;
                 self.line.clear();
             }
+            if self.line.is_empty() && count > 2 * WIDTH as u64 {
+                count = self.repeat_lines(text, count, rep)?;
+                if count < 4 {
+                    continue;
+                }
+            }
             self.line.push_str(&self.indent);
             push_coords(&mut self.line, &self.shape, self.next);
             self.line.push_str(": ");
@@ -828,6 +846,68 @@ impl<'a> Rows<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The bulk of a long run of `text` (the line empty): every line that the run fills and
+    /// outlasts, written as [`Rows::push_repeat`] writes them, but assembled in a local buffer
+    /// with only the last coordinate formatted per line (a fill-only dataset of billions of
+    /// elements is hundreds of millions of such lines). Returns the count left, which ends
+    /// with a line of its own (at most one line's worth, or a run crossing no whole line).
+    fn repeat_lines(&mut self, text: &str, mut count: u64, rep: &mut String) -> Result<u64, Fail> {
+        let len = text.len();
+        let unit = len + 2;
+        let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+        // `indent(c0,c1,…,` for the row of `self.next`.
+        let mut prefix: Vec<u8> = Vec::new();
+        let mut prefix_row = u64::MAX;
+        let mut digits = [0u8; 24];
+        while count > 0 {
+            let row = self.next / self.row;
+            if row != prefix_row {
+                prefix.clear();
+                prefix.extend_from_slice(self.indent.as_bytes());
+                let mut coords = String::new();
+                push_coords(&mut coords, &self.shape, self.next);
+                // Everything up to the last coordinate.
+                let cut = coords.rfind([',', '(']).map_or(0, |p| p + 1);
+                prefix.extend_from_slice(&coords.as_bytes()[..cut]);
+                prefix_row = row;
+            }
+            let last = self.next % self.row;
+            let last_text = int_bytes(last, &mut digits);
+            // `prefix` + last coordinate + "): " + the first value.
+            let width = prefix.len() + last_text.len() + 3 + len;
+            let more = if width + 3 + len <= WIDTH {
+                (WIDTH - 3 - len - width) / unit + 1
+            } else {
+                0
+            };
+            let limit = count.min(self.row - last);
+            let k = (1 + more as u64).min(limit);
+            if k >= count {
+                // The run ends within this line: the caller writes it.
+                break;
+            }
+            if rep.len() < k as usize * unit {
+                while rep.len() < k as usize * unit {
+                    rep.push_str(text);
+                    rep.push_str(", ");
+                }
+            }
+            buf.extend_from_slice(&prefix);
+            buf.extend_from_slice(last_text);
+            buf.extend_from_slice(b"): ");
+            buf.extend_from_slice(&rep.as_bytes()[..k as usize * unit - 2]);
+            buf.extend_from_slice(b",\n");
+            self.next += k;
+            count -= k;
+            if buf.len() > (1 << 16) - 256 {
+                self.out.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        self.out.write_all(&buf)?;
+        Ok(count)
     }
 
     fn end(self) -> Result<(), Fail> {
@@ -1539,8 +1619,15 @@ mod tests {
         };
         for case in 0..400 {
             let rank = 1 + rnd(3) as usize;
+            // Every eighth case: long rows and runs, whose bulk `Rows::repeat_lines` writes
+            // (coordinates gaining digits mid-run, runs crossing rows).
+            let wide = case % 8 == 7;
             let shape: Vec<u64> = (0..rank)
-                .map(|_| 1 + rnd(if case % 2 == 0 { 50 } else { 7 }))
+                .map(|k| match (wide, k + 1 == rank) {
+                    (true, true) => 1 + rnd(3000),
+                    (true, false) => 1 + rnd(4),
+                    _ => 1 + rnd(if case % 2 == 0 { 50 } else { 7 }),
+                })
                 .collect();
             let total: u64 = shape.iter().product();
             let es = [1usize, 2, 4, 8][rnd(4) as usize];
@@ -1549,7 +1636,11 @@ mod tests {
             while (bytes.len() / es) < total as usize {
                 let v = [0u64, 7, 123_456, u64::MAX][rnd(4) as usize];
                 let long = rnd(3) == 0;
-                let run = 1 + rnd(if long { 300 } else { 6 });
+                let run = 1 + rnd(match (long, wide) {
+                    (true, true) => 8000,
+                    (true, false) => 300,
+                    _ => 6,
+                });
                 for _ in 0..run {
                     bytes.extend_from_slice(&v.to_ne_bytes()[..es]);
                 }

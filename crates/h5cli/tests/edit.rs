@@ -1019,45 +1019,71 @@ struct Killed {
     fm: u64,
 }
 
-#[test]
-fn kill_test() {
+/// What one chain of [`kill_test`] counted.
+#[derive(Default)]
+struct KillStats {
+    per_variant: Vec<usize>,
+    ops: BTreeMap<String, u64>,
+    total_checked: usize,
+    total_flushes: u64,
+    attr_checked: usize,
+    total_groups: usize,
+    residues: usize,
+    lib_edits: usize,
+    pending_cut: usize,
+    lib_hangs: usize,
+}
+
+impl KillStats {
+    fn add(&mut self, o: KillStats) {
+        if self.per_variant.len() < o.per_variant.len() {
+            self.per_variant.resize(o.per_variant.len(), 0);
+        }
+        for (a, b) in self.per_variant.iter_mut().zip(o.per_variant) {
+            *a += b;
+        }
+        for (k, v) in o.ops {
+            *self.ops.entry(k).or_default() += v;
+        }
+        self.total_checked += o.total_checked;
+        self.total_flushes += o.total_flushes;
+        self.attr_checked += o.attr_checked;
+        self.total_groups += o.total_groups;
+        self.residues += o.residues;
+        self.lib_edits += o.lib_edits;
+        self.pending_cut += o.pending_cut;
+        self.lib_hangs += o.lib_hangs;
+    }
+}
+
+/// One chain of [`kill_test`]: kills `worker`, `worker + workers`, … of `kills`, each on a
+/// copy of its variant's template or of the chain's last killed file of that variant.
+fn kill_chain(
+    worker: usize,
+    workers: usize,
+    kills: usize,
+    exe: &Path,
+    dir: &Path,
+    templates: &[PathBuf],
+) -> KillStats {
     use serde_json::{json, Value};
     use std::os::unix::process::ExitStatusExt;
-    let Some(_) = python() else {
-        eprintln!("skipping: no python venv");
-        return;
-    };
-    let kills = kills_wanted();
-    let exe = std::env::current_exe().expect("current exe");
-    let dir = scratch("kill");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let mut templates = Vec::new();
-    for v in &KILL_VARIANTS {
-        let t = dir.join(format!("template_{}.h5", v.name));
-        let persist = if v.persist { "1" } else { "0" };
-        let page = v.page.to_string();
-        run_lib(
-            GEN_KILL,
-            &[t.to_str().expect("utf-8"), v.libver, v.fs, persist, &page],
-        )
-        .expect("python");
-        templates.push(t);
-    }
     let nv = KILL_VARIANTS.len();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ u64::from(std::process::id()));
+    let mut rng =
+        Rng(0x9e37_79b9_7f4a_7c15 ^ u64::from(std::process::id()) ^ (worker as u64) << 32);
     // The last file killed of each variant: half the runs continue it.
     let mut last: Vec<Option<PathBuf>> = vec![None; nv];
     let mut batch: Vec<Killed> = Vec::new();
-    let mut per_variant = vec![0usize; nv];
-    let mut ops: BTreeMap<String, u64> = BTreeMap::new();
-    let (mut total_checked, mut total_flushes, mut attr_checked) = (0usize, 0u64, 0usize);
-    let (mut total_groups, mut residues, mut lib_edits, mut pending_cut) = (0usize, 0, 0, 0);
-    let mut lib_hangs = 0usize;
-    let start = std::time::Instant::now();
-    for i in 0..kills {
+    let mut st = KillStats {
+        per_variant: vec![0; nv],
+        ..KillStats::default()
+    };
+    // This chain's kills: every `workers`-th of the whole test's.
+    let mine: Vec<usize> = (worker..kills).step_by(workers).collect();
+    for (n, &i) in mine.iter().enumerate() {
         let vi = i % nv;
         let variant = KILL_VARIANTS[vi];
-        per_variant[vi] += 1;
+        st.per_variant[vi] += 1;
         let file = dir.join(format!("k{i}.h5"));
         let src = match &last[vi] {
             Some(p) if rng.below(2) == 0 => p.clone(),
@@ -1072,7 +1098,7 @@ fn kill_test() {
                 "d": describe_kill(&f).expect("describe before"),
             })
         };
-        let mut child = Command::new(&exe)
+        let mut child = Command::new(exe)
             .args(["kill_child", "--exact", "--nocapture", "--test-threads=1"])
             .env("H5_EDIT_CHILD", &file)
             .env("H5_EDIT_SEED", rng.below(1_000_000).to_string())
@@ -1104,18 +1130,18 @@ fn kill_test() {
         for line in complete.lines() {
             if let Some(rest) = line.strip_prefix("GROUP ") {
                 groups_made = groups_made.max(rest.parse::<usize>().expect("number") + 1);
-                total_groups += 1;
+                st.total_groups += 1;
             } else if let Some(rest) = line.strip_prefix("STATE ") {
                 pending = Some(serde_json::from_str(rest).expect("state json"));
             } else if line == "FLUSHED" {
                 committed = pending.take().expect("FLUSHED without STATE");
-                total_flushes += 1;
+                st.total_flushes += 1;
             } else if let Some(op) = line.strip_prefix("DONE ") {
-                *ops.entry(op.to_string()).or_default() += 1;
+                *st.ops.entry(op.to_string()).or_default() += 1;
             }
         }
         if pending.is_some() {
-            pending_cut += 1;
+            st.pending_cut += 1;
         }
         let next = pending.unwrap_or_else(|| committed.clone());
         let (fx, fm) = (
@@ -1124,7 +1150,7 @@ fn kill_test() {
         );
         let what = format!("kill {i} ({})", variant.name);
         // Our reader and h5 check, right away.
-        residues += usize::from(kill_check_strict(&file, &what));
+        st.residues += usize::from(kill_check_strict(&file, &what));
         let f = h5fmt::File::open(&file).expect("open after kill");
         let x: Vec<f64> = f.dataset("/x").expect("x").read().expect("read x");
         let m: Vec<i32> = f.dataset("/m").expect("m").read().expect("read m");
@@ -1158,7 +1184,7 @@ fn kill_test() {
                 [x.len() as i64],
                 "{what}: attr n"
             );
-            attr_checked += 1;
+            st.attr_checked += 1;
         }
         // Each d<id>: as committed, or as the commit the kill cut.
         let d = describe_kill(&f).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -1187,7 +1213,7 @@ fn kill_test() {
             fm,
         });
         last[vi] = Some(file);
-        if batch.len() == 50 || i + 1 == kills {
+        if batch.len() == 50 || n + 1 == mine.len() {
             let args: Vec<String> = batch
                 .iter()
                 .map(|k| {
@@ -1222,7 +1248,7 @@ fn kill_test() {
                 assert_eq!(r["d"], Value::Object(k.d.clone()), "{what}: datasets");
                 let v = KILL_VARIANTS[k.variant];
                 if libhdf5_hang(r, &k.file, v.paged(), &what) {
-                    lib_hangs += 1;
+                    st.lib_hangs += 1;
                     continue;
                 }
                 assert_eq!(
@@ -1233,7 +1259,7 @@ fn kill_test() {
                 if let Some(lib) = r.get("lib") {
                     // libhdf5 edited the file through our managers: both
                     // libraries see the same, and h5 check is clean.
-                    lib_edits += 1;
+                    st.lib_edits += 1;
                     assert_eq!(r["after_lib"]["d"], r["d"], "{what}: after libhdf5's edit");
                     kill_check_strict(&k.file, &format!("{what}, after libhdf5's edit"));
                     let f = h5fmt::File::open(&k.file).expect("open after libhdf5");
@@ -1255,7 +1281,7 @@ fn kill_test() {
                     );
                 }
             }
-            total_checked += batch.len();
+            st.total_checked += batch.len();
             // Keep the files later runs may continue.
             for k in batch.drain(..) {
                 if !last.contains(&Some(k.file.clone())) {
@@ -1264,6 +1290,63 @@ fn kill_test() {
             }
         }
     }
+    st
+}
+
+#[test]
+fn kill_test() {
+    let Some(_) = python() else {
+        eprintln!("skipping: no python venv");
+        return;
+    };
+    let kills = kills_wanted();
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = scratch("kill");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let mut templates = Vec::new();
+    for v in &KILL_VARIANTS {
+        let t = dir.join(format!("template_{}.h5", v.name));
+        let persist = if v.persist { "1" } else { "0" };
+        let page = v.page.to_string();
+        run_lib(
+            GEN_KILL,
+            &[t.to_str().expect("utf-8"), v.libver, v.fs, persist, &page],
+        )
+        .expect("python");
+        templates.push(t);
+    }
+    let start = std::time::Instant::now();
+    // Two chains at once, each over half the variants: most of a kill's time is the wait
+    // before the SIGKILL and the child's work, so two overlap on two cores.
+    let workers = 2;
+    let chains: Vec<KillStats> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (exe, dir, templates) = (&exe, &dir, &templates);
+                sc.spawn(move || kill_chain(w, workers, kills, exe, dir, templates))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut st = KillStats::default();
+    for c in chains {
+        st.add(c);
+    }
+    let KillStats {
+        per_variant,
+        ops,
+        total_checked,
+        total_flushes,
+        attr_checked,
+        total_groups,
+        residues,
+        lib_edits,
+        pending_cut,
+        lib_hangs,
+    } = st;
     let per: Vec<String> = KILL_VARIANTS
         .iter()
         .zip(&per_variant)

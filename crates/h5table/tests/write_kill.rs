@@ -282,9 +282,55 @@ for p in sys.argv[1:]:
 #[test]
 fn kill_test_300_random_sigkills() {
     let py = common::python();
-    let dir = common::tmp("kill");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let top = common::tmp("kill");
+    let _ = std::fs::remove_dir_all(&top);
+    let kills = std::env::var("H5TABLE_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300usize);
+    // Two chains (each its own table file) at once: most of a kill's time is the wait before
+    // the SIGKILL, so two overlap on two cores.
+    let chains: Vec<ChainStats> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..2)
+            .map(|c| {
+                let (py, top) = (&py, &top);
+                let n = kills / 2 + (kills % 2) * usize::from(c == 0);
+                sc.spawn(move || kill_chain(py, &top.join(format!("chain{c}")), c, n))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let sum = |f: fn(&ChainStats) -> usize| chains.iter().map(f).sum::<usize>();
+    eprintln!(
+        "{kills} kills in {} chains: {} saw a new state; {} during an operation \
+         ({} of those after its NROWS commit); indexes all current after \
+         {}, some stale by their tokens after {}",
+        chains.len(),
+        sum(|c| c.moved),
+        sum(|c| c.mid_op),
+        sum(|c| c.mid_op_new),
+        sum(|c| c.current_seen),
+        sum(|c| c.stale_seen),
+    );
+    let _ = std::fs::remove_dir_all(&top);
+}
+
+/// What one chain of kills saw.
+struct ChainStats {
+    moved: usize,
+    mid_op: usize,
+    mid_op_new: usize,
+    current_seen: usize,
+    stale_seen: usize,
+}
+
+/// `kills` kills of children editing one table file in `dir`, each child continuing the
+/// file the last one left.
+fn kill_chain(py: &Path, dir: &Path, chain: usize, kills: usize) -> ChainStats {
+    std::fs::create_dir_all(dir).unwrap();
     let path = dir.join("t.h5");
     let mut w = FileWriter::create(&path).unwrap();
     TableWriter::new()
@@ -320,11 +366,7 @@ fn kill_test_300_random_sigkills() {
         s: vec![],
     };
     let exe = std::env::current_exe().unwrap();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ u64::from(std::process::id()));
-    let kills = std::env::var("H5TABLE_KILLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300usize);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ u64::from(std::process::id()) ^ (chain as u64) << 32);
     let mut snapshots: Vec<(PathBuf, State, Option<State>)> = Vec::new();
     let mut moved = 0;
     let (mut mid_op, mut mid_op_new) = (0, 0);
@@ -407,20 +449,21 @@ fn kill_test_300_random_sigkills() {
         std::fs::copy(&path, &snap).unwrap();
         snapshots.push((snap, committed, pending));
         if snapshots.len() == 50 {
-            h5py_check_snapshots(&py, &mut snapshots);
+            h5py_check_snapshots(py, &mut snapshots);
         }
     }
-    eprintln!(
-        "{kills} kills: {moved} saw a new state; {mid_op} during an operation \
-         ({mid_op_new} of those after its NROWS commit); indexes all current after \
-         {current_seen}, some stale by their tokens after {stale_seen}"
-    );
     assert!(
         moved > kills / 4,
-        "the child made too little progress: {moved} changes in {kills} kills"
+        "chain {chain}: the child made too little progress: {moved} changes in {kills} kills"
     );
-    h5py_check_snapshots(&py, &mut snapshots);
-    let _ = std::fs::remove_dir_all(&dir);
+    h5py_check_snapshots(py, &mut snapshots);
+    ChainStats {
+        moved,
+        mid_op,
+        mid_op_new,
+        current_seen,
+        stale_seen,
+    }
 }
 
 /// h5py reads every killed file with the same rows as an accepted state;
