@@ -940,3 +940,106 @@ print(json.dumps(out))
         libhdf5_edits(&q);
     }
 }
+
+/// h5py writes (`earliest`: version 1 headers, no checksums to patch) a
+/// root dataset `u` and a group `g` holding `z` then `h`, each one `<i4`
+/// in contiguous storage; prints `u`'s and `z`'s storage addresses and
+/// `u`'s header address.
+const GEN_SHARED: &str = r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'w', libver='earliest') as f:
+    f['u'] = np.array([7], dtype='<i4')
+    g = f.create_group('g')
+    g['z'] = np.array([1], dtype='<i4')
+    g['h'] = np.array([2], dtype='<i4')
+    print(f['u'].id.get_offset(), f['g/z'].id.get_offset(), h5py.h5o.get_info(f['u'].id).addr)
+"#;
+
+/// libhdf5's view of each file: `u`'s value, whether `g` is there,
+/// `new`'s values.
+const READ_SHARED: &str = r#"
+import sys, json, h5py
+out = []
+for p in sys.argv[1:]:
+    with h5py.File(p, 'r') as f:
+        out.append({'u': f['u'][()].tolist(), 'g': 'g' in f,
+                    'new': f['new'][()].ravel().tolist() if 'new' in f else None})
+print(json.dumps(out))
+"#;
+
+/// The file of [`GEN_SHARED`] made corrupt as a fuzzed file was (twice,
+/// at `a` and `b`): `u`'s layout message points at `z`'s storage, so two
+/// datasets claim the same four bytes (libhdf5 reads `u` as `z`'s value
+/// and does not notice).
+fn shared_storage_files(a: &Path, b: &Path) -> bool {
+    let Some(out) = run_py(GEN_SHARED, &[a.to_str().expect("utf-8")]) else {
+        return false;
+    };
+    let n: Vec<u64> = out
+        .split_whitespace()
+        .map(|t| t.parse().expect("number"))
+        .collect();
+    let (u, z, header) = (n[0], n[1], n[2] as usize);
+    let mut bytes = std::fs::read(a).expect("read");
+    // Contiguous layout message version 3: 3, class 1, address, size 4.
+    let mut old = vec![3u8, 1];
+    old.extend_from_slice(&u.to_le_bytes());
+    old.extend_from_slice(&4u64.to_le_bytes());
+    let at = header
+        + bytes[header..]
+            .windows(old.len())
+            .position(|w| w == old)
+            .expect("u's layout message");
+    bytes[at + 2..at + 10].copy_from_slice(&z.to_le_bytes());
+    std::fs::write(a, &bytes).expect("write");
+    std::fs::write(b, &bytes).expect("write");
+    let v = py_list(READ_SHARED, &[a]);
+    assert_eq!(
+        v[0]["u"],
+        serde_json::json!([1]),
+        "the patch makes u read z"
+    );
+    true
+}
+
+/// In a corrupt file where `u` and `g/z` share their storage, a box
+/// written to `u` survives deleting `g` and creating a dataset that the
+/// freed space would take: the deletion leaves storage an open dataset
+/// uses (a leak). Opening `u` for writing after `g`'s deletion freed its
+/// bytes is refused (`Corrupt`) before anything is written. Oracle:
+/// libhdf5 reads the written value, the new dataset's fill and `g` gone.
+#[test]
+fn deleting_storage_an_open_dataset_shares_keeps_it() {
+    let (written, refused) = (scratch("shared_storage.h5"), scratch("shared_refused.h5"));
+    if !shared_storage_files(&written, &refused) {
+        return;
+    }
+    let mut ed = FileEditor::open(&written).expect("open");
+    ed.write_box("/u", &[0], &[1], &(-5i32).to_le_bytes())
+        .expect("write u");
+    ed.delete_link("/", "g").expect("delete g");
+    ed.create_dataset(
+        "/",
+        "new",
+        &NewDataset::new(Datatype::int_le(4, true), &[1]),
+    )
+    .expect("create");
+    ed.close().expect("close");
+
+    let mut ed = FileEditor::open(&refused).expect("open");
+    ed.delete_link("/", "g").expect("delete g");
+    let r = ed.write_box("/u", &[0], &[1], &(-5i32).to_le_bytes());
+    ed.close().expect("close");
+
+    let v = py_list(READ_SHARED, &[&written, &refused]);
+    assert_eq!(
+        v,
+        [
+            serde_json::json!({"u": [-5], "g": false, "new": [0]}),
+            serde_json::json!({"u": [1], "g": false, "new": null}),
+        ],
+        "libhdf5's view after the edits"
+    );
+    let err = r.expect_err("u's storage was freed with g/z");
+    assert_eq!(err.kind(), h5fmt::ErrorKind::Corrupt, "{err}");
+}

@@ -35,7 +35,9 @@
 //! never a double free); committed datatypes used by attributes shared in
 //! the SOHM heap are left untouched (they only leak); no
 //! extent is freed that passes the end of file or overlaps space that is
-//! already free or pending, or the persistent managers' own structures.
+//! already free or pending, the persistent managers' own structures, or
+//! the storage of a dataset or header the editor holds (a corrupt file's
+//! objects sharing bytes).
 //! Objects still named by object references are deleted all the same, as
 //! libhdf5 does.
 
@@ -150,10 +152,7 @@ impl FileEditor {
         self.dense_sets.remove(&(a, DenseKind::Links));
         self.dense_sets.remove(&(a, DenseKind::Attrs));
         let ctx = self.ctx;
-        for c in &h.chunks {
-            let len = c.prefix.len() + c.cap + if h.version == 2 { 4 } else { 0 };
-            del.meta.push((c.addr, len as u64));
-        }
+        del.meta.extend(h.chunk_extents());
         // Read once: both the SOHM drops and the committed datatypes need them.
         let dense = self.dense_attrs(&h);
         self.stage_sohm_drops(a, &h, &dense);
@@ -404,12 +403,42 @@ impl FileEditor {
     /// freed (empty, inside the superblock, past the end of file, over
     /// space already free or pending, over the managers' structures, raw
     /// extents over the deletion's metadata) is left out when the commit's
-    /// frees are settled (`settle_free`).
+    /// frees are settled (`settle_free`). An extent that overlaps storage
+    /// a live object still uses, as far as the editor holds it (the open
+    /// datasets' contiguous blocks, chunks and index structures, the
+    /// staged headers), is left out here: only a corrupt file has two
+    /// objects claim the same bytes, and freeing them would let the next
+    /// allocation overwrite the live object's data (a leak instead).
     fn free_deleted(&mut self, mut del: Deletion) {
+        let live = self.live_extents();
+        let clear = |e: &(u64, u64)| !super::space::overlaps(&live, e.0, e.1);
+        del.meta.retain(clear);
+        del.raw.retain(clear);
         super::space::coalesce(&mut del.meta);
         super::space::coalesce(&mut del.raw);
         self.pending_free.extend(del.meta);
         self.pending_free_raw.extend(del.raw);
+    }
+
+    /// The file space the open datasets and the staged headers use, sorted
+    /// and coalesced (a deleted object's are already dropped from both).
+    fn live_extents(&self) -> Vec<(u64, u64)> {
+        let mut live: Vec<(u64, u64)> = self
+            .headers
+            .values()
+            .flat_map(super::header::HeaderImage::chunk_extents)
+            .collect();
+        for st in self.datasets.values() {
+            match st {
+                super::DsState::Contig(c) => live.push((c.addr, c.len)),
+                super::DsState::Chunked(c) => {
+                    live.extend(c.map.values().map(|s| (s.addr, s.size)));
+                    live.extend(c.index_extents.iter().copied());
+                }
+            }
+        }
+        super::space::coalesce(&mut live);
+        live
     }
 
     /// Remove the staged global heap objects (a deleted virtual dataset's

@@ -57,6 +57,15 @@ pub(crate) struct HeaderImage {
 pub(crate) type Loc = (usize, usize);
 
 impl HeaderImage {
+    /// The file space of each chunk: (address, length), the v2 checksum
+    /// included.
+    pub(crate) fn chunk_extents(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let sum = if self.version == 2 { 4 } else { 0 };
+        self.chunks
+            .iter()
+            .map(move |c| (c.addr, (c.prefix.len() + c.cap + sum) as u64))
+    }
+
     /// Read and fully validate the header at `addr` (checksums, continuation cycles, limits).
     pub(crate) fn load(st: &Storage, ctx: Ctx, addr: Addr) -> Result<Self> {
         let h = crate::read::object_header::read_header_chunks(st, addr, ctx)?;

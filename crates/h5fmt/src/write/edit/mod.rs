@@ -114,10 +114,16 @@
 //! that is empty, starts inside the superblock, ends past the end of file
 //! or overlaps space already free is leaked instead, and a file shorter
 //! than its end-of-file address is not opened for editing (libhdf5 refuses
-//! it too). The editor does not map the whole file, though: in a corrupt
-//! file where two structures claim the same bytes (`h5 check` reports such
-//! overlaps), deleting or replacing one frees bytes the other still uses,
-//! as with libhdf5. Check files of unknown origin first.
+//! it too). Where two structures of a corrupt file claim the same bytes,
+//! the editor protects what it holds: a deletion does not free an extent
+//! overlapping the storage of a dataset it has open (contiguous block,
+//! chunks, index structures) or a header it has staged (a leak), and a
+//! dataset whose storage overlaps free space (another object's, freed) is
+//! not opened for writing (`Corrupt`). It does not map the whole file,
+//! though: deleting or replacing one of two overlapping structures frees
+//! bytes the other still uses when the editor has not touched the other,
+//! as with libhdf5 (`h5 check` reports such overlaps; check files of
+//! unknown origin first).
 //!
 //! Space released by a commit (replaced and dropped chunks, B-tree nodes
 //! this editor wrote, object header chunks, old heaps and dense indexes)
@@ -352,6 +358,8 @@ struct ContigDs {
     es: usize,
     dims: Vec<u64>,
     addr: u64,
+    /// Bytes of storage the elements use (from `addr`).
+    len: u64,
 }
 
 #[derive(Debug)]
@@ -760,8 +768,15 @@ impl FileEditor {
                     es,
                     filtered,
                 )?;
+                let free = self.free_space();
                 let mut map = BTreeMap::new();
                 for r in records {
+                    if space::overlaps(&free, r.addr.get(), r.size) {
+                        return Err(Error::corrupt(
+                            "a chunk overlaps free space (another object's, freed)",
+                            addr,
+                        ));
+                    }
                     // Every chunk on the grid and inside the extent: the
                     // rebuilt index and resizes compute with these.
                     let outside = r.offsets.len() < c.dims.len()
@@ -845,10 +860,17 @@ impl FileEditor {
                 if !ds.filters().filters.is_empty() {
                     return Err(Error::corrupt("contiguous dataset with filters", addr));
                 }
+                if space::overlaps(&self.free_space(), a.get(), need) {
+                    return Err(Error::corrupt(
+                        "contiguous storage overlaps free space (another object's, freed)",
+                        addr,
+                    ));
+                }
                 DsState::Contig(ContigDs {
                     es,
                     dims: space.dims.clone(),
                     addr: a.get(),
+                    len: need,
                 })
             }
             _ => {
@@ -861,6 +883,22 @@ impl FileEditor {
         self.dtypes.insert(addr, ds.dtype().clone());
         self.paths.insert(path.into(), addr);
         Ok(addr)
+    }
+
+    /// Free and pending-free space, sorted and coalesced. Storage of a
+    /// live object never overlaps it, except in a corrupt file where two
+    /// objects claim the same bytes and one of them was deleted.
+    fn free_space(&self) -> Vec<(u64, u64)> {
+        let mut all: Vec<(u64, u64)> = self
+            .free
+            .iter()
+            .chain(&self.free_raw)
+            .chain(&self.pending_free)
+            .chain(&self.pending_free_raw)
+            .copied()
+            .collect();
+        space::coalesce(&mut all);
+        all
     }
 
     /// The current shape of dataset `path`, including uncommitted resizes.
@@ -1638,7 +1676,14 @@ impl FileEditor {
         // Collections losing objects: rewritten in place after the header
         // chunks, or freed whole when emptied.
         let gheap_writes = self.commit_gheap();
-        let addrs: Vec<u64> = self.datasets.keys().copied().collect();
+        // Contiguous datasets stay open as they are (their writes went in
+        // place): a deletion must still see the storage they use.
+        let addrs: Vec<u64> = self
+            .datasets
+            .iter()
+            .filter(|(_, st)| matches!(st, DsState::Chunked(_)))
+            .map(|(a, _)| *a)
+            .collect();
         // Dirty chunks in the order: (header addr, grow?) for in-place ordering.
         let mut order: Vec<(u64, bool, Option<usize>, Option<usize>)> = Vec::new();
         for a in addrs {

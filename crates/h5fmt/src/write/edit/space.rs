@@ -70,6 +70,14 @@ pub(super) fn coalesce(list: &mut Vec<(u64, u64)>) {
     *list = out;
 }
 
+/// Whether `[a, a + l)` overlaps an extent of `sorted` (sorted by address
+/// and coalesced, as [`coalesce`] leaves it).
+pub(super) fn overlaps(sorted: &[(u64, u64)], a: u64, l: u64) -> bool {
+    let end = a.saturating_add(l);
+    let i = sorted.partition_point(|&(b, m)| b.saturating_add(m) <= a);
+    l > 0 && sorted.get(i).is_some_and(|&(b, _)| b < end)
+}
+
 /// What [`load`] found: the managers (if kept up to date by the editor),
 /// the free metadata and raw data sections, and whether the file uses
 /// paged aggregation.
