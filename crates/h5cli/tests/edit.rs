@@ -401,7 +401,7 @@ with h5py.File(path, 'w', **kw) as f:
 /// "d", "lib", "after_lib"} | {"x", "m", "d", "hang"} | {"error": ...}};
 /// progress on standard error (for [`run_py_bounded`]).
 const CHECK_KILL: &str = r#"
-import sys, os, json, shutil, subprocess, h5py, numpy as np
+import sys, os, json, select, shutil, time, h5py, numpy as np
 def describe(f):
     out = {}
     for name in f:
@@ -432,17 +432,44 @@ def check(path, **kw):
             raise ValueError('/x or /m: wrong values')
         return {'x': len(x), 'm': int(m.shape[0]), 'd': describe(f)}
 PB = 4 * 65536
-LIB_EDIT = """
-import sys, h5py, numpy as np
-path, paged = sys.argv[1], sys.argv[2] == '1'
-kw = {'page_buf_size': 4 * 65536} if paged else {}
-with h5py.File(path, 'r+', **kw) as f:
-    k = sum(1 for n in f if n.startswith('lib'))
-    f.create_dataset('lib%d' % k, data=np.arange(100 + 37 * k, dtype='<i8') * 3)
-    print('closing', flush=True)
-print(k, flush=True)
-"""
 LIMIT = float(os.environ.get('H5_LIBHDF5_EDIT_SECS', '20'))
+def lib_edit(path, paged):
+    # libhdf5's r+ edit in a forked child (h5py already imported: a new interpreter per
+    # file cost most of this script's time), killed after LIMIT seconds should it hang.
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        code = 1
+        try:
+            kw = {'page_buf_size': PB} if paged else {}
+            with h5py.File(path, 'r+', **kw) as f:
+                k = sum(1 for n in f if n.startswith('lib'))
+                f.create_dataset('lib%d' % k, data=np.arange(100 + 37 * k, dtype='<i8') * 3)
+                os.write(w, b'closing\n')
+            os.write(w, b'%d\n' % k)
+            code = 0
+        except BaseException as e:
+            os.write(w, ('error ' + repr(e)).encode())
+        os._exit(code)
+    os.close(w)
+    deadline = time.monotonic() + LIMIT
+    said = b''
+    while True:
+        left = deadline - time.monotonic()
+        ready = select.select([r], [], [], left)[0] if left > 0 else []
+        if not ready:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            os.close(r)
+            return None, said
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        said += chunk
+    status = os.waitpid(pid, 0)[1]
+    os.close(r)
+    return status, said
 out = {}
 def step(s):
     print(s, file=sys.stderr, flush=True)
@@ -459,22 +486,17 @@ for arg in sys.argv[1:]:
             before = path + '.before_lib'
             shutil.copyfile(path, before)
             step('libhdf5 r+ edit')
-            try:
-                p = subprocess.run([sys.executable, '-c', LIB_EDIT, path, '1' if paged else '0'],
-                                   capture_output=True, timeout=LIMIT)
-            except subprocess.TimeoutExpired as e:
-                said = e.stdout or b''
-                if isinstance(said, str):
-                    said = said.encode()
+            status, said = lib_edit(path, paged)
+            if status is None:
                 os.replace(before, path)
                 r['hang'] = {'closing': b'closing' in said}
                 out[path] = r
                 step('libhdf5 r+ edit: timed out')
                 continue
-            if p.returncode != 0:
-                raise ValueError('libhdf5 r+ edit failed: ' + p.stderr.decode(errors='replace')[-3000:])
+            if status != 0:
+                raise ValueError('libhdf5 r+ edit failed: ' + said.decode(errors='replace')[-3000:])
             os.remove(before)
-            k = int(p.stdout.split()[-1])
+            k = int(said.split()[-1])
             step('libhdf5 r+ edit: closed')
             for kw2 in ([kw, {}] if paged else [kw]):
                 with h5py.File(path, 'r', **kw2) as f:
