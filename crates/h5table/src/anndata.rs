@@ -228,7 +228,7 @@ impl DataFrameColumn {
         let path = child(g.path(), name);
         let obj = g
             .member(name)
-            .map_err(|e| err(g.path(), format!("column {name:?} is not a member of the group ({e})")))?;
+            .map_err(|e| err(g.path(), format!("column-order names {name:?}, which is not a member of the group ({e})")))?;
         let enc = match &obj {
             Object::Dataset(d) => encoding_of(|n| d.attr(n), &path)?,
             Object::Group(sub) => encoding_of(|n| sub.attr(n), &path)?,
@@ -900,7 +900,10 @@ impl DataFrameWriter {
     }
 
     /// Append the rows of `batch` (its fields those given to
-    /// [`DataFrameWriter::create`], by position).
+    /// [`DataFrameWriter::create`], by position). The first batch with a
+    /// dictionary gives a categorical column its categories, even with no
+    /// rows (write an empty batch to keep the categories of an empty
+    /// dataframe).
     ///
     /// # Errors
     /// [`Error::Usage`] naming the column: a different field count or type,
@@ -913,10 +916,11 @@ impl DataFrameWriter {
                 format!("batch has {} fields, the dataframe {}", batch.num_columns(), self.columns.len()),
             ));
         }
-        if batch.num_rows() == 0 {
-            return Ok(());
-        }
         for (c, a) in self.columns.iter_mut().zip(batch.columns()) {
+            // An empty batch still gives a categorical column its categories.
+            if a.is_empty() && c.encoding != Encoding::Categorical {
+                continue;
+            }
             write_column(ed, c, a.as_ref())?;
         }
         self.nrows += batch.num_rows() as u64;
@@ -948,7 +952,8 @@ fn write_categories(ed: &mut FileEditor, c: &mut OutColumn, cats: &ArrayRef) -> 
     let dtype = hdf5_type(cats.data_type())
         .ok_or_else(|| usage_at(&c.path, format!("categories of type {}", cats.data_type())))?;
     let n = cats.len() as u64;
-    let spec = NewDataset::new(dtype.clone(), &[n]);
+    // Variable-length datasets are chunked by the editor; one chunk holds them all.
+    let spec = NewDataset::new(dtype.clone(), &[n]).chunks(&[n.max(1)]);
     ed.create_dataset(&c.path, "categories", &spec)?;
     let path = child(&c.path, "categories");
     let enc = if is_string(&dtype) {
@@ -993,7 +998,9 @@ fn write_column(ed: &mut FileEditor, c: &mut OutColumn, a: &dyn Array) -> Result
                     k.to_le_bytes()
                 })
                 .collect();
-            ed.append_raw(&c.values, &codes)?;
+            if n > 0 {
+                ed.append_raw(&c.values, &codes)?;
+            }
         }
         Encoding::Array | Encoding::StringArray => {
             let is_float = matches!(
