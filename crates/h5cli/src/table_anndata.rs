@@ -43,7 +43,10 @@ pub fn is_dataframe(file: &h5fmt::File, path: &str) -> bool {
 /// The values seen in a column, to find a fill no row holds.
 enum Seen {
     /// 1- and 2-byte integers: every value, by offset from the type's MIN.
-    Small { min: i128, used: Vec<bool> },
+    Small {
+        min: i128,
+        used: Vec<bool>,
+    },
     /// Wider integers: the candidates seen, and the range of the data.
     Wide {
         min: i128,
@@ -96,10 +99,14 @@ impl Seen {
         }
         match t {
             DataType::Float32 => Seen::Floats(
-                [f64::from(FLOAT_FILL as f32), f64::from(f32::MAX), f64::from(f32::MIN)]
-                    .iter()
-                    .map(|&c| (c, false))
-                    .collect(),
+                [
+                    f64::from(FLOAT_FILL as f32),
+                    f64::from(f32::MAX),
+                    f64::from(f32::MIN),
+                ]
+                .iter()
+                .map(|&c| (c, false))
+                .collect(),
                 false,
             ),
             DataType::Float64 => Seen::Floats(
@@ -224,9 +231,11 @@ impl Seen {
                 None => match (lo, hi) {
                     (_, Some(h)) if h < max => Ok(Some(FillSpec::Value(Scalar::Int(h + 1)))),
                     (Some(l), _) if l > min => Ok(Some(FillSpec::Value(Scalar::Int(l - 1)))),
-                    _ => Err("its rows hold every fill value tried (the sentinel, MIN, MAX and \
+                    _ => Err(
+                        "its rows hold every fill value tried (the sentinel, MIN, MAX and \
                               one past the data's range), so no fill value is free"
-                        .into()),
+                            .into(),
+                    ),
                 },
             },
             Seen::Floats(cand, nan) => match cand.iter().position(|c| !c.1) {
@@ -265,7 +274,11 @@ pub fn import(
         .map_err(|x| format!("{}:{src_path}: {x}", src_file.display()))?;
     let df = DataFrame::open(&g).map_err(e)?;
     let schema = df.schema();
-    let mut seen: Vec<Seen> = schema.fields().iter().map(|f| Seen::of(f.data_type())).collect();
+    let mut seen: Vec<Seen> = schema
+        .fields()
+        .iter()
+        .map(|f| Seen::of(f.data_type()))
+        .collect();
     if seen.iter().any(|s| !matches!(s, Seen::None)) {
         let step = batch_rows.max(1);
         let mut start = 0;
@@ -281,7 +294,11 @@ pub fn import(
     for (f, s) in schema.fields().iter().zip(&seen) {
         let col_path = format!("{}/{}", df.path().trim_end_matches('/'), f.name());
         if let Some(fill) = s.fill().map_err(|m| {
-            format!("{}:{col_path}: column {:?}: {m}", src_file.display(), f.name())
+            format!(
+                "{}:{col_path}: column {:?}: {m}",
+                src_file.display(),
+                f.name()
+            )
         })? {
             opts.fills.insert(f.name().clone(), fill);
         }
@@ -343,7 +360,10 @@ pub fn export(table: &Table, out: &str, batch: u64) -> Result<u64, String> {
     };
     let all = h5table::arrow::schema(table, None, &xopts).map_err(te)?;
     if all.fields().is_empty() {
-        return Err(format!("{}: a table without columns has no index", table.path()));
+        return Err(format!(
+            "{}: a table without columns has no index",
+            table.path()
+        ));
     }
     let index = table
         .index_columns
@@ -374,8 +394,8 @@ pub fn export(table: &Table, out: &str, batch: u64) -> Result<u64, String> {
     let mut has_nulls: HashSet<usize> = HashSet::new();
     if !probe.is_empty() {
         let cols: Vec<&str> = probe.iter().map(|&i| refs[i]).collect();
-        for b in h5table::arrow::batches(table, Some(&cols), 0..table.nrows(), &xopts)
-            .map_err(te)?
+        for b in
+            h5table::arrow::batches(table, Some(&cols), 0..table.nrows(), &xopts).map_err(te)?
         {
             let b = b.map_err(|x| x.to_string())?;
             for (k, a) in b.columns().iter().enumerate() {

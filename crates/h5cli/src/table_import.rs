@@ -268,7 +268,9 @@ fn codes(a: &dyn Array, labels: &ArrayRef) -> Result<ColumnData, String> {
     // Batch dictionary position → declared label position.
     let map: Vec<i32> = if values.to_data() == labels.to_data() {
         (0..values.len()).map(|i| i as i32).collect()
-    } else if values.data_type() == labels.data_type() && matches!(labels.data_type(), DataType::Utf8) {
+    } else if values.data_type() == labels.data_type()
+        && matches!(labels.data_type(), DataType::Utf8)
+    {
         let pos: std::collections::HashMap<&str, i32> = labels
             .as_string::<i32>()
             .iter()
@@ -452,7 +454,8 @@ fn append_batches(
         if b.num_rows() == 0 {
             continue;
         }
-        let (names, datas): (Vec<String>, Vec<ColumnData>) = batch_rows(&b, cats)?.into_iter().unzip();
+        let (names, datas): (Vec<String>, Vec<ColumnData>) =
+            batch_rows(&b, cats)?.into_iter().unzip();
         let refs: Vec<(&str, ColumnData)> = names.iter().map(String::as_str).zip(datas).collect();
         t.append(&refs).map_err(|e| e.to_string())?;
         *total += b.num_rows() as u64;

@@ -133,7 +133,11 @@ fn string_attr(a: h5fmt::Result<Attribute>, owner: &str, name: &str) -> Result<O
         Some(s) if a.len() == 1 => Ok(Some(s)),
         _ => Err(err(
             owner,
-            format!("attribute {name} is {} of {} elements, not a string", a.dtype(), a.len()),
+            format!(
+                "attribute {name} is {} of {} elements, not a string",
+                a.dtype(),
+                a.len()
+            ),
         )),
     }
 }
@@ -199,12 +203,18 @@ fn member_dataset(g: &Group, name: &str, what: &str, ok: fn(&Datatype) -> bool) 
         Err(_) => return Err(err(g.path(), format!("no {what} member {name:?}"))),
     };
     if ds.shape().len() != 1 {
-        return Err(err(&path, format!("{what} has rank {}, not 1", ds.shape().len())));
+        return Err(err(
+            &path,
+            format!("{what} has rank {}, not 1", ds.shape().len()),
+        ));
     }
     if !ok(ds.dtype()) {
         return Err(err(
             &path,
-            format!("{what} has datatype {}, which this reader does not map", ds.dtype()),
+            format!(
+                "{what} has datatype {}, which this reader does not map",
+                ds.dtype()
+            ),
         ));
     }
     Ok(ds)
@@ -226,9 +236,12 @@ impl DataFrameColumn {
     /// Open member `name` of dataframe `g`.
     fn open(g: &Group, name: &str) -> Result<DataFrameColumn> {
         let path = child(g.path(), name);
-        let obj = g
-            .member(name)
-            .map_err(|e| err(g.path(), format!("column-order names {name:?}, which is not a member of the group ({e})")))?;
+        let obj = g.member(name).map_err(|e| {
+            err(
+                g.path(),
+                format!("column-order names {name:?}, which is not a member of the group ({e})"),
+            )
+        })?;
         let enc = match &obj {
             Object::Dataset(d) => encoding_of(|n| d.attr(n), &path)?,
             Object::Group(sub) => encoding_of(|n| sub.attr(n), &path)?,
@@ -260,7 +273,11 @@ impl DataFrameColumn {
                     format!(
                         "encoding-type {:?} must be a {}",
                         encoding.name(),
-                        if encoding.is_group() { "group" } else { "dataset" }
+                        if encoding.is_group() {
+                            "group"
+                        } else {
+                            "dataset"
+                        }
                     ),
                 ))
             }
@@ -295,8 +312,9 @@ impl DataFrameColumn {
                 let codes = member_dataset(sub, "codes", "codes", |d| int_of_size(d, true))?;
                 let cats = member_dataset(sub, "categories", "categories", plain_dtype)?;
                 ordered = match sub.attr("ordered") {
-                    Ok(a) => crate::model::attr_bool(&a)
-                        .ok_or_else(|| err(&path, format!("ordered is {}, not a boolean", a.dtype())))?,
+                    Ok(a) => crate::model::attr_bool(&a).ok_or_else(|| {
+                        err(&path, format!("ordered is {}, not a boolean", a.dtype()))
+                    })?,
                     Err(_) => false,
                 };
                 let raw = cats.read_raw()?;
@@ -308,7 +326,8 @@ impl DataFrameColumn {
                 let ok: fn(&Datatype) -> bool = match encoding {
                     Encoding::NullableInteger => |d| int_of_size(d, false),
                     Encoding::NullableBoolean => |d| {
-                        crate::model::is_bool_enum(d) || matches!(d, Datatype::Integer { size: 1, .. })
+                        crate::model::is_bool_enum(d)
+                            || matches!(d, Datatype::Integer { size: 1, .. })
                     },
                     _ => is_string,
                 };
@@ -319,7 +338,11 @@ impl DataFrameColumn {
                 if m.len() != values.len() {
                     return Err(err(
                         m.path(),
-                        format!("mask has {} elements but values has {}", m.len(), values.len()),
+                        format!(
+                            "mask has {} elements but values has {}",
+                            m.len(),
+                            values.len()
+                        ),
                     ));
                 }
                 mask = Some(m);
@@ -329,8 +352,13 @@ impl DataFrameColumn {
         };
         let (plan, data_type) = if encoding == Encoding::Categorical {
             let plan = MemberPlan::of(&values, name, values.dtype())?;
-            let cats = categories.as_ref().map_or(DataType::Utf8, |c| c.data_type().clone());
-            (plan, DataType::Dictionary(Box::new(DataType::Int32), Box::new(cats)))
+            let cats = categories
+                .as_ref()
+                .map_or(DataType::Utf8, |c| c.data_type().clone());
+            (
+                plan,
+                DataType::Dictionary(Box::new(DataType::Int32), Box::new(cats)),
+            )
         } else {
             let plan = MemberPlan::of(&values, name, values.dtype())?;
             let dt = if encoding == Encoding::NullableBoolean {
@@ -418,13 +446,13 @@ impl DataFrameColumn {
             }
             (Encoding::NullableBoolean, _) if !matches!(self.plan.data_type, DataType::Boolean) => {
                 // values stored as 1-byte integers: nonzero is true.
-                let b = arrow_array::BooleanArray::new(
-                    raw.iter().map(|&x| x != 0).collect(),
-                    nulls,
-                );
+                let b =
+                    arrow_array::BooleanArray::new(raw.iter().map(|&x| x != 0).collect(), nulls);
                 Ok(Arc::new(b))
             }
-            _ => self.plan.build_with_nulls(&self.values, &self.name, &raw, nulls),
+            _ => self
+                .plan
+                .build_with_nulls(&self.values, &self.name, &raw, nulls),
         }
     }
 }
@@ -434,12 +462,14 @@ fn read_rows(ds: &Dataset, rows: &Range<u64>) -> Result<Vec<u8>> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    Ok(ds.read_slice_raw(&Selection::Hyperslab(alloc::vec![SliceDim {
-        start: rows.start,
-        stride: 1,
-        count: rows.end - rows.start,
-        block: 1,
-    }]))?)
+    Ok(
+        ds.read_slice_raw(&Selection::Hyperslab(alloc::vec![SliceDim {
+            start: rows.start,
+            stride: 1,
+            count: rows.end - rows.start,
+            block: 1,
+        }]))?,
+    )
 }
 
 /// An integer array's values as `i64` (`u64` above `i64::MAX` saturate).
@@ -498,9 +528,17 @@ impl DataFrame {
                 }
             }
             Some((t, _)) => {
-                return Err(err(&path, format!("encoding-type is {t:?}, not \"dataframe\"")))
+                return Err(err(
+                    &path,
+                    format!("encoding-type is {t:?}, not \"dataframe\""),
+                ))
             }
-            None => return Err(err(&path, "no encoding-type attribute (expected \"dataframe\")")),
+            None => {
+                return Err(err(
+                    &path,
+                    "no encoding-type attribute (expected \"dataframe\")",
+                ))
+            }
         }
         let index_name = string_attr(g.attr("_index"), &path, "_index")?
             .ok_or_else(|| err(&path, "no _index attribute"))?;
@@ -508,9 +546,8 @@ impl DataFrame {
             Err(_) => return Err(err(&path, "no column-order attribute")),
             // anndata writes an empty order as an empty float64 array.
             Ok(a) if a.is_empty() => Vec::new(),
-            Ok(a) => crate::model::attr_strings(&a).ok_or_else(|| {
-                err(&path, format!("column-order is {}, not strings", a.dtype()))
-            })?,
+            Ok(a) => crate::model::attr_strings(&a)
+                .ok_or_else(|| err(&path, format!("column-order is {}, not strings", a.dtype())))?,
         };
         let index = DataFrameColumn::open(g, &index_name)?;
         let nrows = index.len();
@@ -735,7 +772,10 @@ fn set_encoding(ed: &mut FileEditor, path: &str, t: &str, v: &str) -> Result<()>
 fn split(path: &str) -> (&str, &str) {
     match path.rfind('/') {
         Some(0) => ("/", path.get(1..).unwrap_or("")),
-        Some(i) => (path.get(..i).unwrap_or("/"), path.get(i + 1..).unwrap_or("")),
+        Some(i) => (
+            path.get(..i).unwrap_or("/"),
+            path.get(i + 1..).unwrap_or(""),
+        ),
         None => ("/", path),
     }
 }
@@ -769,13 +809,19 @@ impl DataFrameWriter {
         for (i, f) in fields.iter().enumerate() {
             let name = f.name();
             if name.is_empty() || name.contains('/') || name == "." {
-                return Err(usage_at(&path, format!("field name {name:?} cannot be a member name")));
+                return Err(usage_at(
+                    &path,
+                    format!("field name {name:?} cannot be a member name"),
+                ));
             }
             if i > 0 && name == "_index" {
                 return Err(usage_at(&path, "\"_index\" is reserved for the index"));
             }
             if columns.iter().any(|c| c.name == *name) {
-                return Err(usage_at(&path, format!("field name {name:?} appears twice")));
+                return Err(usage_at(
+                    &path,
+                    format!("field name {name:?} appears twice"),
+                ));
             }
             let member = child(&path, name);
             let t = f.data_type();
@@ -789,7 +835,9 @@ impl DataFrameWriter {
                     _ => {
                         return Err(usage_at(
                             &path,
-                            format!("field {name:?}: categories of type {v} have no anndata encoding"),
+                            format!(
+                                "field {name:?}: categories of type {v} have no anndata encoding"
+                            ),
                         ))
                     }
                 },
@@ -832,7 +880,11 @@ impl DataFrameWriter {
         // Missing parents, then the group.
         let mut at = String::new();
         for part in path.split('/').filter(|p| !p.is_empty()) {
-            let parent = if at.is_empty() { "/".to_string() } else { at.clone() };
+            let parent = if at.is_empty() {
+                "/".to_string()
+            } else {
+                at.clone()
+            };
             at = format!("{at}/{part}");
             if ed.reader().group(&at).is_err() {
                 ed.create_group(&parent, part)?;
@@ -863,11 +915,20 @@ impl DataFrameWriter {
                     ed.set_attr(
                         &c.path,
                         "ordered",
-                        AttrValue::raw(Datatype::bool_enum(), None, alloc::vec![u8::from(c.ordered)]),
+                        AttrValue::raw(
+                            Datatype::bool_enum(),
+                            None,
+                            alloc::vec![u8::from(c.ordered)],
+                        ),
                     )?;
                 } else {
                     ed.create_dataset(&c.path, "mask", &new(&Datatype::bool_enum()))?;
-                    set_encoding(ed, &child(&c.path, "mask"), "array", Encoding::Array.version())?;
+                    set_encoding(
+                        ed,
+                        &child(&c.path, "mask"),
+                        "array",
+                        Encoding::Array.version(),
+                    )?;
                 }
             } else {
                 ed.create_dataset(&path, &c.name, &new(&c.dtype))?;
@@ -913,7 +974,11 @@ impl DataFrameWriter {
         if batch.num_columns() != self.columns.len() {
             return Err(usage_at(
                 &self.path,
-                format!("batch has {} fields, the dataframe {}", batch.num_columns(), self.columns.len()),
+                format!(
+                    "batch has {} fields, the dataframe {}",
+                    batch.num_columns(),
+                    self.columns.len()
+                ),
             ));
         }
         for (c, a) in self.columns.iter_mut().zip(batch.columns()) {
@@ -993,7 +1058,9 @@ fn write_column(ed: &mut FileEditor, c: &mut OutColumn, a: &dyn Array) -> Result
                     let k = if a.is_null(i) {
                         -1
                     } else {
-                        keys.get(i).and_then(|&k| i32::try_from(k).ok()).unwrap_or(-1)
+                        keys.get(i)
+                            .and_then(|&k| i32::try_from(k).ok())
+                            .unwrap_or(-1)
                     };
                     k.to_le_bytes()
                 })
@@ -1010,7 +1077,10 @@ fn write_column(ed: &mut FileEditor, c: &mut OutColumn, a: &dyn Array) -> Result
             if a.null_count() > 0 && !is_float {
                 return Err(usage_at(
                     &c.path,
-                    format!("column {:?} holds nulls but its field is not nullable", c.name),
+                    format!(
+                        "column {:?} holds nulls but its field is not nullable",
+                        c.name
+                    ),
                 ));
             }
             let bytes = element_bytes(ed, &c.dtype, a, &c.values)?;
@@ -1028,7 +1098,12 @@ fn write_column(ed: &mut FileEditor, c: &mut OutColumn, a: &dyn Array) -> Result
 
 /// The file bytes of `a` as elements of `dtype` (little-endian; nulls as
 /// zero, NaN for floats, `""` for strings; strings stored in the global heap).
-fn element_bytes(ed: &mut FileEditor, dtype: &Datatype, a: &dyn Array, path: &str) -> Result<Vec<u8>> {
+fn element_bytes(
+    ed: &mut FileEditor,
+    dtype: &Datatype,
+    a: &dyn Array,
+    path: &str,
+) -> Result<Vec<u8>> {
     macro_rules! le {
         ($t:ty, $null:expr) => {{
             let p = a.as_primitive::<$t>();
@@ -1071,7 +1146,12 @@ fn element_bytes(ed: &mut FileEditor, dtype: &Datatype, a: &dyn Array, path: &st
             }
             out
         }
-        t => return Err(usage_at(path, format!("Arrow type {t} has no anndata encoding"))),
+        t => {
+            return Err(usage_at(
+                path,
+                format!("Arrow type {t} has no anndata encoding"),
+            ))
+        }
     })
 }
 
