@@ -202,23 +202,23 @@ impl Seen {
     fn fill(&self) -> Result<Option<FillSpec>, String> {
         let first_free = |cand: &[(i128, bool)]| cand.iter().position(|c| !c.1);
         match self {
-            Seen::Small { min, used } => match used.iter().position(|u| !u) {
-                _ if !used.is_empty() => {
-                    // The sentinel first (MIN + 1 or MAX), then any free value.
-                    let sentinel = if *min < 0 { 1 } else { used.len() - 1 };
-                    if used.get(sentinel) == Some(&false) {
-                        Ok(None)
-                    } else {
-                        match used.iter().position(|u| !u) {
-                            Some(i) => Ok(Some(FillSpec::Value(Scalar::Int(*min + i as i128)))),
-                            None => Err("its rows use every value of its type, so no fill value \
-                                         is free to mark missing rows"
-                                .into()),
-                        }
-                    }
+            Seen::Small { min, used } => {
+                // The sentinel (MIN + 1 signed, MAX unsigned) first, then the lowest free value.
+                let sentinel = if *min < 0 {
+                    1
+                } else {
+                    used.len().saturating_sub(1)
+                };
+                if used.get(sentinel) == Some(&false) {
+                    return Ok(None);
                 }
-                _ => Ok(None),
-            },
+                match used.iter().position(|u| !u) {
+                    Some(i) => Ok(Some(FillSpec::Value(Scalar::Int(*min + i as i128)))),
+                    None => Err("its rows use every value of its type, so no fill value is \
+                                 free to mark missing rows"
+                        .into()),
+                }
+            }
             Seen::Wide {
                 min,
                 max,
