@@ -90,6 +90,8 @@ def value(v):
         if np.isinf(f):
             return "inf" if f > 0 else "-inf"
         return f
+    if isinstance(v, bytes):
+        return v.decode()
     return str(v)
 
 
@@ -124,8 +126,13 @@ def gen(d):
     with h5py.File(f"{d}/src.h5", "w") as f:
         for path, df in good.items():
             ad.io.write_elem(f, path.lstrip("/"), df)
+        # Fixed-length strings in a plain `array` (h5py `S`; anndata reads bytes): read only.
+        ad.io.write_elem(f, "fixed", pd.DataFrame({"n": np.arange(3)}, index=["a", "b", "c"]))
+        f["fixed"].create_dataset("fs", data=np.array([b"abc", b"", b"xy"], dtype="S3"))
+        f["fixed/fs"].attrs.update({"encoding-type": "array", "encoding-version": "0.2.0"})
+        f["fixed"].attrs["column-order"] = ["n", "fs"]
     with h5py.File(f"{d}/src.h5", "r") as f:
-        dumps = {p: dump(ad.io.read_elem(f[p])) for p in good}
+        dumps = {p: dump(ad.io.read_elem(f[p])) for p in [*good, "/fixed"]}
     with open(f"{d}/src.json", "w") as out:
         json.dump(dumps, out, ensure_ascii=False)
 
