@@ -21,6 +21,8 @@ const REQUIREMENTS: &[&str] = &[
     "mmh3==5.3.1",
     "pyarrow==26.0.1",
     "polars==2.1.0",
+    // anndata dataframes (crates/h5cli/tests/anndata.rs); pulls pandas, scipy, zarr.
+    "anndata==0.12.19",
 ];
 
 /// Debian packages that give `/usr/bin/rustc` + `/usr/bin/cargo` able to build `core`/`alloc`

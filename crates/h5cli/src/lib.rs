@@ -8,6 +8,7 @@ pub mod cli;
 pub mod diff;
 pub mod repack;
 pub mod table;
+pub mod table_anndata;
 pub mod table_import;
 pub mod table_io;
 pub mod table_rows;

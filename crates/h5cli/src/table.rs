@@ -46,14 +46,16 @@ enum Cmd {
         output: Option<std::path::PathBuf>,
     },
     /// Create a table from a CSV or Parquet file (created when missing; one §11 append per batch),
-    /// or, with --to, from an HDF5 Table (H5TB) or PyTables Table: `import SRC.h5:/t --to OUT.h5:/t`.
+    /// or, with --to, from an HDF5 Table (H5TB), a PyTables Table or an anndata dataframe
+    /// (`.h5ad` `/obs`, `/var`): `import SRC.h5:/t --to OUT.h5:/t`.
     Import {
         /// OUT.h5:/table/path (the table must not exist yet); with --to, the source SRC.h5:/table.
         spec: String,
         /// The data: a .csv or .parquet file.
         #[arg(long, required_unless_present = "to", conflicts_with = "to")]
         from: Option<std::path::PathBuf>,
-        /// OUT.h5:/table/path of the new HEP001 table, when SPEC is an H5TB or PyTables table.
+        /// OUT.h5:/table/path of the new HEP001 table, when SPEC is an H5TB or PyTables table or
+        /// an anndata dataframe.
         #[arg(long)]
         to: Option<String>,
         /// Rows per chunk of each column.
@@ -66,11 +68,12 @@ enum Cmd {
         #[arg(long, default_value_t = 262_144)]
         batch_rows: usize,
     },
-    /// Write a table as a row-oriented compound dataset: an HDF5 Table (H5TB) or a PyTables Table.
+    /// Write a table as a row-oriented compound dataset (an HDF5 Table (H5TB) or a PyTables
+    /// Table) or as an anndata dataframe group.
     Export {
         /// IN.h5:/table/path.
         spec: String,
-        /// The convention: h5tb or pytables.
+        /// The convention: h5tb, pytables or anndata.
         #[arg(long = "as", value_enum)]
         as_: RowAs,
         /// OUT.h5:/path of the new dataset (the file is created when missing).
@@ -188,6 +191,8 @@ enum RowAs {
     H5tb,
     /// What PyTables writes for a Table.
     Pytables,
+    /// An anndata dataframe group (what `adata.obs` / `anndata.io.write_elem` write).
+    Anndata,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -642,7 +647,13 @@ fn import_rows(
         compress,
         ..Default::default()
     };
-    let n = crate::table_rows::import(src, to, &mut opts, batch_rows as u64, &|_| {})?;
+    let (src_file, src_path) = crate::table_rows::split_spec(src)?;
+    let file = h5fmt::File::open(src_file).map_err(|e| format!("{}: {e}", src_file.display()))?;
+    let n = if crate::table_anndata::is_dataframe(&file, src_path) {
+        crate::table_anndata::import(src_file, &file, src_path, to, &mut opts, batch_rows as u64)?
+    } else {
+        crate::table_rows::import(src, to, &mut opts, batch_rows as u64, &|_| {})?
+    };
     eprintln!("h5: imported {n} rows into {to}");
     Ok(0)
 }
@@ -652,6 +663,11 @@ fn export_rows(spec: &str, as_: RowAs, out: &str, batch_rows: u64) -> Result<Sta
     let flavor = match as_ {
         RowAs::H5tb => crate::table_rows::RowFlavor::H5tb,
         RowAs::Pytables => crate::table_rows::RowFlavor::PyTables,
+        RowAs::Anndata => {
+            let n = crate::table_anndata::export(&table, out, batch_rows)?;
+            eprintln!("h5: exported {n} rows to {out}");
+            return Ok(0);
+        }
     };
     let n = crate::table_rows::export(&table, out, flavor, batch_rows)?;
     eprintln!("h5: exported {n} rows to {out}");

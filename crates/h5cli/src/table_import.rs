@@ -28,7 +28,7 @@ use arrow_array::types::{
     TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
     TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
-use arrow_array::{Array, RecordBatch, RecordBatchReader};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_schema::{DataType, TimeUnit};
 use h5fmt::Datatype;
 use h5table::write::{ColumnData, ColumnSpec, FillSpec, Scalar, TableEditor, TableWriter};
@@ -42,6 +42,12 @@ pub struct ImportOptions {
     pub compress: String,
     /// Fill values by column name, instead of the mapping's default.
     pub fills: std::collections::HashMap<String, FillSpec>,
+    /// `Dictionary` columns stored as HEP001 categorical columns (§8.7), by
+    /// name: the labels (a categories dataset of the column's name under
+    /// `CATEGORIES`) and `ordered`. Codes are int32 with fill −1 (a null).
+    pub categories: std::collections::HashMap<String, (ArrayRef, bool)>,
+    /// `INDEX_COLUMNS` (and `_index`, the first).
+    pub index_columns: Vec<String>,
 }
 
 impl Default for ImportOptions {
@@ -50,6 +56,8 @@ impl Default for ImportOptions {
             chunk_rows: 65_536,
             compress: "zstd".into(),
             fills: std::collections::HashMap::new(),
+            categories: std::collections::HashMap::new(),
+            index_columns: Vec::new(),
         }
     }
 }
@@ -249,15 +257,69 @@ fn column_data(a: &dyn Array) -> Result<ColumnData, String> {
     })
 }
 
-fn batch_rows(b: &RecordBatch) -> Result<Vec<(String, ColumnData)>, String> {
+/// Declared categories by column name.
+type CategoryMap = std::collections::HashMap<String, (ArrayRef, bool)>;
+
+/// A dictionary array's codes into the declared `labels` (int32, null → −1).
+fn codes(a: &dyn Array, labels: &ArrayRef) -> Result<ColumnData, String> {
+    let d = a.as_any_dictionary();
+    let keys = d.normalized_keys();
+    let values = d.values();
+    // Batch dictionary position → declared label position.
+    let map: Vec<i32> = if values.to_data() == labels.to_data() {
+        (0..values.len()).map(|i| i as i32).collect()
+    } else if values.data_type() == labels.data_type()
+        && matches!(labels.data_type(), DataType::Utf8)
+    {
+        let pos: std::collections::HashMap<&str, i32> = labels
+            .as_string::<i32>()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| Some((s?, i as i32)))
+            .collect();
+        values
+            .as_string::<i32>()
+            .iter()
+            .map(|s| {
+                s.and_then(|s| pos.get(s).copied())
+                    .ok_or_else(|| format!("dictionary value {s:?} is not a declared category"))
+            })
+            .collect::<Result<_, _>>()?
+    } else {
+        return Err("the batch's dictionary is not the declared categories".into());
+    };
+    let mut missing = Vec::with_capacity(a.len());
+    let c = (0..a.len())
+        .map(|i| {
+            let null = a.is_null(i);
+            missing.push(null);
+            if null {
+                -1
+            } else {
+                keys.get(i).and_then(|&k| map.get(k)).copied().unwrap_or(-1)
+            }
+        })
+        .collect();
+    let data = ColumnData::Int32(c);
+    Ok(if missing.iter().any(|&m| m) {
+        data.with_missing(missing)
+    } else {
+        data
+    })
+}
+
+fn batch_rows(b: &RecordBatch, cats: &CategoryMap) -> Result<Vec<(String, ColumnData)>, String> {
     b.schema()
         .fields()
         .iter()
         .zip(b.columns())
         .map(|(f, a)| {
-            column_data(a.as_ref())
-                .map(|d| (f.name().clone(), d))
-                .map_err(|e| format!("column {:?}: {e}", f.name()))
+            match cats.get(f.name()) {
+                Some((labels, _)) => codes(a.as_ref(), labels),
+                None => column_data(a.as_ref()),
+            }
+            .map(|d| (f.name().clone(), d))
+            .map_err(|e| format!("column {:?}: {e}", f.name()))
         })
         .collect()
 }
@@ -279,8 +341,21 @@ pub fn import(
     let schema = reader.schema();
     let mut tw = TableWriter::new();
     for f in schema.fields() {
-        let (dt, mut fill, range) =
-            dtype_of(f.data_type()).map_err(|e| format!("column {:?}: {e}", f.name()))?;
+        let categorical = opts.categories.get(f.name());
+        let (dt, mut fill, range) = match categorical {
+            Some((labels, ordered)) => {
+                let what = |e: String| format!("column {:?}: categories: {e}", f.name());
+                let (ldt, _, _) = dtype_of(labels.data_type()).map_err(what)?;
+                let ldata = column_data(labels.as_ref()).map_err(what)?;
+                tw = tw.categories(f.name(), ldt, ldata, *ordered);
+                (
+                    Datatype::int_le(4, true),
+                    FillSpec::Value(Scalar::Int(-1)),
+                    None,
+                )
+            }
+            None => dtype_of(f.data_type()).map_err(|e| format!("column {:?}: {e}", f.name()))?,
+        };
         if let Some(x) = opts.fills.get(f.name()) {
             fill = x.clone();
         }
@@ -289,6 +364,9 @@ pub fn import(
             .fill(fill);
         if let Some((lo, hi)) = range {
             spec = spec.valid_range(lo, hi);
+        }
+        if categorical.is_some() {
+            spec = spec.categorical(f.name());
         }
         if let Some(u) = units_of(f.data_type()) {
             spec = spec.units(&u).units_vocabulary("UDUNITS-2");
@@ -306,6 +384,10 @@ pub fn import(
         };
         tw = tw.column(spec);
     }
+    if !opts.index_columns.is_empty() {
+        let names: Vec<&str> = opts.index_columns.iter().map(String::as_str).collect();
+        tw = tw.index_columns(&names);
+    }
     if !file.exists() {
         let w = h5fmt::FileWriter::create(file).map_err(|e| format!("{}: {e}", file.display()))?;
         w.close().map_err(|e| format!("{}: {e}", file.display()))?;
@@ -313,7 +395,7 @@ pub fn import(
     let mut ed = h5fmt::FileEditor::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let first = reader.next().transpose().map_err(|e| e.to_string())?;
     let first_rows = match &first {
-        Some(b) => batch_rows(b)?,
+        Some(b) => batch_rows(b, &opts.categories)?,
         None => Vec::new(),
     };
     let (names, datas): (Vec<String>, Vec<ColumnData>) = first_rows.into_iter().unzip();
@@ -322,7 +404,14 @@ pub fn import(
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let mut total = first.as_ref().map_or(0, |b| b.num_rows() as u64);
     progress(total);
-    append_batches(&mut ed, table_path, reader, &mut total, progress)?;
+    append_batches(
+        &mut ed,
+        table_path,
+        reader,
+        &mut total,
+        progress,
+        &opts.categories,
+    )?;
     ed.close().map_err(|e| format!("{}: {e}", file.display()))?;
     Ok(total)
 }
@@ -339,7 +428,14 @@ pub fn append(
 ) -> Result<u64, String> {
     let mut ed = h5fmt::FileEditor::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut total = 0;
-    append_batches(&mut ed, table_path, reader, &mut total, progress)?;
+    append_batches(
+        &mut ed,
+        table_path,
+        reader,
+        &mut total,
+        progress,
+        &CategoryMap::new(),
+    )?;
     ed.close().map_err(|e| format!("{}: {e}", file.display()))?;
     Ok(total)
 }
@@ -350,6 +446,7 @@ fn append_batches(
     reader: Box<dyn RecordBatchReader + Send>,
     total: &mut u64,
     progress: &dyn Fn(u64),
+    cats: &CategoryMap,
 ) -> Result<(), String> {
     let mut t = TableEditor::open(ed, table_path).map_err(|e| e.to_string())?;
     for b in reader {
@@ -357,7 +454,8 @@ fn append_batches(
         if b.num_rows() == 0 {
             continue;
         }
-        let (names, datas): (Vec<String>, Vec<ColumnData>) = batch_rows(&b)?.into_iter().unzip();
+        let (names, datas): (Vec<String>, Vec<ColumnData>) =
+            batch_rows(&b, cats)?.into_iter().unzip();
         let refs: Vec<(&str, ColumnData)> = names.iter().map(String::as_str).zip(datas).collect();
         t.append(&refs).map_err(|e| e.to_string())?;
         *total += b.num_rows() as u64;

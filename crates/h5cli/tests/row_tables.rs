@@ -7,14 +7,14 @@
 //! `H5TBread_table` equal to the source, with the attributes
 //! `H5TBmake_table` writes.
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::*;
 use arrow_array::Array;
-use arrow_schema::DataType;
 use serde_json::{json, Value as J};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+
+mod arrow_canon;
+use arrow_canon::canon;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/row_tables.py");
 
@@ -59,56 +59,6 @@ fn dir() -> &'static Path {
 
 fn load(name: &str) -> J {
     serde_json::from_str(&std::fs::read_to_string(dir().join(name)).unwrap()).unwrap()
-}
-
-fn float(x: f64) -> J {
-    if x.is_nan() {
-        json!("nan")
-    } else {
-        json!(x)
-    }
-}
-
-/// Row `i` of `a` in row_tables.py's canonical form.
-fn canon(a: &dyn Array, i: usize) -> J {
-    macro_rules! p {
-        ($t:ty) => {
-            json!(a.as_primitive::<$t>().value(i))
-        };
-    }
-    match a.data_type() {
-        DataType::Int8 => p!(Int8Type),
-        DataType::Int16 => p!(Int16Type),
-        DataType::Int32 => p!(Int32Type),
-        DataType::Int64 => p!(Int64Type),
-        DataType::UInt8 => p!(UInt8Type),
-        DataType::UInt16 => p!(UInt16Type),
-        DataType::UInt32 => p!(UInt32Type),
-        DataType::UInt64 => p!(UInt64Type),
-        DataType::Float32 => float(f64::from(a.as_primitive::<Float32Type>().value(i))),
-        DataType::Float64 => float(a.as_primitive::<Float64Type>().value(i)),
-        DataType::Boolean => json!(a.as_boolean().value(i)),
-        DataType::Utf8 => json!(a.as_string::<i32>().value(i)),
-        DataType::Dictionary(..) => {
-            let d = a.as_any_dictionary();
-            canon(d.values().as_ref(), d.normalized_keys()[i])
-        }
-        DataType::FixedSizeList(..) => {
-            let v = a.as_fixed_size_list().value(i);
-            J::Array((0..v.len()).map(|j| canon(v.as_ref(), j)).collect())
-        }
-        DataType::Struct(fields) => {
-            let s = a.as_struct();
-            J::Object(
-                fields
-                    .iter()
-                    .zip(s.columns())
-                    .map(|(f, c)| (f.name().clone(), canon(c.as_ref(), i)))
-                    .collect(),
-            )
-        }
-        t => panic!("unexpected Arrow type {t}"),
-    }
 }
 
 /// Every column of `file:path` read by `RowTable` (in batches of 300 rows), canonical.

@@ -1540,6 +1540,17 @@ impl MemberPlan {
 
     /// The member's values from its elements' bytes, `raw` (whole elements).
     pub(crate) fn build(&self, dataset: &Dataset, name: &str, raw: &[u8]) -> Result<ArrayRef> {
+        self.build_with_nulls(dataset, name, raw, None)
+    }
+
+    /// As [`MemberPlan::build`], with the rows where `nulls` is unset null.
+    pub(crate) fn build_with_nulls(
+        &self,
+        dataset: &Dataset,
+        name: &str,
+        raw: &[u8],
+        nulls: Option<NullBuffer>,
+    ) -> Result<ArrayRef> {
         let ctx = Ctx {
             dataset,
             strings: StringMode::Utf8,
@@ -1547,6 +1558,6 @@ impl MemberPlan {
             row_table: true,
         };
         let n = raw.len().checked_div(self.size).unwrap_or(0);
-        self.plan.build(raw, n, None, &ctx)
+        self.plan.build(raw, n, nulls, &ctx)
     }
 }

@@ -31,6 +31,8 @@ extern crate std;
 
 pub mod aggregate;
 #[cfg(feature = "arrow")]
+pub mod anndata;
+#[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod check;
 pub(crate) mod engine;
