@@ -1884,3 +1884,65 @@ fn truncated_files_are_not_edited() {
         assert!(h5fmt::File::open(&path).is_ok(), "{libver}");
     }
 }
+
+/// h5py writes (`earliest`: version 1 headers, no checksums to patch) a
+/// committed datatype `t` and a root attribute `a` of that type (its
+/// datatype message shared: a reference to `t`), then patches `t`'s
+/// datatype message to version 15 (as a fuzzed file had it) and writes
+/// the result to both paths; libhdf5 then tries to create attribute `b`
+/// on the root group of the second: prints "created" or its error.
+const GEN_SHARED_TYPE_ATTR: &str = r#"
+import sys, struct, shutil, h5py, numpy as np
+ours, theirs = sys.argv[1], sys.argv[2]
+with h5py.File(ours, 'w', libver='earliest') as f:
+    f['t'] = np.dtype('<i4')
+    f.attrs.create('a', 5, dtype=f['t'])
+    t = h5py.h5o.get_info(f['t'].id).addr
+b = bytearray(open(ours, 'rb').read())
+# Version 1 header: 16-byte prefix, then messages (type u16, size u16,
+# flags, 3 reserved, body).
+p = t + 16
+while True:
+    ty, size = struct.unpack_from('<HH', b, p)
+    if ty == 3:
+        b[p + 8] |= 0xF0
+        break
+    p += 8 + size
+open(ours, 'wb').write(b)
+shutil.copy(ours, theirs)
+with h5py.File(theirs, 'r+') as f:
+    try:
+        f.attrs['b'] = 1
+        print('created')
+    except Exception as e:
+        print('refused', e)
+"#;
+
+/// A root attribute whose shared datatype (the committed datatype `t`)
+/// does not decode: libhdf5 refuses to create another attribute there (it
+/// decodes every attribute first); so does the editor, with a typed error
+/// and the file unchanged, rather than adding one to a set that cannot be
+/// read back.
+#[test]
+fn attributes_are_not_added_beside_one_that_does_not_decode() {
+    let (path, copy) = (
+        scratch("shared_type_attr.h5"),
+        scratch("shared_type_attr_libhdf5.h5"),
+    );
+    let args = [path.to_str().expect("utf-8"), copy.to_str().expect("utf-8")];
+    let Some(libhdf5) = run_lib(GEN_SHARED_TYPE_ATTR, &args) else {
+        return;
+    };
+    assert!(
+        libhdf5.starts_with("refused") && libhdf5.contains("datatype"),
+        "libhdf5: {libhdf5}"
+    );
+    let before = sha(&path);
+    let mut ed = FileEditor::open(&path).expect("open");
+    let err = ed
+        .set_attr("/", "b", 1i64)
+        .expect_err("an attribute beside one whose datatype does not decode");
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    ed.close().expect("close");
+    assert_eq!(sha(&path), before, "the file changed");
+}

@@ -437,7 +437,7 @@ impl File {
         }
     }
 
-    fn resolve_dtype(&self, d: &MaybeShared<Datatype>) -> Result<Datatype> {
+    pub(crate) fn resolve_dtype(&self, d: &MaybeShared<Datatype>) -> Result<Datatype> {
         match d {
             MaybeShared::Inline(t) => Ok(t.clone()),
             MaybeShared::Shared(s) => {
@@ -447,7 +447,7 @@ impl File {
         }
     }
 
-    fn resolve_space(&self, d: &MaybeShared<Dataspace>) -> Result<Dataspace> {
+    pub(crate) fn resolve_space(&self, d: &MaybeShared<Dataspace>) -> Result<Dataspace> {
         match d {
             MaybeShared::Inline(t) => Ok(t.clone()),
             MaybeShared::Shared(s) => {

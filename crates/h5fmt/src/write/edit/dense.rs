@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::format::btree_v2::{decode_record, BTreeV2Header, Record};
 use crate::format::fractal_heap::FractalHeapHeader;
 use crate::format::free_space::FreeSpaceHeader;
-use crate::format::message::{kind, AttributeInfo, AttributeMessage, Link, LinkInfo};
+use crate::format::message::{kind, AttributeInfo, Link, LinkInfo};
 use crate::read::btree_v2::BTreeV2;
 use crate::read::fractal_heap::FractalHeap;
 use crate::write::dense::{build, DenseEntry, DenseKind};
@@ -137,7 +137,7 @@ impl FileEditor {
                         // one: the entry keeps the reference (`sohm.rs`).
                         let id = <[u8; 8]>::try_from(id).map_err(|_| short())?;
                         let body = self.sohm_attr_body(&id)?;
-                        let a = AttributeMessage::decode(&mut Cursor::new(&body, 0), ctx)?;
+                        let a = self.decode_attr(&body)?;
                         entries.push(DenseEntry {
                             name: a.name.into_bytes(),
                             msg: super::sohm::shared_attr_ref(&id),
@@ -147,7 +147,7 @@ impl FileEditor {
                         continue;
                     }
                     let msg = h.get(id)?;
-                    let a = AttributeMessage::decode(&mut Cursor::new(&msg, 0), ctx)?;
+                    let a = self.decode_attr(&msg)?;
                     entries.push(DenseEntry {
                         name: a.name.into_bytes(),
                         msg,

@@ -150,11 +150,27 @@ impl FileEditor {
         if fl & flags::SHARED != 0 {
             let id = shared_attr_id(data, ctx)?;
             let body = self.sohm_attr_body(&id)?;
-            let msg = AttributeMessage::decode(&mut Cursor::new(&body, 0), ctx)?;
+            let msg = self.decode_attr(&body)?;
             return Ok((msg.name, Some(id)));
         }
-        let msg = AttributeMessage::decode(&mut Cursor::new(data, 0), ctx)?;
+        let msg = self.decode_attr(data)?;
         Ok((msg.name, None))
+    }
+
+    /// Decode an existing attribute message as the reader does, its shared
+    /// (committed) datatype and dataspace resolved: libhdf5 decodes every
+    /// attribute of an object before it creates or deletes one
+    /// (`H5O__attr_exists`) and refuses the edit when one does not decode,
+    /// and an edit must not leave an object whose attributes cannot be read.
+    pub(super) fn decode_attr(&self, body: &[u8]) -> Result<AttributeMessage> {
+        let msg = AttributeMessage::decode(&mut Cursor::new(body, 0), self.ctx)?;
+        if let MaybeShared::Shared(_) = &msg.dtype {
+            self.reader.resolve_dtype(&msg.dtype)?;
+        }
+        if let MaybeShared::Shared(_) = &msg.space {
+            self.reader.resolve_space(&msg.space)?;
+        }
+        Ok(msg)
     }
 
     /// Load the dense attributes of the object at `a` (once).
