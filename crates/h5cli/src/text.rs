@@ -888,11 +888,9 @@ impl<'a> Rows<'a> {
                 // The run ends within this line: the caller writes it.
                 break;
             }
-            if rep.len() < k as usize * unit {
-                while rep.len() < k as usize * unit {
-                    rep.push_str(text);
-                    rep.push_str(", ");
-                }
+            while rep.len() < k as usize * unit {
+                rep.push_str(text);
+                rep.push_str(", ");
             }
             buf.extend_from_slice(&prefix);
             buf.extend_from_slice(last_text);
