@@ -306,3 +306,82 @@ fn created_datasets_get_libhdf5s_index() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// An earliest-format file whose root group's local heap data segment lies
+/// in the unused tail of the root's own B-tree node (both valid for
+/// libhdf5: nothing says where a heap's data goes). Prints `ok` when h5py
+/// reads the patched file.
+const GEN_HEAP_IN_NODE: &str = r#"
+import sys, struct, shutil, h5py
+ours, theirs = sys.argv[1], sys.argv[2]
+with h5py.File(ours, 'w', libver='earliest') as f:
+    f.create_group('a')
+    f.create_group('b')
+b = bytearray(open(ours, 'rb').read())
+# Superblock v0, 8-byte offsets: internal K at 18, the root symbol table
+# entry at 56 (its scratch pad: B-tree address at 80, heap address at 88).
+assert b[8] == 0 and b[13] == 8
+k = struct.unpack_from('<H', b, 18)[0]
+btree, heap = struct.unpack_from('<QQ', b, 80)
+assert b[btree:btree + 4] == b'TREE' and b[heap:heap + 4] == b'HEAP'
+used = 24 + (2 * struct.unpack_from('<H', b, btree + 6)[0] + 1) * 8
+node_len = 24 + (4 * k + 1) * 8
+size, _, data = struct.unpack_from('<QQQ', b, heap + 8)
+at = (btree + node_len - size) // 8 * 8
+assert at >= btree + used, (at, btree, used, size)
+b[at:at + size] = b[data:data + size]
+struct.pack_into('<Q', b, heap + 24, at)
+open(ours, 'wb').write(b)
+shutil.copy(ours, theirs)
+with h5py.File(ours, 'r') as f:
+    assert sorted(f) == ['a', 'b'], sorted(f)
+print('ok')
+"#;
+
+/// libhdf5 makes the same edits on its copy; then both files are listed
+/// by h5py (every path, depth first).
+const EDIT_HEAP_IN_NODE: &str = r#"
+import sys, h5py
+ours, theirs = sys.argv[1], sys.argv[2]
+with h5py.File(theirs, 'r+') as f:
+    for i in range(4):
+        g = f.create_group('g%d' % i)
+        g.create_group('x')
+for p in (ours, theirs):
+    with h5py.File(p, 'r') as f:
+        names = []
+        f.visit(names.append)
+        print(' '.join(names))
+"#;
+
+/// A group's heap data segment inside its own B-tree node (a corrupt or
+/// hand-made file libhdf5 reads and edits): when an insertion grows the
+/// heap, the old segment must not be freed, or the next allocation lands
+/// inside the node and the node's next in-place rewrite overwrites it (a
+/// fuzz finding: a new group's heap zeroed). libhdf5 edits the same file;
+/// h5py must list the same tree in both.
+#[test]
+fn a_heap_segment_inside_its_groups_btree_node_is_not_reused() {
+    let (ours, theirs) = (scratch("heap_in_node.h5"), scratch("heap_in_node_lib.h5"));
+    let args = [
+        ours.to_str().expect("utf-8"),
+        theirs.to_str().expect("utf-8"),
+    ];
+    let Some(gen) = run_py(GEN_HEAP_IN_NODE, &args) else {
+        return;
+    };
+    assert_eq!(gen.trim(), "ok");
+    let mut ed = FileEditor::open(&ours).expect("open");
+    for i in 0..4 {
+        let name = format!("g{i}");
+        ed.create_group("/", &name).expect("create");
+        ed.create_group(&format!("/{name}"), "x").expect("create x");
+    }
+    ed.close().expect("close");
+    let out = run_py(EDIT_HEAP_IN_NODE, &args).expect("h5py");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[1].contains("g3/x"), "libhdf5's copy: {}", lines[1]);
+    assert_eq!(lines[0], lines[1], "ours (first) against libhdf5's edits");
+    assert_clean(&ours);
+}

@@ -402,27 +402,24 @@ impl FileEditor {
     /// Stage the space of a deletion as pending free. What may not be
     /// freed (empty, inside the superblock, past the end of file, over
     /// space already free or pending, over the managers' structures, raw
-    /// extents over the deletion's metadata) is left out when the commit's
-    /// frees are settled (`settle_free`). An extent that overlaps storage
-    /// a live object still uses, as far as the editor holds it (the open
-    /// datasets' contiguous blocks, chunks and index structures, the
-    /// staged headers), is left out here: only a corrupt file has two
-    /// objects claim the same bytes, and freeing them would let the next
-    /// allocation overwrite the live object's data (a leak instead).
+    /// extents over the deletion's metadata, over storage a live object
+    /// still uses as far as the editor holds it) is left out when the
+    /// commit's frees are settled (`settle_free`). The deleted object's
+    /// own structures the editor held (a group's B-tree node, symbol table
+    /// nodes, heap header) are released first, extent by extent, before
+    /// adjacent extents are merged.
     fn free_deleted(&mut self, mut del: Deletion) {
-        let live = self.live_extents();
-        let clear = |e: &(u64, u64)| !super::space::overlaps(&live, e.0, e.1);
-        del.meta.retain(clear);
-        del.raw.retain(clear);
+        self.held.retain(|h| !del.meta.contains(h));
         super::space::coalesce(&mut del.meta);
         super::space::coalesce(&mut del.raw);
         self.pending_free.extend(del.meta);
         self.pending_free_raw.extend(del.raw);
     }
 
-    /// The file space the open datasets and the staged headers use, sorted
-    /// and coalesced (a deleted object's are already dropped from both).
-    fn live_extents(&self) -> Vec<(u64, u64)> {
+    /// The file space the open datasets, the staged headers and the held
+    /// structures use, sorted and coalesced (a deleted object's are already
+    /// dropped from all three).
+    pub(super) fn live_extents(&self) -> Vec<(u64, u64)> {
         let mut live: Vec<(u64, u64)> = self
             .headers
             .values()
@@ -437,6 +434,7 @@ impl FileEditor {
                 }
             }
         }
+        live.extend(self.held.iter().copied());
         super::space::coalesce(&mut live);
         live
     }

@@ -390,6 +390,11 @@ pub struct FileEditor {
     /// Space the next commit stops referring to: free after it.
     pending_free: Vec<(u64, u64)>,
     pending_free_raw: Vec<(u64, u64)>,
+    /// Metadata the editor rewrites in place outside object headers (group
+    /// B-tree nodes, symbol table nodes, local heap headers), as loaded or
+    /// staged: a pending free that overlaps one is not settled, unless it
+    /// is that structure's own extent (see `space::settle_free`).
+    held: Vec<(u64, u64)>,
     /// The file's persistent free-space managers, kept up to date.
     persist: Option<space::Persist>,
     /// The file space page size of a paged aggregation file, else 0
@@ -547,6 +552,7 @@ impl FileEditor {
             free_raw: loaded.raw,
             pending_free: Vec::new(),
             pending_free_raw: Vec::new(),
+            held: Vec::new(),
             persist: loaded.persist,
             page_size: loaded.page_size,
             headers: BTreeMap::new(),

@@ -811,6 +811,15 @@ impl FileEditor {
         for c in &root.children {
             snods.push((c.get(), crate::read::btree_v1::read_snod(&st, ctx, *c)?));
         }
+        let node_len =
+            BTreeV1Node::encoded_len(NODE_TYPE_GROUP, ctx.sizes, 0, self.internal_k())? as u64;
+        let snod_len = SymbolTableNode::encoded_len(ctx.sizes, self.leaf_k()) as u64;
+        let hl = LocalHeapHeader::encoded_len(ctx.sizes) as u64;
+        self.hold(stm.btree.get(), node_len);
+        self.hold(stm.heap.get(), hl);
+        for (a, _) in &snods {
+            self.hold(*a, snod_len);
+        }
         let stab = Stab {
             btree_addr: stm.btree.get(),
             root,
@@ -821,6 +830,21 @@ impl FileEditor {
         };
         stab.check_order()?;
         Ok(stab)
+    }
+
+    /// Stage an in-place write of a structure outside object headers, and
+    /// hold its extent (no free overlapping it is settled).
+    fn stage_in_place(&mut self, addr: u64, bytes: Vec<u8>) {
+        self.hold(addr, bytes.len() as u64);
+        self.raw_writes.push((addr, bytes));
+    }
+
+    /// Record that the structure at `addr` (`len` bytes) is live and
+    /// rewritten in place by this editor.
+    fn hold(&mut self, addr: u64, len: u64) {
+        if len > 0 && !self.held.contains(&(addr, len)) {
+            self.held.push((addr, len));
+        }
     }
 
     fn encode_btree(&self, n: &BTreeV1Node) -> Result<Vec<u8>> {
@@ -1340,7 +1364,7 @@ impl FileEditor {
             data_addr: Addr(seg_addr),
         }
         .encode(&mut he, ctx);
-        self.raw_writes.push((stab.heap_addr, he.into_vec()));
+        self.stage_in_place(stab.heap_addr, he.into_vec());
         if let Some(old) = stab.heap_hdr.data_addr.defined() {
             self.pending_free.push((old.get(), stab.heap_hdr.data_size));
         }
@@ -1374,7 +1398,7 @@ impl FileEditor {
                 Key::Group { heap_offset: off },
             ];
             let b = self.encode_btree(&root)?;
-            self.raw_writes.push((stab.btree_addr, b));
+            self.stage_in_place(stab.btree_addr, b);
             return Ok(());
         }
         let i = self.stab_target(&stab, name)?;
@@ -1419,17 +1443,17 @@ impl FileEditor {
             root.children.splice(i..=i, addrs);
             root.keys.insert(i + 1, Key::Group { heap_offset: sep });
             let b = self.encode_btree(&root)?;
-            self.raw_writes.push((stab.btree_addr, b));
+            self.stage_in_place(stab.btree_addr, b);
             let len = SymbolTableNode::encoded_len(self.ctx.sizes, self.leaf_k()) as u64;
             self.pending_free.push((snod_addr, len));
             return Ok(());
         }
         if root_changed {
             let b = self.encode_btree(&root)?;
-            self.raw_writes.push((stab.btree_addr, b));
+            self.stage_in_place(stab.btree_addr, b);
         }
         let bytes = self.encode_snod(&node)?;
-        self.raw_writes.push((snod_addr, bytes));
+        self.stage_in_place(snod_addr, bytes);
         Ok(())
     }
 
@@ -1529,12 +1553,12 @@ impl FileEditor {
                         root.keys.remove(i + 1);
                     }
                     let b = self.encode_btree(&root)?;
-                    self.raw_writes.push((stab.btree_addr, b));
+                    self.stage_in_place(stab.btree_addr, b);
                     let len = SymbolTableNode::encoded_len(self.ctx.sizes, self.leaf_k()) as u64;
                     self.pending_free.push((snod_addr, len));
                 } else {
                     let b = self.encode_snod(&node)?;
-                    self.raw_writes.push((snod_addr, b));
+                    self.stage_in_place(snod_addr, b);
                 }
                 match e.cache {
                     EntryCache::SoftLink { .. } => None,
@@ -1666,7 +1690,7 @@ impl FileEditor {
                 data_addr: Addr(seg_addr),
             }
             .encode(&mut he, ctx);
-            self.raw_writes.push((stm.heap.get(), he.into_vec()));
+            self.stage_in_place(stm.heap.get(), he.into_vec());
             if let Some(old) = heap_hdr.data_addr.defined() {
                 self.pending_free.push((old.get(), heap_hdr.data_size));
             }
@@ -1675,7 +1699,7 @@ impl FileEditor {
             let bytes = self.encode_btree(node)?;
             if *a == root {
                 // The root keeps its address: one in-place write, last.
-                self.raw_writes.push((stm.btree.get(), bytes));
+                self.stage_in_place(stm.btree.get(), bytes);
             } else {
                 self.write_at(a.get(), &bytes)?;
             }

@@ -328,11 +328,23 @@ impl FileEditor {
     pub(super) fn settle_free(&mut self) {
         let meta = core::mem::take(&mut self.pending_free);
         let raw = core::mem::take(&mut self.pending_free_raw);
+        if meta.is_empty() && raw.is_empty() {
+            return;
+        }
         // Extents taken from a file's structures are only as good as the
         // file: one that is empty, starts inside the superblock, ends past
         // the end of file or overlaps space already free (a corrupt file's
         // heap at address 0, two structures claiming the same bytes) is
         // not freed (leaked, never handed out twice or over the superblock).
+        // Nor is one that overlaps storage a live object still uses, as far
+        // as the editor holds it (open datasets, staged headers, structures
+        // it rewrites in place): only a corrupt file has two structures
+        // claim the same bytes, and freeing them would let the next
+        // allocation overwrite the live one (a group's heap data segment
+        // inside its own B-tree node, replaced when the heap grows). A held
+        // structure freed whole (a split symbol table node) is released.
+        self.held.retain(|h| !meta.contains(h));
+        let live = self.live_extents();
         let sb_end = self.sb_image.len() as u64;
         let eof = self.eof;
         let structs: Vec<(u64, u64)> = self
@@ -347,6 +359,7 @@ impl FileEditor {
                 let hit = |&(b, m): &(u64, u64)| a < b.saturating_add(m) && b < end;
                 if a < sb_end
                     || end > eof
+                    || overlaps(&live, a, l)
                     || self.free.iter().any(hit)
                     || self.free_raw.iter().any(hit)
                     || structs.iter().any(hit)
