@@ -409,7 +409,9 @@ impl FileEditor {
     /// nodes, heap header) are released first, extent by extent, before
     /// adjacent extents are merged.
     fn free_deleted(&mut self, mut del: Deletion) {
-        self.held.retain(|h| !del.meta.contains(h));
+        for e in &del.meta {
+            self.held.remove(e);
+        }
         super::space::coalesce(&mut del.meta);
         super::space::coalesce(&mut del.raw);
         self.pending_free.extend(del.meta);

@@ -293,7 +293,7 @@ use crate::format::message::{
 };
 use crate::read::File;
 use crate::{Addr, Ctx, Limits};
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec;
@@ -394,7 +394,7 @@ pub struct FileEditor {
     /// B-tree nodes, symbol table nodes, local heap headers), as loaded or
     /// staged: a pending free that overlaps one is not settled, unless it
     /// is that structure's own extent (see `space::settle_free`).
-    held: Vec<(u64, u64)>,
+    held: BTreeSet<(u64, u64)>,
     /// The file's persistent free-space managers, kept up to date.
     persist: Option<space::Persist>,
     /// The file space page size of a paged aggregation file, else 0
@@ -552,7 +552,7 @@ impl FileEditor {
             free_raw: loaded.raw,
             pending_free: Vec::new(),
             pending_free_raw: Vec::new(),
-            held: Vec::new(),
+            held: BTreeSet::new(),
             persist: loaded.persist,
             page_size: loaded.page_size,
             headers: BTreeMap::new(),

@@ -842,8 +842,8 @@ impl FileEditor {
     /// Record that the structure at `addr` (`len` bytes) is live and
     /// rewritten in place by this editor.
     fn hold(&mut self, addr: u64, len: u64) {
-        if len > 0 && !self.held.contains(&(addr, len)) {
-            self.held.push((addr, len));
+        if len > 0 {
+            self.held.insert((addr, len));
         }
     }
 

@@ -343,7 +343,9 @@ impl FileEditor {
         // allocation overwrite the live one (a group's heap data segment
         // inside its own B-tree node, replaced when the heap grows). A held
         // structure freed whole (a split symbol table node) is released.
-        self.held.retain(|h| !meta.contains(h));
+        for e in &meta {
+            self.held.remove(e);
+        }
         let live = self.live_extents();
         let sb_end = self.sb_image.len() as u64;
         let eof = self.eof;
