@@ -385,3 +385,60 @@ fn a_heap_segment_inside_its_groups_btree_node_is_not_reused() {
     assert_eq!(lines[0], lines[1], "ours (first) against libhdf5's edits");
     assert_clean(&ours);
 }
+
+/// An earliest-format file whose superblock's group internal K (`sys.argv[2]`)
+/// sizes B-tree nodes far larger than the ones the file holds; libhdf5 is
+/// asked to delete `/a` from a copy. Prints what libhdf5 did.
+const GEN_BIG_K: &str = r#"
+import sys, struct, shutil, h5py
+ours, theirs, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with h5py.File(ours, 'w', libver='earliest') as f:
+    f.create_group('a')
+    f.create_group('b')
+b = bytearray(open(ours, 'rb').read())
+assert b[8] == 0 and struct.unpack_from('<H', b, 18)[0] == 16
+struct.pack_into('<H', b, 18, k)
+open(ours, 'wb').write(b)
+shutil.copy(ours, theirs)
+try:
+    with h5py.File(theirs, 'r+') as f:
+        del f['a']
+    print('deleted')
+except Exception as e:
+    print('refused', e)
+"#;
+
+/// A group B-tree node is rewritten in place at its full size for the
+/// superblock's K, as libhdf5 sizes it. When that size runs past the end
+/// of file (a K that does not match the file's nodes; a fuzz finding: a
+/// 265 KiB node write zeroed the root's heap and a header continuation
+/// allocated at the end of file), the edit is refused as `Corrupt` and the
+/// file is unchanged; libhdf5 does not make the edit either.
+#[test]
+fn a_group_node_larger_than_the_file_is_not_rewritten() {
+    let (ours, theirs) = (scratch("big_k.h5"), scratch("big_k_lib.h5"));
+    let args = [
+        ours.to_str().expect("utf-8"),
+        theirs.to_str().expect("utf-8"),
+        "8464",
+    ];
+    let Some(lib) = run_py(GEN_BIG_K, &args) else {
+        return;
+    };
+    assert!(lib.starts_with("refused"), "libhdf5: {lib}");
+    let before = std::fs::read(&ours).expect("read");
+    let mut ed = FileEditor::open(&ours).expect("open");
+    let err = ed
+        .delete_link("/", "a")
+        .expect_err("a node past the end of file");
+    assert_eq!(err.kind(), h5fmt::ErrorKind::Corrupt, "{err}");
+    let err = ed
+        .create_group("/", "c")
+        .expect_err("a node past the end of file");
+    assert_eq!(err.kind(), h5fmt::ErrorKind::Corrupt, "{err}");
+    ed.close().expect("close");
+    assert!(
+        std::fs::read(&ours).expect("read") == before,
+        "the file changed"
+    );
+}

@@ -770,7 +770,11 @@ impl FileEditor {
     }
 
     /// The symbol table message of the group at `a`, its local heap's
-    /// header and data segment.
+    /// header and data segment. The root B-tree node is rewritten in place
+    /// at its full size for the superblock's K (as libhdf5 sizes it): a
+    /// node that size would run past the end of file is `Corrupt` (a file
+    /// whose K does not match its nodes; the write would go over whatever
+    /// follows, and over space allocated later at the end of file).
     fn stab_parts(&mut self, a: u64) -> Result<(SymbolTableMessage, LocalHeapHeader, Vec<u8>)> {
         let ctx = self.ctx;
         let st = self.reader.storage().clone();
@@ -779,6 +783,9 @@ impl FileEditor {
             .find(kind::SYMBOL_TABLE)
             .ok_or_else(|| usage("not a symbol-table group"))?;
         let stm = SymbolTableMessage::decode(&mut Cursor::new(&m.data, 0), ctx)?;
+        let node_len =
+            BTreeV1Node::encoded_len(NODE_TYPE_GROUP, ctx.sizes, 0, self.internal_k())? as u64;
+        self.check_fits(stm.btree.get(), node_len, "group B-tree node")?;
         let hl = LocalHeapHeader::encoded_len(ctx.sizes) as u64;
         let raw = st.read(stm.heap, hl)?;
         let heap_hdr = LocalHeapHeader::decode(&mut Cursor::new(&raw, stm.heap.get()), ctx)?;
@@ -807,13 +814,14 @@ impl FileEditor {
         let len = BTreeV1Node::used_len(ty, ctx.sizes, 0, entries)?;
         let raw = st.read(stm.btree, len)?;
         let root = BTreeV1Node::decode(&mut Cursor::new(&raw, stm.btree.get()), ctx, 0)?;
+        let snod_len = SymbolTableNode::encoded_len(ctx.sizes, self.leaf_k()) as u64;
         let mut snods = Vec::new();
         for c in &root.children {
+            self.check_fits(c.get(), snod_len, "symbol table node")?;
             snods.push((c.get(), crate::read::btree_v1::read_snod(&st, ctx, *c)?));
         }
         let node_len =
             BTreeV1Node::encoded_len(NODE_TYPE_GROUP, ctx.sizes, 0, self.internal_k())? as u64;
-        let snod_len = SymbolTableNode::encoded_len(ctx.sizes, self.leaf_k()) as u64;
         let hl = LocalHeapHeader::encoded_len(ctx.sizes) as u64;
         self.hold(stm.btree.get(), node_len);
         self.hold(stm.heap.get(), hl);
@@ -837,6 +845,18 @@ impl FileEditor {
     fn stage_in_place(&mut self, addr: u64, bytes: Vec<u8>) {
         self.hold(addr, bytes.len() as u64);
         self.raw_writes.push((addr, bytes));
+    }
+
+    /// `Corrupt` unless `len` bytes at `addr` (a structure the editor may
+    /// rewrite in place at that size) end within the file.
+    fn check_fits(&self, addr: u64, len: u64, what: &str) -> Result<()> {
+        if addr.checked_add(len).is_none_or(|e| e > self.eof) {
+            return Err(Error::corrupt(
+                alloc::format!("{what}: its size for the superblock's K runs past the end of file"),
+                addr,
+            ));
+        }
+        Ok(())
     }
 
     /// Record that the structure at `addr` (`len` bytes) is live and
