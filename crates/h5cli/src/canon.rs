@@ -441,14 +441,17 @@ impl Canon<'_> {
                 Ok(())
             }
             [n, rest @ ..] => {
-                let step =
-                    usize::try_from(rest.iter().product::<u64>()).map_err(|_| "shape too large")?;
+                // Saturating: a shape whose outer extent is 0 may have inner
+                // extents whose product overflows (no element either way).
+                let step = rest.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+                let step = usize::try_from(step).unwrap_or(usize::MAX);
                 out.push('[');
                 for i in 0..usize::try_from(*n).map_err(|_| "shape too large")? {
                     if i > 0 {
                         out.push(',');
                     }
-                    let part = flat.get(i * step..(i + 1) * step).unwrap_or(&[]);
+                    let from = i.saturating_mul(step);
+                    let part = flat.get(from..from.saturating_add(step)).unwrap_or(&[]);
                     self.write_nest(part, rest, out)?;
                 }
                 out.push(']');
@@ -762,4 +765,26 @@ pub fn subtree(mut doc: Json, path: &str) -> Result<Json, String> {
         objects.retain(|k, _| k == path || k.starts_with(&prefix));
     }
     Ok(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shape whose outer extent is 0 holds no element, whatever the
+    /// product of the inner extents (here past 2^64: a fuzz finding, an
+    /// overflow panic). numpy nests it the same way: `np.empty((0, 2, 3))`
+    /// lists as `[]`, `np.empty((1, 0, 5))` as `[[]]`.
+    #[test]
+    fn nested_lists_of_empty_shapes_with_huge_inner_extents() {
+        let canon = HashMap::new();
+        let cx = Canon {
+            canon: &canon,
+            max_lists: 1 << 20,
+        };
+        let big = 1u64 << 63;
+        assert_eq!(cx.nest_text(&[], &[0, 2, big]).as_deref(), Ok("[]"));
+        assert_eq!(cx.nest_text(&[], &[1, 0, big, 4]).as_deref(), Ok("[[]]"));
+        assert_eq!(cx.nest_text(&[], &[2, 0, big]).as_deref(), Ok("[[],[]]"));
+    }
 }
