@@ -74,7 +74,10 @@ fn whole_chunk_runs_equal_h5py() {
             let one = ds.read_slice_raw(&run(3100, 3101)).unwrap();
             assert_eq!(one, want[(3100 * es) as usize..(3101 * es) as usize]);
         }
-        assert!(ds.chunk_cache().stats().entries > 0, "{name}: nothing cached");
+        assert!(
+            ds.chunk_cache().stats().entries > 0,
+            "{name}: nothing cached"
+        );
         let got = ds.read_slice_raw(&run(3000, 4000)).unwrap();
         assert!(
             got == want[(3000 * es) as usize..(4000 * es) as usize],
