@@ -559,10 +559,7 @@ fn vlen_buffers(
     let file = ctx.dataset.file();
     let fctx = file.ctx();
     let esize = usz(dtype.size()).max(1);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |t| t.get())
-        .min(n / VLEN_PART_MIN)
-        .clamp(1, 8);
+    let threads = crate::engine::cores().min(n / VLEN_PART_MIN).clamp(1, 8);
     let per = n.div_ceil(threads).max(1);
     let parts: Vec<&[u8]> = raw
         .get(..n * esize)

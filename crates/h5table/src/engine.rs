@@ -1555,6 +1555,15 @@ pub(crate) fn select(q: &Query, table: &Table, opts: &RunOptions) -> Result<(Sel
     Ok((Selection::from_words(words, nrows), explain))
 }
 
+/// The number of cores, asked of the system once (on Linux
+/// `available_parallelism` reads the cgroup quota files on every call,
+/// a tenth of a query answered by an index).
+#[cfg(feature = "std")]
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |x| x.get()))
+}
+
 /// `f(state, i)` for `i` in `0..n` on the available cores (items
 /// interleaved over threads, each with its own `init()` state), results in
 /// item order; the first error in item order is returned.
@@ -1564,10 +1573,7 @@ pub(crate) fn par_map<S, T: Send>(
     init: impl Fn() -> S + Sync,
     f: impl Fn(&mut S, usize) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |x| x.get())
-        .min(n)
-        .max(1);
+    let threads = if n > 1 { cores().min(n) } else { 1 };
     if threads == 1 {
         let mut s = init();
         return (0..n).map(|i| f(&mut s, i)).collect();

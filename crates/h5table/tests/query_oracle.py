@@ -7,7 +7,7 @@ The table (written with h5py, raw attributes) has: i32 (fill -2147483647, some m
 u64 (fill 2**64-1, values beyond 2**63), f64 (NaN fill: NaN rows are missing), f32 (the Table 1
 sentinel fill, NaN as data, -0.0), cat (int8 codes into vlen-string labels, fill -127),
 s (vlen UTF-8, fill ''), e (enum with a MISSING member as fill); for odd seeds the
-numeric columns are gzip-compressed. Semantics (SQL three-valued):
+numeric columns are compressed (gzip; zstd for seed 3). Semantics (SQL three-valued):
 a missing row satisfies no comparison or IN; NOT of unknown is unknown; NaN compares false.
 """
 import json
@@ -53,10 +53,17 @@ with h5py.File(out, "w") as f:
     g.attrs["NROWS"] = np.uint64(N)
 
     def col(name, data, dtype, fill):
-        # Odd seeds: gzip columns (the engine consults a Bloom filter before
-        # SORTED_ROWS on filtered columns).
+        # Odd seeds: compressed columns (the engine consults a Bloom filter
+        # before SORTED_ROWS on filtered columns; its probes decode a prefix
+        # of a chunk the first time).
+        comp = {}
+        if seed == 3:
+            import hdf5plugin
+            comp = hdf5plugin.Zstd(clevel=3)
+        elif seed % 2:
+            comp = {"compression": "gzip"}
         d = g.create_dataset(name, shape=(N + 7,), dtype=dtype, chunks=(int(rng.integers(50, 900)),),
-                             maxshape=(None,), fillvalue=fill, **({"compression": "gzip"} if seed % 2 else {}))
+                             maxshape=(None,), fillvalue=fill, **comp)
         d[:N] = data
         d[N:] = data[:7] if N >= 7 else d[N:]  # reserved tail with real-looking values
         return d

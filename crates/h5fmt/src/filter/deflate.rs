@@ -206,19 +206,7 @@ pub(super) fn decode_prefix(data: &[u8], n: usize) -> Result<Vec<u8>> {
             ))),
         }
     });
-    match res {
-        Ok(k) if k == n => Ok(out),
-        Ok(k) => {
-            crate::io::recycle(out);
-            Err(super::corrupt(alloc::format!(
-                "deflate stream ends after {k} bytes, expected {n} or more"
-            )))
-        }
-        Err(e) => {
-            crate::io::recycle(out);
-            Err(e)
-        }
-    }
+    super::prefix_done(out, res, n, "deflate")
 }
 
 /// Deflate `data` into a zlib stream at `level` (0–9): libdeflate with

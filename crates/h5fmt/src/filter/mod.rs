@@ -314,10 +314,31 @@ pub fn decode_chunk_borrowed(
     res.map_err(|e| e.context(&describe(f)))
 }
 
+/// `out` when `got`, the bytes a prefix decoder wrote into it, is all its
+/// `n`; otherwise `out` goes back to the buffer pool and the error (or a
+/// `what` stream ending early) is returned.
+#[cfg(feature = "std")]
+fn prefix_done(out: Vec<u8>, got: Result<usize>, n: usize, what: &str) -> Result<Vec<u8>> {
+    match got {
+        Ok(k) if k == n => Ok(out),
+        Ok(k) => {
+            crate::io::recycle(out);
+            Err(corrupt(alloc::format!(
+                "{what} stream ends after {k} bytes, expected {n} or more"
+            )))
+        }
+        Err(e) => {
+            crate::io::recycle(out);
+            Err(e)
+        }
+    }
+}
+
 /// The first `n` bytes of a decoded chunk, for readers that need only a
 /// chunk's first rows, when the chunk's filters allow stopping early:
 /// deflate alone or deflate then fletcher32 (verified over the stored
-/// bytes first), all applied. `None` when not (decode the whole chunk).
+/// bytes first), or zstd alone (libzstd: whole blocks up to the one
+/// holding byte `n`), all applied. `None` when not (decode the whole chunk).
 /// Deflate's adler32 covers the whole chunk and is not checked.
 ///
 /// # Errors
@@ -338,6 +359,9 @@ pub(crate) fn decode_prefix(
             d,
             fletcher32::check(data).map_err(|e| e.context(&describe(c)))?,
         ),
+        [z] if z.id == ZSTD => {
+            return zstd::decode_prefix(data, n).map_err(|e| e.context(&describe(z)));
+        }
         _ => return Ok(None),
     };
     deflate::decode_prefix(body, n)

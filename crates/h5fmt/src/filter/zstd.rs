@@ -56,6 +56,55 @@ pub(super) fn decode_into(data: &[u8], out: &mut [u8]) -> Result<usize> {
     }
 }
 
+/// The first `n` bytes decoded from the zstd frames in `data` (libzstd
+/// streaming, which stops once they are out: the blocks after the one
+/// holding byte `n` are not decoded); `None` without `c-codecs`.
+///
+/// # Errors
+/// `Corrupt` for an invalid stream or one ending before `n` bytes.
+#[cfg(feature = "c-codecs")]
+pub(super) fn decode_prefix(data: &[u8], n: usize) -> Result<Option<Vec<u8>>> {
+    use zstd_safe::{InBuffer, OutBuffer, ResetDirective};
+    std::thread_local! {
+        // A streaming context per thread (its window buffer is reused).
+        static SCTX: core::cell::RefCell<Option<zstd_safe::DCtx<'static>>> =
+            const { core::cell::RefCell::new(None) };
+    }
+    let mut out = crate::io::scratch_buffer(n)?;
+    let run = |dctx: &mut zstd_safe::DCtx<'static>, out: &mut [u8]| -> Result<usize> {
+        dctx.reset(ResetDirective::SessionOnly)
+            .map_err(|c| super::corrupt(zstd_safe::get_error_name(c)))?;
+        let mut ib = InBuffer::around(data);
+        let mut ob = OutBuffer::around(out);
+        while ob.pos() < n {
+            let before = (ib.pos(), ob.pos());
+            dctx.decompress_stream(&mut ob, &mut ib).map_err(|c| {
+                super::corrupt(alloc::format!(
+                    "invalid zstd stream: {}",
+                    zstd_safe::get_error_name(c)
+                ))
+            })?;
+            if (ib.pos(), ob.pos()) == before {
+                break; // no progress: truncated frame
+            }
+        }
+        Ok(ob.pos())
+    };
+    let got = SCTX
+        .try_with(|cell| match cell.try_borrow_mut() {
+            Ok(mut slot) => run(slot.get_or_insert_with(zstd_safe::DCtx::create), &mut out),
+            Err(_) => run(&mut zstd_safe::DCtx::create(), &mut out),
+        })
+        .unwrap_or_else(|_| run(&mut zstd_safe::DCtx::create(), &mut out));
+    super::prefix_done(out, got, n, "zstd").map(Some)
+}
+
+/// Without libzstd: no prefix decoding (the caller decodes whole chunks).
+#[cfg(all(feature = "std", not(feature = "c-codecs")))]
+pub(super) fn decode_prefix(_data: &[u8], _n: usize) -> Result<Option<Vec<u8>>> {
+    Ok(None)
+}
+
 #[cfg(not(feature = "c-codecs"))]
 pub(super) fn decode(data: &[u8], bound: usize) -> Result<Vec<u8>> {
     let mut out = super::alloc_zeroed(bound)?;
@@ -188,6 +237,34 @@ pub(super) fn encode(data: &[u8], level: i32) -> Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(feature = "c-codecs")]
+    #[test]
+    fn prefix_is_the_start_of_the_full_decode() {
+        // Frames of several 128 KiB blocks, and two frames back to back:
+        // every prefix equals the start of the data; a stream too short for
+        // the prefix, or damaged, is an error.
+        let data: alloc::vec::Vec<u8> = (0..400_000u32)
+            .map(|i| ((i / 7) ^ (i.wrapping_mul(2_654_435_761) >> 27)) as u8)
+            .collect();
+        for level in [1, 3, 19] {
+            let z = super::encode(&data, level).unwrap();
+            for n in [1usize, 1000, 131_071, 131_072, 131_073, 300_001, 400_000] {
+                let p = super::decode_prefix(&z, n).unwrap().unwrap();
+                assert_eq!(p.len(), n);
+                assert!(p[..] == data[..n], "level {level}, {n} bytes");
+            }
+            assert!(super::decode_prefix(&z, 400_001).is_err());
+            assert!(super::decode_prefix(&z[..z.len() / 2], 300_000).is_err());
+        }
+        let mut two = super::encode(&data[..100_000], 3).unwrap();
+        two.extend(super::encode(&data[100_000..], 3).unwrap());
+        let p = super::decode_prefix(&two, 250_000).unwrap().unwrap();
+        assert!(p[..] == data[..250_000], "two frames");
+        let mut bad = super::encode(&data, 3).unwrap();
+        bad[0] ^= 0xff; // magic number
+        assert!(super::decode_prefix(&bad, 10).is_err());
+    }
+
     #[test]
     fn frames_round_trip_with_their_content_size() {
         let data: alloc::vec::Vec<u8> = (0..300_000u32)

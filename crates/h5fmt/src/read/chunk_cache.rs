@@ -33,7 +33,13 @@ struct Inner {
     misses: u64,
     /// Chunk address → (last use, decoded bytes).
     map: BTreeMap<u64, (u64, Arc<Vec<u8>>)>,
+    /// Addresses of chunks read once and not kept (see
+    /// [`ChunkCache::seen_before`]), oldest first.
+    ghosts: alloc::collections::VecDeque<u64>,
 }
+
+/// Addresses remembered by [`ChunkCache::seen_before`].
+const GHOSTS: usize = 64;
 
 /// Decoded chunks keyed by their address in the file, least recently used
 /// evicted first, never holding more than its budget in bytes (a chunk
@@ -114,6 +120,27 @@ impl ChunkCache {
         self.with(|i| i.map.contains_key(&addr)).unwrap_or(false)
     }
 
+    /// Whether the chunk at `addr` was asked about before (and is still
+    /// remembered, among the last 64 addresses); if not, remembers it.
+    /// Single-element reads (a binary search's probes, each in another
+    /// chunk) keep a chunk only when it is read a second time: the first
+    /// read decodes into a reused buffer instead of a fresh one that the
+    /// cache would hold (fresh pages cost a fault and a clear each).
+    pub(crate) fn seen_before(&self, addr: u64) -> bool {
+        self.with(|i| {
+            if let Some(k) = i.ghosts.iter().position(|&a| a == addr) {
+                i.ghosts.remove(k);
+                return true;
+            }
+            if i.ghosts.len() >= GHOSTS {
+                i.ghosts.pop_front();
+            }
+            i.ghosts.push_back(addr);
+            false
+        })
+        .unwrap_or(true)
+    }
+
     /// Keep the decoded chunk at `addr`, evicting the least recently used
     /// ones to stay within the budget; a chunk over the budget is dropped.
     pub(crate) fn insert(&self, addr: u64, data: Arc<Vec<u8>>) {
@@ -188,6 +215,16 @@ mod tests {
         assert_eq!((s.entries, s.bytes, s.hits, s.misses), (2, 8, 3, 3));
         c.set_budget(5);
         assert_eq!(c.stats().entries, 1);
+        // Second reads of a chunk are told apart from first ones, within
+        // the last 64 addresses remembered.
+        assert!(!c.seen_before(7));
+        assert!(c.seen_before(7));
+        assert!(!c.seen_before(7));
+        for a in 100..100 + GHOSTS as u64 {
+            assert!(!c.seen_before(a));
+        }
+        assert!(!c.seen_before(7)); // forgotten
+        assert!(c.seen_before(100 + GHOSTS as u64 - 1));
         c.set_budget(0);
         assert_eq!(c.stats().bytes, 0);
         assert!(!c.admits(1));

@@ -1153,6 +1153,7 @@ fn selection_inner(
         clen,
         rows_start: lo.first().copied().unwrap_or(0),
         rows_end: hi.first().copied().unwrap_or(u64::MAX),
+        not_kept: false,
     };
     let filtered = !req.pipeline.filters.is_empty();
     let records = match records_in_box(st, ctx, req, &lo, &hi, filtered, clen)? {
@@ -1291,7 +1292,20 @@ fn selection_inner(
                 None => misses.push(rec),
             }
         }
-        let keep = usize::try_from(clen).is_ok_and(|n| cache.admits(n));
+        let mut keep = usize::try_from(clen).is_ok_and(|n| cache.admits(n));
+        let mut need = need;
+        // One element (a binary search's probe) of a chunk not cached: the
+        // chunk is kept when it is read again, not the first time (see
+        // `ChunkCache::seen_before`), and the first time only the part up
+        // to the element is decoded when the filters can stop early.
+        if sel.num_elements() == Some(1) {
+            if let [rec] = misses.as_slice() {
+                if !cache.seen_before(rec.addr.get()) {
+                    keep = false;
+                    need.not_kept = true;
+                }
+            }
+        }
         return for_each_decoded(st, ctx, req, &misses, need, |rec, data| {
             sel.convert_from_region(conv, &data, &rec.offsets, &layout.dims, out)?;
             // A chunk's first rows alone are cached too (see `Need`).
@@ -1331,6 +1345,10 @@ struct Need {
     clen: u64,
     rows_start: u64,
     rows_end: u64,
+    /// The decoded chunk is not kept (a first probe, see
+    /// `ChunkCache::seen_before`): a prefix serves even when the read
+    /// starts inside the chunk.
+    not_kept: bool,
 }
 
 impl Need {
@@ -1339,6 +1357,7 @@ impl Need {
             clen,
             rows_start: 0,
             rows_end: u64::MAX,
+            not_kept: false,
         }
     }
 
@@ -1369,7 +1388,7 @@ impl Need {
     /// scan), each of which would decode a longer prefix again.
     #[cfg(feature = "std")]
     fn prefix(&self, req: &ChunkedRead<'_>, rec: &ChunkRecord) -> Option<usize> {
-        if rec.offsets.first().is_some_and(|&o| self.rows_start > o) {
+        if !self.not_kept && rec.offsets.first().is_some_and(|&o| self.rows_start > o) {
             return None;
         }
         let n = self.bytes(req, rec);

@@ -659,6 +659,10 @@ impl ColumnIndexes {
                         probed.push((r, v.clone()));
                         Ok(v)
                     };
+                    // What one predicate's search probed narrows the
+                    // next one's (`a <= x < b`: the second bound starts
+                    // where the first left off).
+                    let mut memory = sorted::ProbeMemory::default();
                     let mut lazy;
                     let mut mem;
                     let perm: &mut RankSearch<'_>;
@@ -669,9 +673,14 @@ impl ColumnIndexes {
                             lazy = p.clone();
                             ranks_lazy =
                                 |pr: &Predicate, va: &mut dyn FnMut(u64) -> Result<Value>| {
-                                    sorted::rank_ranges(&mut lazy, nrows, pr, va, &mut |e| {
-                                        crate::Error::from(e)
-                                    })
+                                    sorted::rank_ranges_with(
+                                        &mut lazy,
+                                        nrows,
+                                        pr,
+                                        va,
+                                        &mut |e| crate::Error::from(e),
+                                        &mut memory,
+                                    )
                                 };
                             perm = &mut ranks_lazy;
                         }
@@ -679,12 +688,13 @@ impl ColumnIndexes {
                             mem = sorted::InMemory(s);
                             ranks_mem =
                                 |pr: &Predicate, va: &mut dyn FnMut(u64) -> Result<Value>| {
-                                    sorted::rank_ranges(
+                                    sorted::rank_ranges_with(
                                         &mut mem,
                                         nrows,
                                         pr,
                                         va,
                                         &mut |e| match e {},
+                                        &mut memory,
                                     )
                                 };
                             perm = &mut ranks_mem;
