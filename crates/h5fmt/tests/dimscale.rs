@@ -7,17 +7,17 @@
 mod common;
 
 use h5fmt::read::dimscale::{DIMENSION_LABELS, DIMENSION_LIST, REFERENCE_LIST};
-use h5fmt::{Addr, ErrorKind, File, FileEditor, FileWriter, Object};
+use h5fmt::{Addr, ErrorKind, File, FileWriter, Object};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// For every dataset of `FILE` (sorted by path), one line as h5py's `dims`
-/// API sees it: `path|scale|name|scales per dim|labels|REFERENCE_LIST`.
-/// With a second argument, the types of the H5DS attributes too.
+/// For every dataset of each `FILE` (`REPORT TYPES FILE...`; sorted by
+/// path), one line as h5py's `dims` API sees it: `path|scale|name|scales per
+/// dim|labels|REFERENCE_LIST`, with `TYPES` = 1 the types of the H5DS
+/// attributes too. A line `== FILE` before each file's lines.
 const REPORT: &str = r#"
 import sys, h5py
-f = h5py.File(sys.argv[1], 'r')
-types = len(sys.argv) > 2
+types = sys.argv[1] == '1'
 def tdesc(t):
     c = t.get_class()
     if c == h5py.h5t.STRING:
@@ -33,7 +33,6 @@ def tdesc(t):
     if c == h5py.h5t.INTEGER:
         return 'int%d%s' % (t.get_size(), 'u' if t.get_sign() == 0 else 's')
     return 'class%d' % c
-out = []
 def visit(name, o):
     if not isinstance(o, h5py.Dataset):
         return
@@ -55,9 +54,13 @@ def visit(name, o):
                 ts.append('%s=%s%s' % (a, tdesc(aid.get_type()), aid.shape))
         line += '|' + ' '.join(ts)
     out.append(line)
-f.visititems(visit)
-for l in sorted(out):
-    print(l)
+for p in sys.argv[2:]:
+    print('== ' + p)
+    f = h5py.File(p, 'r')
+    out = []
+    f.visititems(visit)
+    for l in sorted(out):
+        print(l)
 "#;
 
 fn python() -> std::path::PathBuf {
@@ -67,16 +70,18 @@ fn python() -> std::path::PathBuf {
     )
 }
 
-fn h5py_report(py: &Path, file: &Path, types: bool) -> String {
-    let mut args = vec![file.as_os_str().to_owned()];
-    if types {
-        args.push("types".into());
-    }
+fn h5py_report(py: &Path, files: &[&Path], types: bool) -> String {
+    let mut args = vec![std::ffi::OsString::from(if types { "1" } else { "0" })];
+    args.extend(files.iter().map(|f| f.as_os_str().to_owned()));
     common::run_py(py, REPORT, &args)
 }
 
 /// The same lines as [`REPORT`] (without types), from our reader.
-fn our_report(file: &Path) -> String {
+fn our_report(files: &[&Path]) -> String {
+    files.iter().map(|f| format!("== {}\n{}", f.display(), our_report1(f))).collect()
+}
+
+fn our_report1(file: &Path) -> String {
     let f = File::open(file).unwrap();
     let mut paths: BTreeMap<Addr, String> = BTreeMap::new();
     let mut datasets = Vec::new();
@@ -220,9 +225,9 @@ fn h5py_dims_read_by_us() {
     let py = python();
     let p = common::tmp("dimscale", "h5py_ops.h5");
     common::run_py(&py, H5PY_OPS, &[&p]);
-    let theirs = h5py_report(&py, &p, false);
+    let theirs = h5py_report(&py, &[&p], false);
     assert!(theirs.contains("/x,/grp/z"), "{theirs}");
-    assert_eq!(our_report(&p), theirs);
+    assert_eq!(our_report(&[&p]), theirs);
 }
 
 #[test]
@@ -232,6 +237,152 @@ fn written_by_us_as_h5py_writes() {
     common::run_py(&py, H5PY_OPS, &[&twin]);
     let ours = common::tmp("dimscale", "ours.h5");
     write_ops(&ours);
-    assert_eq!(h5py_report(&py, &ours, true), h5py_report(&py, &twin, true));
-    assert_eq!(our_report(&ours), h5py_report(&py, &twin, false));
+    let theirs = h5py_report(&py, &[&twin], true);
+    let ours_by_h5py = h5py_report(&py, &[&ours], true);
+    assert_eq!(ours_by_h5py.lines().skip(1).collect::<Vec<_>>(), theirs.lines().skip(1).collect::<Vec<_>>());
+    assert_eq!(our_report(&[&twin]), h5py_report(&py, &[&twin], false));
+}
+
+/// The netCDF-4 and H5DS files of the shared corpus (`../shared/corpus`).
+const CORPUS: &[&str] = &[
+    "wrwilliams__hdf5/hl__test__test_ds_be.h5",
+    "wrwilliams__hdf5/hl__test__test_ds_le.h5",
+    "NCAS-CMS__pyfive/tests__data__dim_scales.hdf5",
+    "NCAS-CMS__pyfive/tests__data__enum_variable.nc",
+    "NCAS-CMS__pyfive/tests__data__enums_from_netcdf.nc",
+    "NCAS-CMS__pyfive/tests__data__h5netcdf_test.hdf5",
+    "NCAS-CMS__pyfive/tests__data__issue23_A.nc",
+    "NCAS-CMS__pyfive/tests__data__issue23_A_contiguous.nc",
+    "NCAS-CMS__pyfive/tests__data__issue23_B.nc",
+    "NCAS-CMS__pyfive/tests__data__netcdf4_classic.nc",
+    "NCAS-CMS__pyfive/tests__data__noy_AERmonZ_UKESM1-0-LL_piControl_r1i1p1f2_gnz_200001-200012.nc",
+    "jjhelmus__pyfive/tests__netcdf4_classic.nc",
+];
+
+#[test]
+fn corpus_netcdf_scales_as_h5py() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/files");
+    let files: Vec<std::path::PathBuf> =
+        CORPUS.iter().map(|f| dir.join(f)).filter(|p| p.exists()).collect();
+    if files.is_empty() {
+        println!("warning: ../shared/corpus not found: no corpus file checked");
+        return;
+    }
+    let files: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
+    let py = python();
+    let theirs = h5py_report(&py, &files, false);
+    assert!(theirs.matches("|1|").count() >= 10, "scales in the corpus:\n{theirs}");
+    assert_eq!(our_report(&files), theirs);
+}
+
+/// Datasets whose H5DS attributes are broken, one way each (made with h5py).
+const BROKEN: &str = r#"
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], 'w')
+g = f.create_group('g')
+def vrefs(*rows):
+    a = np.empty(len(rows), dtype=object)
+    for i, r in enumerate(rows):
+        a[i] = np.array(r, dtype=h5py.ref_dtype)
+    return a
+s = f.create_dataset('s', data=np.arange(3.0)); s.make_scale('s')
+d = f.create_dataset('list_int', data=np.zeros((3, 2))); d.attrs['DIMENSION_LIST'] = np.arange(2)
+d = f.create_dataset('list_short', data=np.zeros((3, 2)))
+d.attrs.create('DIMENSION_LIST', vrefs([s.ref]), dtype=h5py.vlen_dtype(h5py.ref_dtype))
+d = f.create_dataset('list_group', data=np.zeros(3))
+d.attrs.create('DIMENSION_LIST', vrefs([g.ref]), dtype=h5py.vlen_dtype(h5py.ref_dtype))
+d = f.create_dataset('list_null', data=np.zeros(3))
+d.attrs.create('DIMENSION_LIST', vrefs([h5py.Reference()]), dtype=h5py.vlen_dtype(h5py.ref_dtype))
+d = f.create_dataset('labels_int', data=np.zeros(3)); d.attrs['DIMENSION_LABELS'] = np.arange(1)
+d = f.create_dataset('class_int', data=np.zeros(3)); d.attrs['CLASS'] = 7
+d = f.create_dataset('name_int', data=np.zeros(3)); d.attrs['NAME'] = 7
+d = f.create_dataset('refs_str', data=np.zeros(3)); d.attrs['REFERENCE_LIST'] = 'x'
+t = np.dtype([('dataset', h5py.ref_dtype), ('dimension', '<i4')])
+d = f.create_dataset('refs_group', data=np.zeros(3))
+d.attrs.create('REFERENCE_LIST', np.array([(g.ref, 0)], dtype=t))
+d = f.create_dataset('refs_negative', data=np.zeros(3))
+d.attrs.create('REFERENCE_LIST', np.array([(s.ref, -1)], dtype=t))
+t2 = np.dtype([('dataset', h5py.ref_dtype), ('dim', '<i4')])
+d = f.create_dataset('refs_member', data=np.zeros(3))
+d.attrs.create('REFERENCE_LIST', np.array([(s.ref, 0)], dtype=t2))
+f.close()
+"#;
+
+#[test]
+fn broken_attributes_are_typed_errors() {
+    let py = python();
+    let p = common::tmp("dimscale", "broken.h5");
+    common::run_py(&py, BROKEN, &[&p]);
+    let f = File::open(&p).unwrap();
+    let corrupt = |path: &str, r: h5fmt::Result<()>, attr: &str| {
+        let e = r.expect_err(path);
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{path}: {e}");
+        let text = e.to_string();
+        assert!(text.contains(path) && text.contains(attr), "{path}: {text}");
+    };
+    for (path, attr) in [
+        ("/list_int", DIMENSION_LIST),
+        ("/list_short", DIMENSION_LIST),
+        ("/list_group", DIMENSION_LIST),
+        ("/list_null", DIMENSION_LIST),
+    ] {
+        corrupt(path, f.dataset(path).unwrap().dimension_scales().map(drop), attr);
+    }
+    corrupt(
+        "/labels_int",
+        f.dataset("/labels_int").unwrap().dimension_labels().map(drop),
+        DIMENSION_LABELS,
+    );
+    corrupt("/class_int", f.dataset("/class_int").unwrap().is_dimension_scale().map(drop), "CLASS");
+    corrupt("/name_int", f.dataset("/name_int").unwrap().scale_name().map(drop), "NAME");
+    for path in ["/refs_str", "/refs_group", "/refs_negative", "/refs_member"] {
+        corrupt(path, f.dataset(path).unwrap().scale_references().map(drop), REFERENCE_LIST);
+    }
+    // A reference to an address where no object header is.
+    let mut w = FileWriter::in_memory();
+    let d = w.root().create_dataset("d").write(&[0u8; 3]).unwrap();
+    let bogus = h5fmt::AttrValue {
+        dtype: h5fmt::Datatype::VarLenSequence {
+            size: 16,
+            base: Box::new(h5fmt::Datatype::Reference {
+                size: 8,
+                kind: h5fmt::format::datatype::RefKind::Object1,
+            }),
+        },
+        shape: Some(vec![1]),
+        data: h5fmt::write::value::ElementData::VarLen(vec![0x7777u64.to_le_bytes().to_vec()]),
+    };
+    w.set_attr(d, DIMENSION_LIST, bogus).unwrap();
+    let f = File::from_bytes(w.finish().unwrap()).unwrap();
+    corrupt("/d", f.dataset("/d").unwrap().dimension_scales().map(drop), DIMENSION_LIST);
+}
+
+/// Every byte of a file with scales, flipped in turn: each H5DS read gives
+/// a value or an error, never a panic.
+#[test]
+fn flipped_bytes_never_panic() {
+    let mut w = FileWriter::in_memory();
+    let mut root = w.root();
+    let d = root.create_dataset("d").shape(&[2, 2]).write(&[0u8; 4]).unwrap();
+    let x = root.create_dataset("x").write(&[0u8; 2]).unwrap();
+    w.set_dimension_scale(x, Some("x")).unwrap();
+    w.attach_dimension_scale(d, x, 0).unwrap();
+    w.attach_dimension_scale(d, x, 1).unwrap();
+    w.set_dimension_label(d, 1, "b").unwrap();
+    let bytes = w.finish().unwrap();
+    let mut errors = 0;
+    for i in 0..bytes.len() {
+        let mut b = bytes.clone();
+        b[i] ^= 0x5a;
+        let Ok(f) = File::from_bytes(b) else { continue };
+        for p in ["/d", "/x"] {
+            let Ok(ds) = f.dataset(p) else { continue };
+            errors += usize::from(ds.is_dimension_scale().is_err());
+            errors += usize::from(ds.scale_name().is_err());
+            errors += usize::from(ds.dimension_scales().is_err());
+            errors += usize::from(ds.dimension_labels().is_err());
+            errors += usize::from(ds.scale_references().is_err());
+        }
+    }
+    assert!(errors > 0);
 }
