@@ -78,7 +78,10 @@ fn h5py_report(py: &Path, files: &[&Path], types: bool) -> String {
 
 /// The same lines as [`REPORT`] (without types), from our reader.
 fn our_report(files: &[&Path]) -> String {
-    files.iter().map(|f| format!("== {}\n{}", f.display(), our_report1(f))).collect()
+    files
+        .iter()
+        .map(|f| format!("== {}\n{}", f.display(), our_report1(f)))
+        .collect()
 }
 
 fn our_report1(file: &Path) -> String {
@@ -239,7 +242,10 @@ fn written_by_us_as_h5py_writes() {
     write_ops(&ours);
     let theirs = h5py_report(&py, &[&twin], true);
     let ours_by_h5py = h5py_report(&py, &[&ours], true);
-    assert_eq!(ours_by_h5py.lines().skip(1).collect::<Vec<_>>(), theirs.lines().skip(1).collect::<Vec<_>>());
+    assert_eq!(
+        ours_by_h5py.lines().skip(1).collect::<Vec<_>>(),
+        theirs.lines().skip(1).collect::<Vec<_>>()
+    );
     assert_eq!(our_report(&[&twin]), h5py_report(&py, &[&twin], false));
 }
 
@@ -262,8 +268,11 @@ const CORPUS: &[&str] = &[
 #[test]
 fn corpus_netcdf_scales_as_h5py() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/files");
-    let files: Vec<std::path::PathBuf> =
-        CORPUS.iter().map(|f| dir.join(f)).filter(|p| p.exists()).collect();
+    let files: Vec<std::path::PathBuf> = CORPUS
+        .iter()
+        .map(|f| dir.join(f))
+        .filter(|p| p.exists())
+        .collect();
     if files.is_empty() {
         println!("warning: ../shared/corpus not found: no corpus file checked");
         return;
@@ -271,7 +280,10 @@ fn corpus_netcdf_scales_as_h5py() {
     let files: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
     let py = python();
     let theirs = h5py_report(&py, &files, false);
-    assert!(theirs.matches("|1|").count() >= 10, "scales in the corpus:\n{theirs}");
+    assert!(
+        theirs.matches("|1|").count() >= 10,
+        "scales in the corpus:\n{theirs}"
+    );
     assert_eq!(our_report(&files), theirs);
 }
 
@@ -326,17 +338,39 @@ fn broken_attributes_are_typed_errors() {
         ("/list_group", DIMENSION_LIST),
         ("/list_null", DIMENSION_LIST),
     ] {
-        corrupt(path, f.dataset(path).unwrap().dimension_scales().map(drop), attr);
+        corrupt(
+            path,
+            f.dataset(path).unwrap().dimension_scales().map(drop),
+            attr,
+        );
     }
     corrupt(
         "/labels_int",
-        f.dataset("/labels_int").unwrap().dimension_labels().map(drop),
+        f.dataset("/labels_int")
+            .unwrap()
+            .dimension_labels()
+            .map(drop),
         DIMENSION_LABELS,
     );
-    corrupt("/class_int", f.dataset("/class_int").unwrap().is_dimension_scale().map(drop), "CLASS");
-    corrupt("/name_int", f.dataset("/name_int").unwrap().scale_name().map(drop), "NAME");
+    corrupt(
+        "/class_int",
+        f.dataset("/class_int")
+            .unwrap()
+            .is_dimension_scale()
+            .map(drop),
+        "CLASS",
+    );
+    corrupt(
+        "/name_int",
+        f.dataset("/name_int").unwrap().scale_name().map(drop),
+        "NAME",
+    );
     for path in ["/refs_str", "/refs_group", "/refs_negative", "/refs_member"] {
-        corrupt(path, f.dataset(path).unwrap().scale_references().map(drop), REFERENCE_LIST);
+        corrupt(
+            path,
+            f.dataset(path).unwrap().scale_references().map(drop),
+            REFERENCE_LIST,
+        );
     }
     // A reference to an address where no object header is.
     let mut w = FileWriter::in_memory();
@@ -354,7 +388,11 @@ fn broken_attributes_are_typed_errors() {
     };
     w.set_attr(d, DIMENSION_LIST, bogus).unwrap();
     let f = File::from_bytes(w.finish().unwrap()).unwrap();
-    corrupt("/d", f.dataset("/d").unwrap().dimension_scales().map(drop), DIMENSION_LIST);
+    corrupt(
+        "/d",
+        f.dataset("/d").unwrap().dimension_scales().map(drop),
+        DIMENSION_LIST,
+    );
 }
 
 /// Every byte of a file with scales, flipped in turn: each H5DS read gives
@@ -363,7 +401,11 @@ fn broken_attributes_are_typed_errors() {
 fn flipped_bytes_never_panic() {
     let mut w = FileWriter::in_memory();
     let mut root = w.root();
-    let d = root.create_dataset("d").shape(&[2, 2]).write(&[0u8; 4]).unwrap();
+    let d = root
+        .create_dataset("d")
+        .shape(&[2, 2])
+        .write(&[0u8; 4])
+        .unwrap();
     let x = root.create_dataset("x").write(&[0u8; 2]).unwrap();
     w.set_dimension_scale(x, Some("x")).unwrap();
     w.attach_dimension_scale(d, x, 0).unwrap();
