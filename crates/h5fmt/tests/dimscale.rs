@@ -7,7 +7,7 @@
 mod common;
 
 use h5fmt::read::dimscale::{DIMENSION_LABELS, DIMENSION_LIST, REFERENCE_LIST};
-use h5fmt::{Addr, ErrorKind, File, FileWriter, Object};
+use h5fmt::{Addr, ErrorKind, File, FileEditor, FileWriter, Object};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -139,35 +139,48 @@ fn our_report1(file: &Path) -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
-/// The operations of every write test, as h5py code (run on an h5py file).
+/// The operations of every write test, as h5py code: `argv[2]` = `base`
+/// makes the datasets, `ops` applies the H5DS operations to them, `all`
+/// does both, `more` applies further operations (after `ops`).
 const H5PY_OPS: &str = r#"
 import sys, h5py, numpy as np
-f = h5py.File(sys.argv[1], 'w')
-d = f.create_dataset('data', data=np.zeros((3, 4, 2)))
-e = f.create_dataset('grp/other', data=np.zeros(4))
-x = f.create_dataset('x', data=np.arange(3.0))
-y = f.create_dataset('y', data=np.arange(4.0))
-z = f.create_dataset('grp/z', data=np.arange(4.0))
-w = f.create_dataset('w', data=np.arange(2.0))
-x.make_scale('x axis')
-y.make_scale('')
-z.make_scale('zed')
-d.dims[0].attach_scale(x)
-d.dims[0].attach_scale(x)
-d.dims[1].attach_scale(y)
-d.dims[1].attach_scale(z)
-d.dims[1].attach_scale(x)
-e.dims[0].attach_scale(y)
-e.dims[0].attach_scale(z)
-d.dims[2].attach_scale(w)
-d.dims[1].detach_scale(y)
-d.dims[0].detach_scale(x)
-d.dims[2].detach_scale(w)
-d.dims[2].attach_scale(w)
-d.dims[1].label = 'lon'
-d.dims[2].label = 'level'
-d.dims[2].label = ''
-e.dims[0].label = 'east'
+mode = sys.argv[2] if len(sys.argv) > 2 else 'all'
+f = h5py.File(sys.argv[1], 'w' if mode in ('base', 'all') else 'r+')
+if mode in ('base', 'all'):
+    f.create_dataset('data', data=np.zeros((3, 4, 2)))
+    f.create_dataset('grp/other', data=np.zeros(4))
+    f.create_dataset('x', data=np.arange(3.0))
+    f.create_dataset('y', data=np.arange(4.0))
+    f.create_dataset('grp/z', data=np.arange(4.0))
+    f.create_dataset('w', data=np.arange(2.0))
+d, e, x, y, z, w = (f[n] for n in ('data', 'grp/other', 'x', 'y', 'grp/z', 'w'))
+if mode in ('ops', 'all'):
+    x.make_scale('x axis')
+    y.make_scale('')
+    z.make_scale('zed')
+    d.dims[0].attach_scale(x)
+    d.dims[0].attach_scale(x)
+    d.dims[1].attach_scale(y)
+    d.dims[1].attach_scale(z)
+    d.dims[1].attach_scale(x)
+    e.dims[0].attach_scale(y)
+    e.dims[0].attach_scale(z)
+    d.dims[2].attach_scale(w)
+    d.dims[1].detach_scale(y)
+    d.dims[0].detach_scale(x)
+    d.dims[2].detach_scale(w)
+    d.dims[2].attach_scale(w)
+    d.dims[1].label = 'lon'
+    d.dims[2].label = 'level'
+    d.dims[2].label = ''
+    e.dims[0].label = 'east'
+if mode == 'more':
+    d.dims[1].detach_scale(z)
+    e.dims[0].detach_scale(y)
+    e.dims[0].detach_scale(z)
+    d.dims[0].attach_scale(z)
+    e.dims[0].attach_scale(x)
+    d.dims[0].label = 'north'
 f.close()
 "#;
 
@@ -227,7 +240,7 @@ fn write_ops(path: &Path) {
 fn h5py_dims_read_by_us() {
     let py = python();
     let p = common::tmp("dimscale", "h5py_ops.h5");
-    common::run_py(&py, H5PY_OPS, &[&p]);
+    common::run_py(&py, H5PY_OPS, &[p.as_os_str(), "all".as_ref()]);
     let theirs = h5py_report(&py, &[&p], false);
     assert!(theirs.contains("/x,/grp/z"), "{theirs}");
     assert_eq!(our_report(&[&p]), theirs);
@@ -237,16 +250,16 @@ fn h5py_dims_read_by_us() {
 fn written_by_us_as_h5py_writes() {
     let py = python();
     let twin = common::tmp("dimscale", "twin.h5");
-    common::run_py(&py, H5PY_OPS, &[&twin]);
+    common::run_py(&py, H5PY_OPS, &[twin.as_os_str(), "all".as_ref()]);
     let ours = common::tmp("dimscale", "ours.h5");
     write_ops(&ours);
-    let theirs = h5py_report(&py, &[&twin], true);
-    let ours_by_h5py = h5py_report(&py, &[&ours], true);
+    let report = h5py_report(&py, &[&ours, &twin], true);
+    let r = sections(&report, false);
+    assert_eq!(r[0], r[1]);
     assert_eq!(
-        ours_by_h5py.lines().skip(1).collect::<Vec<_>>(),
-        theirs.lines().skip(1).collect::<Vec<_>>()
+        sections(&our_report(&[&ours]), false)[0],
+        sections(&report, true)[1]
     );
-    assert_eq!(our_report(&[&twin]), h5py_report(&py, &[&twin], false));
 }
 
 /// The netCDF-4 and H5DS files of the shared corpus (`../shared/corpus`).
@@ -427,4 +440,122 @@ fn flipped_bytes_never_panic() {
         }
     }
     assert!(errors > 0);
+}
+
+/// The `ops` and `more` operations of [`H5PY_OPS`] through [`FileEditor`],
+/// in three editing sessions for `ops` (scales; attach and detach; labels),
+/// one for `more`.
+fn edit_ops(path: &Path, more: bool) {
+    let mut e = FileEditor::open(path).unwrap();
+    if more {
+        e.detach_dimension_scale("/data", "/grp/z", 1).unwrap();
+        e.detach_dimension_scale("/grp/other", "/y", 0).unwrap();
+        e.detach_dimension_scale("/grp/other", "/grp/z", 0).unwrap();
+        e.attach_dimension_scale("/data", "/grp/z", 0).unwrap();
+        e.attach_dimension_scale("/grp/other", "/x", 0).unwrap();
+        e.set_dimension_label("/data", 0, "north").unwrap();
+        e.close().unwrap();
+        return;
+    }
+    e.set_dimension_scale("/x", Some("x axis")).unwrap();
+    e.set_dimension_scale("/y", Some("")).unwrap();
+    e.set_dimension_scale("/grp/z", Some("zed")).unwrap();
+    e.close().unwrap();
+    let steps: &[(&str, &str, &str, u32)] = &[
+        ("attach", "/data", "/x", 0),
+        ("attach", "/data", "/x", 0),
+        ("attach", "/data", "/y", 1),
+        ("attach", "/data", "/grp/z", 1),
+        ("attach", "/data", "/x", 1),
+        ("attach", "/grp/other", "/y", 0),
+        ("attach", "/grp/other", "/grp/z", 0),
+        ("attach", "/data", "/w", 2),
+        ("detach", "/data", "/y", 1),
+        ("detach", "/data", "/x", 0),
+        ("detach", "/data", "/w", 2),
+        ("attach", "/data", "/w", 2),
+    ];
+    let mut e = FileEditor::open(path).unwrap();
+    for (op, d, s, i) in steps {
+        match *op {
+            "attach" => e.attach_dimension_scale(d, s, *i).unwrap(),
+            _ => e.detach_dimension_scale(d, s, *i).unwrap(),
+        }
+    }
+    e.close().unwrap();
+    let mut e = FileEditor::open(path).unwrap();
+    e.set_dimension_label("/data", 1, "lon").unwrap();
+    e.set_dimension_label("/data", 2, "level").unwrap();
+    e.set_dimension_label("/data", 2, "").unwrap();
+    e.set_dimension_label("/grp/other", 0, "east").unwrap();
+    // Refused, both sides unchanged.
+    let kind = |r: h5fmt::Result<()>| r.unwrap_err().kind();
+    assert_eq!(
+        kind(e.detach_dimension_scale("/data", "/y", 1)),
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        kind(e.attach_dimension_scale("/data", "/data", 0)),
+        ErrorKind::Usage
+    );
+    assert_eq!(
+        kind(e.attach_dimension_scale("/data", "/x", 3)),
+        ErrorKind::Usage
+    );
+    assert_eq!(
+        kind(e.attach_dimension_scale("/x", "/y", 0)),
+        ErrorKind::Usage
+    );
+    assert_eq!(
+        kind(e.attach_dimension_scale("/grp/z", "/data", 0)),
+        ErrorKind::Usage
+    );
+    e.close().unwrap();
+}
+
+/// The lines of each file of a report, without the `== FILE` lines; with
+/// `untyped`, without the types field either.
+fn sections(report: &str, untyped: bool) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for l in report.lines() {
+        if l.starts_with("== ") {
+            out.push(Vec::new());
+        } else if let Some(s) = out.last_mut() {
+            let l = if untyped {
+                l.rsplit_once('|').map_or(l, |(a, _)| a)
+            } else {
+                l
+            };
+            s.push(l.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn edited_by_us_as_h5py_edits() {
+    let py = python();
+    let twin = common::tmp("dimscale", "edit_twin.h5");
+    common::run_py(&py, H5PY_OPS, &[twin.as_os_str(), "all".as_ref()]);
+    // Datasets made by h5py, then scaled by our editor.
+    let ours = common::tmp("dimscale", "edit_ours.h5");
+    common::run_py(&py, H5PY_OPS, &[ours.as_os_str(), "base".as_ref()]);
+    edit_ops(&ours, false);
+    let r = sections(&h5py_report(&py, &[&ours, &twin], true), false);
+    assert_eq!(r[0], r[1]);
+    // Both edit again, ours also on the attributes libhdf5 wrote.
+    let theirs_ours = common::tmp("dimscale", "edit_theirs_ours.h5");
+    std::fs::copy(&twin, &theirs_ours).unwrap();
+    common::run_py(&py, H5PY_OPS, &[twin.as_os_str(), "more".as_ref()]);
+    edit_ops(&ours, true);
+    edit_ops(&theirs_ours, true);
+    let report = h5py_report(&py, &[&twin, &ours, &theirs_ours], true);
+    assert!(report.contains("/grp/other|0|-|/x|east|"), "{report}");
+    let r = sections(&report, false);
+    assert_eq!(r[1], r[0]);
+    assert_eq!(r[2], r[0]);
+    assert_eq!(
+        sections(&our_report(&[&ours]), false)[0],
+        sections(&report, true)[0]
+    );
 }
