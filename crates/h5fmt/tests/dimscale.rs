@@ -184,9 +184,9 @@ if mode == 'more':
 f.close()
 "#;
 
-/// The same operations through [`FileWriter`].
-fn write_ops(path: &Path) {
-    let mut w = FileWriter::create(path).unwrap();
+/// The same operations through [`FileWriter`], in `format`.
+fn write_ops(path: &Path, format: h5fmt::Format) {
+    let mut w = FileWriter::create_with(path, format).unwrap();
     let mut root = w.root();
     let d = root
         .create_dataset("data")
@@ -252,13 +252,16 @@ fn written_by_us_as_h5py_writes() {
     let twin = common::tmp("dimscale", "twin.h5");
     common::run_py(&py, H5PY_OPS, &[twin.as_os_str(), "all".as_ref()]);
     let ours = common::tmp("dimscale", "ours.h5");
-    write_ops(&ours);
-    let report = h5py_report(&py, &[&ours, &twin], true);
+    write_ops(&ours, h5fmt::Format::V18);
+    let earliest = common::tmp("dimscale", "ours_earliest.h5");
+    write_ops(&earliest, h5fmt::Format::Earliest);
+    let report = h5py_report(&py, &[&twin, &ours, &earliest], true);
     let r = sections(&report, false);
-    assert_eq!(r[0], r[1]);
+    assert_eq!(r[1], r[0]);
+    assert_eq!(r[2], r[0]);
     assert_eq!(
         sections(&our_report(&[&ours]), false)[0],
-        sections(&report, true)[1]
+        sections(&report, true)[0]
     );
 }
 
@@ -489,27 +492,24 @@ fn edit_ops(path: &Path, more: bool) {
     e.set_dimension_label("/data", 2, "").unwrap();
     e.set_dimension_label("/grp/other", 0, "east").unwrap();
     // Refused, both sides unchanged.
-    let kind = |r: h5fmt::Result<()>| r.unwrap_err().kind();
-    assert_eq!(
-        kind(e.detach_dimension_scale("/data", "/y", 1)),
-        ErrorKind::NotFound
-    );
-    assert_eq!(
-        kind(e.attach_dimension_scale("/data", "/data", 0)),
-        ErrorKind::Usage
-    );
-    assert_eq!(
-        kind(e.attach_dimension_scale("/data", "/x", 3)),
-        ErrorKind::Usage
-    );
-    assert_eq!(
-        kind(e.attach_dimension_scale("/x", "/y", 0)),
-        ErrorKind::Usage
-    );
-    assert_eq!(
-        kind(e.attach_dimension_scale("/grp/z", "/data", 0)),
-        ErrorKind::Usage
-    );
+    for (r, kind) in [
+        (
+            e.detach_dimension_scale("/data", "/y", 1),
+            ErrorKind::NotFound,
+        ),
+        (
+            e.attach_dimension_scale("/data", "/data", 0),
+            ErrorKind::Usage,
+        ),
+        (e.attach_dimension_scale("/data", "/x", 3), ErrorKind::Usage),
+        (e.attach_dimension_scale("/x", "/y", 0), ErrorKind::Usage),
+        (
+            e.attach_dimension_scale("/grp/z", "/data", 0),
+            ErrorKind::Usage,
+        ),
+    ] {
+        assert_eq!(r.unwrap_err().kind(), kind);
+    }
     e.close().unwrap();
 }
 

@@ -158,6 +158,21 @@ fn string_of(v: Value) -> Option<String> {
     }
 }
 
+/// The string value of attribute `name` of `ds` (its first element),
+/// `None` when there is no such attribute.
+fn scalar_string(ds: &Dataset, name: &str) -> Result<Option<String>> {
+    let Some(a) = find(ds, name)? else {
+        return Ok(None);
+    };
+    if !is_string(a.dtype()) {
+        return Err(bad(ds, name, "not a string"));
+    }
+    let v = a
+        .read_values()
+        .map_err(|e| bad(ds, name, format!("does not decode: {e}")))?;
+    Ok(v.into_iter().next().and_then(string_of))
+}
+
 impl Dataset {
     /// Whether this dataset is a dimension scale: it has a string `CLASS`
     /// attribute `"DIMENSION_SCALE"` (as libhdf5's `H5DSis_scale`).
@@ -177,18 +192,7 @@ impl Dataset {
     /// # Errors
     /// `Corrupt` when `CLASS` is not a string; attribute decode errors.
     pub fn is_dimension_scale(&self) -> Result<bool> {
-        let Some(a) = find(self, "CLASS")? else {
-            return Ok(false);
-        };
-        if !is_string(a.dtype()) {
-            return Err(bad(self, "CLASS", "not a string"));
-        }
-        let class = a
-            .read_values()
-            .map_err(|e| bad(self, "CLASS", format!("does not decode: {e}")))?
-            .into_iter()
-            .next()
-            .and_then(string_of);
+        let class = scalar_string(self, "CLASS")?;
         Ok(class.as_deref() == Some(DIMENSION_SCALE_CLASS))
     }
 
@@ -199,16 +203,7 @@ impl Dataset {
     /// # Errors
     /// `Corrupt` when `NAME` is not a string; attribute decode errors.
     pub fn scale_name(&self) -> Result<Option<String>> {
-        let Some(a) = find(self, "NAME")? else {
-            return Ok(None);
-        };
-        if !is_string(a.dtype()) {
-            return Err(bad(self, "NAME", "not a string"));
-        }
-        let v = a
-            .read_values()
-            .map_err(|e| bad(self, "NAME", format!("does not decode: {e}")))?;
-        Ok(v.into_iter().next().and_then(string_of))
+        scalar_string(self, "NAME")
     }
 
     /// The scales attached to each dimension (`DIMENSION_LIST`), in stored
