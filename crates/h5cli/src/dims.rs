@@ -2,6 +2,7 @@
 //! scale (and its name), the scales attached to each of its dimensions and
 //! their labels, and the datasets a scale is attached to.
 
+use h5fmt::read::dimscale;
 use h5fmt::{Addr, Dataset, File};
 use serde_json::{json, Map, Value as Json};
 use std::cell::OnceCell;
@@ -50,6 +51,20 @@ struct Dims {
 }
 
 fn read(d: &Dataset, names: &Names<'_>) -> h5fmt::Result<Dims> {
+    // One pass over the attributes for the datasets H5DS never touched.
+    let h5ds = [
+        "CLASS",
+        dimscale::DIMENSION_LIST,
+        dimscale::DIMENSION_LABELS,
+        dimscale::REFERENCE_LIST,
+    ];
+    if !d.attrs()?.iter().any(|a| h5ds.contains(&a.name())) {
+        return Ok(Dims {
+            scale: None,
+            dims: Vec::new(),
+            referenced_by: Vec::new(),
+        });
+    }
     let scale = if d.is_dimension_scale()? {
         Some(d.scale_name()?)
     } else {
