@@ -153,8 +153,14 @@ if mode in ('base', 'all'):
     f.create_dataset('y', data=np.arange(4.0))
     f.create_dataset('grp/z', data=np.arange(4.0))
     f.create_dataset('w', data=np.arange(2.0))
+    f.create_dataset('tbl', data=np.zeros(2)).attrs['CLASS'] = np.bytes_('TABLE')
 d, e, x, y, z, w = (f[n] for n in ('data', 'grp/other', 'x', 'y', 'grp/z', 'w'))
 if mode in ('ops', 'all'):
+    try:
+        f['tbl'].dims[0].attach_scale(w)
+        raise SystemExit('H5DS attached a scale to a table')
+    except RuntimeError:
+        pass
     x.make_scale('x axis')
     y.make_scale('')
     z.make_scale('zed')
@@ -204,6 +210,10 @@ fn write_ops(path: &Path, format: h5fmt::Format) {
         .write(&[0.0f64, 1.0, 2.0, 3.0])
         .unwrap();
     let ws = root.create_dataset("w").write(&[0.0f64, 1.0]).unwrap();
+    let tbl = root.create_dataset("tbl").write(&[0.0f64, 0.0]).unwrap();
+    w.set_attr(tbl, "CLASS", h5fmt::AttrValue::fixed_ascii("TABLE"))
+        .unwrap();
+    assert!(w.attach_dimension_scale(tbl, ws, 0).is_err(), "a table");
     w.set_dimension_scale(x, Some("x axis")).unwrap();
     w.set_dimension_scale(y, Some("")).unwrap();
     w.set_dimension_scale(z, Some("zed")).unwrap();

@@ -21,6 +21,7 @@ use super::value::{AttrValue, ElementData};
 use super::{FileWriter, NodeKind, ObjectId};
 use crate::error::{Error, Result};
 use crate::format::datatype::{CharSet, CompoundMember, Datatype, RefKind, StringPad};
+use crate::format::message::attribute::MaybeShared;
 use crate::read::dimscale::{
     DIMENSION_LABELS, DIMENSION_LIST, DIMENSION_SCALE_CLASS, REFERENCE_LIST,
 };
@@ -124,6 +125,13 @@ pub(crate) fn labels_value(labels: &[String]) -> AttrValue {
     }
 }
 
+/// Whether a `CLASS` value marks an image, a palette or a table, which
+/// H5DS refuses to attach scales to.
+pub(crate) fn reserved_class(class: &[u8]) -> bool {
+    let end = class.iter().position(|&b| b == 0).unwrap_or(class.len());
+    matches!(class.get(..end), Some(b"IMAGE" | b"PALETTE" | b"TABLE"))
+}
+
 /// The scale lists of `lists` after attaching `scale` to `dim` (H5DS: a
 /// scale already listed for that dimension is not listed again).
 pub(crate) fn attach_to<T: PartialEq + Copy>(lists: &mut [Vec<T>], dim: usize, scale: T) {
@@ -167,6 +175,17 @@ impl FileWriter {
         }
     }
 
+    /// Whether `id` has a fixed-length string `CLASS` that H5DS reserves.
+    fn reserved(&self, id: ObjectId) -> bool {
+        self.nodes.get(id.0).is_some_and(|n| {
+            n.attrs.iter().any(|a| {
+                a.name == "CLASS"
+                    && matches!(a.dtype, MaybeShared::Inline(Datatype::String { .. }))
+                    && reserved_class(&a.data)
+            })
+        })
+    }
+
     fn scales_marked(&self, id: ObjectId) -> bool {
         self.nodes.get(id.0).is_some_and(|n| {
             n.attrs.iter().any(|a| {
@@ -204,7 +223,7 @@ impl FileWriter {
     ///
     /// # Errors
     /// `Usage` when either is not a dataset, they are the same, `dataset`
-    /// is a scale, `scale` has scales attached, or `dim` is out of range.
+    /// is a scale or a (fixed-string `CLASS`) image, palette or table, `scale` has scales attached, or `dim` is out of range.
     pub fn attach_dimension_scale(
         &mut self,
         dataset: ObjectId,
@@ -219,6 +238,11 @@ impl FileWriter {
         }
         if self.scales_marked(dataset) {
             return Err(Error::usage("a dimension scale cannot have scales"));
+        }
+        if self.reserved(dataset) {
+            return Err(Error::usage(
+                "an image, palette or table cannot have scales",
+            ));
         }
         if self.dims.lists.contains_key(&scale) {
             return Err(Error::usage(

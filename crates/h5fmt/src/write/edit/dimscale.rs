@@ -15,7 +15,7 @@ use crate::read::dimscale::{
 };
 use crate::read::{Dataset, DimensionRef};
 use crate::write::dimscale::{
-    attach_to, dimension_list_value, labels_value, lt_string, reference_list_value,
+    attach_to, dimension_list_value, labels_value, lt_string, reference_list_value, reserved_class,
     swap_remove_first,
 };
 use crate::Addr;
@@ -124,11 +124,17 @@ impl FileEditor {
     ///
     /// # Errors
     /// `NotFound`; `Usage` when either is not a dataset, they are the same,
-    /// `dataset` is a scale, `scale` has scales attached, or `dim` is out of
-    /// range; `Corrupt` for broken H5DS attributes; as
+    /// `dataset` is a scale, an image, palette or table (its `CLASS`),
+    /// `scale` has scales attached, or `dim` is out of range; `Corrupt` for broken H5DS attributes; as
     /// [`FileEditor::set_attr`].
     pub fn attach_dimension_scale(&mut self, dataset: &str, scale: &str, dim: u32) -> Result<()> {
         let (d, s, _) = self.h5ds_pair(dataset, scale, dim)?;
+        let class = d.attrs()?.into_iter().find(|a| a.name() == "CLASS");
+        if class.is_some_and(|a| a.read_string().is_ok_and(|c| reserved_class(c.as_bytes()))) {
+            return Err(
+                Error::usage("an image, palette or table cannot have scales").with_path(dataset),
+            );
+        }
         if Self::has_attr(&s, DIMENSION_LIST)? {
             return Err(
                 Error::usage("a dataset with scales attached cannot be a scale").with_path(scale),
