@@ -175,7 +175,9 @@ fn scalar_string(ds: &Dataset, name: &str) -> Result<Option<String>> {
 
 impl Dataset {
     /// Whether this dataset is a dimension scale: it has a string `CLASS`
-    /// attribute `"DIMENSION_SCALE"` (as libhdf5's `H5DSis_scale`).
+    /// attribute `"DIMENSION_SCALE"` (as libhdf5's `H5DSis_scale`; a `CLASS`
+    /// of another type, which other conventions may use, is no scale, as
+    /// there).
     ///
     /// ```
     /// # fn main() -> h5fmt::Result<()> {
@@ -190,8 +192,11 @@ impl Dataset {
     /// ```
     ///
     /// # Errors
-    /// `Corrupt` when `CLASS` is not a string; attribute decode errors.
+    /// Attribute decode errors.
     pub fn is_dimension_scale(&self) -> Result<bool> {
+        if find(self, "CLASS")?.is_some_and(|a| !is_string(a.dtype())) {
+            return Ok(false);
+        }
         let class = scalar_string(self, "CLASS")?;
         Ok(class.as_deref() == Some(DIMENSION_SCALE_CLASS))
     }
