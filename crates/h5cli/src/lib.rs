@@ -6,6 +6,7 @@ pub mod canon;
 pub mod check;
 pub mod cli;
 pub mod diff;
+mod dims;
 pub mod repack;
 pub mod table;
 pub mod table_anndata;

@@ -32,7 +32,8 @@ enum Cmd {
         /// Recurse into subgroups.
         #[arg(short, long)]
         recursive: bool,
-        /// Also show type, layout, chunking, filters and compression ratio of datasets.
+        /// Also show type, layout, chunking, filters and compression ratio of datasets,
+        /// and their dimension scales (`scale "NAME"`, `dimN SCALE,… "LABEL"`).
         #[arg(short, long)]
         long: bool,
         /// One JSON object per line (JSON Lines) instead of text.

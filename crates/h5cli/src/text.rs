@@ -921,7 +921,8 @@ impl<'a> Rows<'a> {
 pub struct LsOptions {
     /// Recurse into subgroups (depth first, full paths, as `h5ls -r`).
     pub recursive: bool,
-    /// Type, layout, chunks, filters and compression ratio of datasets.
+    /// Type, layout, chunks, filters and compression ratio of datasets, and
+    /// their dimension scales.
     pub long: bool,
     /// JSON Lines output.
     pub json: bool,
@@ -990,7 +991,7 @@ fn ratio(d: &Dataset) -> Option<f64> {
     (stored > 0).then(|| logical as f64 / stored as f64)
 }
 
-fn ls_text(name: &str, obj: &Object, long: bool) -> String {
+fn ls_text(name: &str, obj: &Object, long: bool, names: &crate::dims::Names<'_>) -> String {
     match obj {
         Object::Group(_) => format!("{name:<24} Group"),
         Object::Datatype(t) if long => format!("{name:<24} Type {}", type_name(t.dtype())),
@@ -1013,13 +1014,14 @@ fn ls_text(name: &str, obj: &Object, long: bool) -> String {
                 if let Some(r) = ratio(d) {
                     s.push_str(&format!("  ratio {r:.2}"));
                 }
+                s.push_str(&crate::dims::text(d, names));
             }
             s
         }
     }
 }
 
-fn ls_json(path: &str, obj: &Object, long: bool) -> Json {
+fn ls_json(path: &str, obj: &Object, long: bool, names: &crate::dims::Names<'_>) -> Json {
     match obj {
         Object::Group(_) => json!({"path": path, "kind": "group"}),
         Object::Datatype(t) => {
@@ -1038,6 +1040,7 @@ fn ls_json(path: &str, obj: &Object, long: bool) -> Json {
                 m.insert("filters".into(), json!(filter_names(d)));
                 m.insert("stored_bytes".into(), json!(stored_bytes(d)));
                 m.insert("ratio".into(), ratio(d).map_or(Json::Null, float_json));
+                crate::dims::json(d, names, &mut m);
             }
             Json::Object(m)
         }
@@ -1059,10 +1062,11 @@ pub fn ls_with(
 ) -> Result<Outcome, Fail> {
     let start = file.object(path).map_err(|e| obj_err(file_name, path, e))?;
     let mut bad = 0usize;
+    let names = crate::dims::Names::new(file);
     let emit = |out: &mut dyn Write, shown: &str, full: &str, obj: Result<&Object, String>| {
         let r = match (obj, opts.json) {
-            (Ok(o), false) => writeln!(out, "{}", ls_text(shown, o, opts.long)),
-            (Ok(o), true) => writeln!(out, "{}", ls_json(full, o, opts.long)),
+            (Ok(o), false) => writeln!(out, "{}", ls_text(shown, o, opts.long, &names)),
+            (Ok(o), true) => writeln!(out, "{}", ls_json(full, o, opts.long, &names)),
             (Err(e), false) => writeln!(out, "{shown:<24} ** error: {} **", one_line(&e)),
             (Err(e), true) => writeln!(out, "{}", json!({"path": full, "error": e})),
         };

@@ -7,6 +7,7 @@ pub mod btree_v2;
 pub mod chunk_cache;
 pub mod chunk_select;
 pub mod chunks;
+pub mod dimscale;
 pub mod fractal_heap;
 pub mod global_heap;
 pub mod local_heap;
@@ -19,6 +20,7 @@ mod api;
 mod typed;
 mod walk;
 
+pub use dimscale::{DimensionRef, ScaleRef};
 pub use typed::compound_member;
 pub use walk::Walk;
 

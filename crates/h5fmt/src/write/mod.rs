@@ -36,6 +36,7 @@
 
 mod chunked;
 mod dense;
+mod dimscale;
 #[cfg(feature = "std")]
 pub mod edit;
 pub mod sink;
@@ -271,6 +272,8 @@ pub struct FileWriter {
     /// Persistent free-space tracking: the threshold of the File Space
     /// Info message the superblock extension gets.
     free_space: Option<u64>,
+    /// Dimension-scale attributes, written at close.
+    dims: dimscale::DimScales,
     closed: bool,
 }
 
@@ -418,6 +421,7 @@ impl FileWriter {
             heap: None,
             pins: Vec::new(),
             free_space: None,
+            dims: dimscale::DimScales::default(),
             closed: false,
         }
     }
@@ -1096,6 +1100,7 @@ impl FileWriter {
         if self.closed {
             return Err(Error::usage("file already closed"));
         }
+        self.write_dimension_scales()?;
         self.closed = true;
         self.flush_heap()?;
         let rc = self.refcounts();

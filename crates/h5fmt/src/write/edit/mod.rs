@@ -278,6 +278,7 @@
 
 mod delete;
 mod dense;
+mod dimscale;
 mod header;
 mod index;
 mod objects;
