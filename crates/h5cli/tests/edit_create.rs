@@ -442,3 +442,76 @@ fn a_group_node_larger_than_the_file_is_not_rewritten() {
         "the file changed"
     );
 }
+
+/// An earliest-format file whose last object, the contiguous dataset `d`,
+/// is cut in half: the file and its end-of-file address end inside `d`'s
+/// data. Prints what libhdf5 gives reading `d` and listing the root.
+const GEN_CUT_CONTIG: &str = r#"
+import sys, os, struct, h5py, numpy as np
+path = sys.argv[1]
+with h5py.File(path, 'w', libver='earliest') as f:
+    f.create_group('g')
+    off = f.create_dataset('d', data=np.arange(2048, dtype='<i4')).id.get_offset()
+size = os.path.getsize(path)
+assert off + 8192 == size, (off, size)
+cut = off + 4096
+b = bytearray(open(path, 'rb').read()[:cut])
+assert b[8] == 0 and struct.unpack_from('<Q', b, 40)[0] == size
+struct.pack_into('<Q', b, 40, cut)
+open(path, 'wb').write(b)
+with h5py.File(path, 'r') as f:
+    print(sorted(f))
+    try:
+        f['d'][...]
+        print('read')
+    except Exception as e:
+        print('refused', e)
+"#;
+
+/// A contiguous dataset whose storage runs past the end of file (a cut or
+/// corrupt file; a fuzz finding: a box written there went over a header
+/// continuation chunk the editor had allocated at the end of file, and the
+/// root group no longer read). libhdf5 refuses to read it; the editor
+/// refuses to write it (`Corrupt`), before and after it has grown the
+/// file, and the rest of the file stays readable by libhdf5.
+#[test]
+fn a_contiguous_dataset_past_the_end_of_file_is_not_written() {
+    let path = scratch("cut_contig.h5");
+    let Some(lib) = run_py(GEN_CUT_CONTIG, &[path.to_str().expect("utf-8")]) else {
+        return;
+    };
+    let lines: Vec<&str> = lib.lines().collect();
+    assert_eq!(lines.first(), Some(&"['d', 'g']"), "{lib}");
+    assert!(
+        lines.get(1).is_some_and(|l| l.starts_with("refused")),
+        "{lib}"
+    );
+    let mut ed = FileEditor::open(&path).expect("open");
+    let err = ed
+        .write_box("/d", &[0], &[4], &[1u8; 16])
+        .expect_err("storage past the end of file");
+    assert_eq!(err.kind(), h5fmt::ErrorKind::Corrupt, "{err}");
+    // The file grows (a header continuation, a group), then the same write.
+    for i in 0..8 {
+        ed.set_attr("/", &format!("a{i}"), i as i64).expect("attr");
+    }
+    for i in 0..6 {
+        ed.create_group("/", &format!("h{i}")).expect("group");
+    }
+    // The last 32 bytes `d` claims: by now the editor's groups are there.
+    let err = ed
+        .write_box("/d", &[2040], &[8], &[2u8; 32])
+        .expect_err("storage past the end of file");
+    assert_eq!(err.kind(), h5fmt::ErrorKind::Corrupt, "{err}");
+    assert!(err.to_string().contains("past the end of file"), "{err}");
+    ed.close().expect("close");
+    let out = run_py(
+        "import sys, h5py\nwith h5py.File(sys.argv[1], 'r') as f:\n    print(sorted(f), sorted(f.attrs))",
+        &[path.to_str().expect("utf-8")],
+    )
+    .expect("h5py");
+    assert_eq!(
+        out.trim(),
+        "['d', 'g', 'h0', 'h1', 'h2', 'h3', 'h4', 'h5'] ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7']"
+    );
+}

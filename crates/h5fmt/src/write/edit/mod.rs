@@ -115,10 +115,12 @@
 //! or overlaps space already free is leaked instead, and a file shorter
 //! than its end-of-file address is not opened for editing (libhdf5 refuses
 //! it too). Where two structures of a corrupt file claim the same bytes,
-//! the editor protects what it holds: a deletion does not free an extent
-//! overlapping the storage of a dataset it has open (contiguous block,
-//! chunks, index structures) or a header it has staged (a leak), and a
-//! dataset whose storage overlaps free space (another object's, freed) is
+//! the editor protects what it holds: no free (of a deletion, a replaced
+//! heap segment or node) is settled over the storage of a dataset it has
+//! open (contiguous block, chunks, index structures), a header it has
+//! staged, or a group B-tree node, symbol table node or heap header it
+//! rewrites in place (a leak instead); and a dataset whose storage runs
+//! past the end of file or overlaps free space or what the editor holds is
 //! not opened for writing (`Corrupt`). It does not map the whole file,
 //! though: deleting or replacing one of two overlapping structures frees
 //! bytes the other still uses when the editor has not touched the other,
@@ -396,6 +398,11 @@ pub struct FileEditor {
     /// staged: a pending free that overlaps one is not settled, unless it
     /// is that structure's own extent (see `space::settle_free`).
     held: BTreeSet<(u64, u64)>,
+    /// The end of file when the editor opened the file: storage a dataset
+    /// of the file (not one in `created`) uses must end within it.
+    open_eof: u64,
+    /// Header addresses of the datasets the editor created.
+    created: BTreeSet<u64>,
     /// The file's persistent free-space managers, kept up to date.
     persist: Option<space::Persist>,
     /// The file space page size of a paged aggregation file, else 0
@@ -554,6 +561,8 @@ impl FileEditor {
             pending_free: Vec::new(),
             pending_free_raw: Vec::new(),
             held: BTreeSet::new(),
+            open_eof: eof,
+            created: BTreeSet::new(),
             persist: loaded.persist,
             page_size: loaded.page_size,
             headers: BTreeMap::new(),
@@ -775,15 +784,10 @@ impl FileEditor {
                     es,
                     filtered,
                 )?;
-                let free = self.free_space();
+                let claimed = self.claimed_space();
                 let mut map = BTreeMap::new();
                 for r in records {
-                    if space::overlaps(&free, r.addr.get(), r.size) {
-                        return Err(Error::corrupt(
-                            "a chunk overlaps free space (another object's, freed)",
-                            addr,
-                        ));
-                    }
+                    self.check_storage(&claimed, r.addr.get(), r.size, "a chunk", addr)?;
                     // Every chunk on the grid and inside the extent: the
                     // rebuilt index and resizes compute with these.
                     let outside = r.offsets.len() < c.dims.len()
@@ -867,12 +871,8 @@ impl FileEditor {
                 if !ds.filters().filters.is_empty() {
                     return Err(Error::corrupt("contiguous dataset with filters", addr));
                 }
-                if space::overlaps(&self.free_space(), a.get(), need) {
-                    return Err(Error::corrupt(
-                        "contiguous storage overlaps free space (another object's, freed)",
-                        addr,
-                    ));
-                }
+                let claimed = self.claimed_space();
+                self.check_storage(&claimed, a.get(), need, "contiguous storage", addr)?;
                 DsState::Contig(ContigDs {
                     es,
                     dims: space.dims.clone(),
@@ -895,6 +895,49 @@ impl FileEditor {
     /// Free and pending-free space, sorted and coalesced. Storage of a
     /// live object never overlaps it, except in a corrupt file where two
     /// objects claim the same bytes and one of them was deleted.
+    /// Free space and the space live objects use as far as the editor
+    /// holds them (see `live_extents`), sorted and coalesced.
+    fn claimed_space(&self) -> Vec<(u64, u64)> {
+        let mut all = self.free_space();
+        all.extend(self.live_extents());
+        space::coalesce(&mut all);
+        all
+    }
+
+    /// `Corrupt` unless a dataset's storage (`len` bytes at `at`) lies
+    /// within the end of file and clear of `claimed` (free space: another
+    /// object's, freed; a header chunk, a group structure or another open
+    /// dataset's storage: two objects claiming the same bytes). Writes
+    /// there would go over the other object, or over space allocated later
+    /// at the end of file.
+    fn check_storage(
+        &self,
+        claimed: &[(u64, u64)],
+        at: u64,
+        len: u64,
+        what: &str,
+        ds: u64,
+    ) -> Result<()> {
+        let eof = if self.created.contains(&ds) {
+            self.eof
+        } else {
+            self.open_eof.min(self.eof)
+        };
+        if at.checked_add(len).is_none_or(|e| e > eof) {
+            return Err(Error::corrupt(
+                alloc::format!("{what} runs past the end of file"),
+                ds,
+            ));
+        }
+        if space::overlaps(claimed, at, len) {
+            return Err(Error::corrupt(
+                alloc::format!("{what} overlaps free space or another object's storage"),
+                ds,
+            ));
+        }
+        Ok(())
+    }
+
     fn free_space(&self) -> Vec<(u64, u64)> {
         let mut all: Vec<(u64, u64)> = self
             .free

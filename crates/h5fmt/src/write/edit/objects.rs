@@ -1288,6 +1288,7 @@ impl FileEditor {
         }
         let child = self.new_header(version, msgs)?;
         self.link_new_object(pa, name, child, EntryCache::None)?;
+        self.created.insert(child);
         self.flush()
     }
 
