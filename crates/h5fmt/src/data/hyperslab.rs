@@ -302,15 +302,25 @@ impl Selection {
                     let mut inside = true;
                     for ((&c, &o), &n) in p.iter().zip(origin).zip(region_shape) {
                         match c.checked_sub(o) {
-                            Some(r) if r < n => idx = idx * n + r,
+                            Some(r) if r < n => {
+                                idx = idx
+                                    .checked_mul(n)
+                                    .and_then(|x| x.checked_add(r))
+                                    .ok_or_else(short)?;
+                            }
                             _ => inside = false,
                         }
                     }
                     if inside {
-                        let s = usize::try_from(idx).map_err(|_| short())? * elem;
-                        let d = k * oelem;
+                        let s = usize::try_from(idx)
+                            .ok()
+                            .and_then(|i| i.checked_mul(elem))
+                            .ok_or_else(short)?;
+                        let d = k.checked_mul(oelem).ok_or_else(short)?;
                         conv.run(
-                            src.get(s..s + elem).ok_or_else(short)?,
+                            s.checked_add(elem)
+                                .and_then(|e| src.get(s..e))
+                                .ok_or_else(short)?,
                             out.get_mut(d..d + oelem).ok_or_else(short)?,
                         )?;
                     }
@@ -359,18 +369,32 @@ impl Selection {
                 loop {
                     let mut sbase = 0u64;
                     let mut obase = 0u64;
+                    // Checked: a corrupt file's region (strides saturated at
+                    // 2^64 - 1) or selection must give an error, not wrap.
+                    let at = |base: u64, idx: u64, stride: u64| {
+                        idx.checked_mul(stride).and_then(|x| x.checked_add(base))
+                    };
                     for (k, &j) in counter.iter().enumerate() {
                         let (r, i) = lists[k][j];
-                        sbase += r * rs[k];
-                        obase += i * os[k];
+                        sbase = at(sbase, r, rs[k]).ok_or_else(short)?;
+                        obase = at(obase, i, os[k]).ok_or_else(short)?;
                     }
                     for &(r, i, len) in &runs {
-                        let s = usize::try_from(sbase + r).map_err(|_| short())? * elem;
-                        let d = usize::try_from(obase + i).map_err(|_| short())? * oelem;
+                        let byte = |base: u64, idx: u64, size: usize| {
+                            base.checked_add(idx)
+                                .and_then(|e| usize::try_from(e).ok())
+                                .and_then(|e| e.checked_mul(size))
+                        };
+                        let s = byte(sbase, r, elem).ok_or_else(short)?;
+                        let d = byte(obase, i, oelem).ok_or_else(short)?;
                         let n = usize::try_from(len).map_err(|_| short())?;
+                        let span = |size: usize, from: usize| {
+                            n.checked_mul(size).and_then(|b| b.checked_add(from))
+                        };
+                        let (s_end, d_end) = (span(elem, s), span(oelem, d));
                         conv.run(
-                            src.get(s..s + n * elem).ok_or_else(short)?,
-                            out.get_mut(d..d + n * oelem).ok_or_else(short)?,
+                            s_end.and_then(|e| src.get(s..e)).ok_or_else(short)?,
+                            d_end.and_then(|e| out.get_mut(d..e)).ok_or_else(short)?,
                         )?;
                     }
                     // Advance the odometer over the outer dimensions.
@@ -410,6 +434,43 @@ mod tests {
         assert!(Selection::parse("0:11", &[10]).is_ok()); // clamps like numpy
         assert!(Selection::parse("12", &[10]).is_err());
         assert!(Selection::parse("::0", &[10]).is_err());
+    }
+
+    /// A region whose extents multiply past 2^64 (a corrupt file's chunk
+    /// or dataspace; a whole_file fuzz finding: an overflow panic) gives an
+    /// error for hyperslabs and points, not a wrapped offset.
+    #[test]
+    fn regions_past_2_64_elements_are_errors() {
+        let region = [4u64, 1 << 63];
+        let src = [0u8; 16];
+        let mut out = [0u8; 1];
+        let sel = Selection::Hyperslab(vec![
+            SliceDim {
+                start: 3,
+                stride: 1,
+                count: 1,
+                block: 1,
+            },
+            SliceDim {
+                start: 0,
+                stride: 1,
+                count: 1,
+                block: 1,
+            },
+        ]);
+        assert!(sel
+            .copy_from_region(1, &src, &[0, 0], &region, &mut out)
+            .is_err());
+        let pts = Selection::Points(vec![vec![3, 0]]);
+        assert!(pts
+            .copy_from_region(1, &src, &[0, 0], &region, &mut out)
+            .is_err());
+        // In range, the same copies work.
+        let small = [4u64, 4];
+        assert!(sel
+            .copy_from_region(1, &src, &[0, 0], &small, &mut out)
+            .is_ok());
+        assert_eq!(out, [src[12]]);
     }
 
     #[test]
