@@ -44,13 +44,12 @@
 use super::FileEditor;
 use crate::codec::Cursor;
 use crate::error::Result;
-use crate::format::btree_v1::{BTreeV1Node, NODE_TYPE_CHUNK, NODE_TYPE_GROUP};
+use crate::format::btree_v1::{BTreeV1Node, NODE_TYPE_CHUNK};
 use crate::format::local_heap::LocalHeapHeader;
 use crate::format::message::shared::{SharedMessage, SharedTarget};
 use crate::format::message::{
     flags, kind, AttributeInfo, ChunkIndex, Layout, LinkInfo, LinkTarget, SymbolTableMessage,
 };
-use crate::format::symbol_table_node::SymbolTableNode;
 use crate::read::Object;
 use crate::write::dense::DenseKind;
 use crate::Addr;
@@ -319,9 +318,8 @@ impl FileEditor {
         if let Some(d) = hh.data_addr.defined() {
             out.push((d.get(), hh.data_size));
         }
-        let node_len =
-            BTreeV1Node::encoded_len(NODE_TYPE_GROUP, ctx.sizes, 0, self.internal_k())? as u64;
-        let snod_len = SymbolTableNode::encoded_len(ctx.sizes, self.leaf_k()) as u64;
+        let node_len = self.group_node_len()?;
+        let snod_len = self.snod_len();
         out.extend(nodes.into_iter().map(|n| (n.get(), node_len)));
         out.extend(snods.into_iter().map(|n| (n.get(), snod_len)));
         Ok(out)

@@ -114,6 +114,17 @@ impl FileEditor {
         }
     }
 
+    /// Bytes of a group B-tree node at its full size for the superblock's
+    /// K (as libhdf5 allocates and rewrites it).
+    pub(super) fn group_node_len(&self) -> Result<u64> {
+        Ok(BTreeV1Node::encoded_len(NODE_TYPE_GROUP, self.ctx.sizes, 0, self.internal_k())? as u64)
+    }
+
+    /// Bytes of a symbol table node at its full size for the leaf K.
+    pub(super) fn snod_len(&self) -> u64 {
+        SymbolTableNode::encoded_len(self.ctx.sizes, self.leaf_k()) as u64
+    }
+
     pub(super) fn internal_k(&self) -> u16 {
         let k = self.reader.superblock().group_internal_k;
         if k == 0 {
@@ -783,8 +794,7 @@ impl FileEditor {
             .find(kind::SYMBOL_TABLE)
             .ok_or_else(|| usage("not a symbol-table group"))?;
         let stm = SymbolTableMessage::decode(&mut Cursor::new(&m.data, 0), ctx)?;
-        let node_len =
-            BTreeV1Node::encoded_len(NODE_TYPE_GROUP, ctx.sizes, 0, self.internal_k())? as u64;
+        let node_len = self.group_node_len()?;
         self.check_fits(stm.btree.get(), node_len, "group B-tree node")?;
         let hl = LocalHeapHeader::encoded_len(ctx.sizes) as u64;
         let raw = st.read(stm.heap, hl)?;
@@ -814,14 +824,13 @@ impl FileEditor {
         let len = BTreeV1Node::used_len(ty, ctx.sizes, 0, entries)?;
         let raw = st.read(stm.btree, len)?;
         let root = BTreeV1Node::decode(&mut Cursor::new(&raw, stm.btree.get()), ctx, 0)?;
-        let snod_len = SymbolTableNode::encoded_len(ctx.sizes, self.leaf_k()) as u64;
+        let snod_len = self.snod_len();
         let mut snods = Vec::new();
         for c in &root.children {
             self.check_fits(c.get(), snod_len, "symbol table node")?;
             snods.push((c.get(), crate::read::btree_v1::read_snod(&st, ctx, *c)?));
         }
-        let node_len =
-            BTreeV1Node::encoded_len(NODE_TYPE_GROUP, ctx.sizes, 0, self.internal_k())? as u64;
+        let node_len = self.group_node_len()?;
         let hl = LocalHeapHeader::encoded_len(ctx.sizes) as u64;
         self.hold(stm.btree.get(), node_len);
         self.hold(stm.heap.get(), hl);
@@ -1465,7 +1474,7 @@ impl FileEditor {
             root.keys.insert(i + 1, Key::Group { heap_offset: sep });
             let b = self.encode_btree(&root)?;
             self.stage_in_place(stab.btree_addr, b);
-            let len = SymbolTableNode::encoded_len(self.ctx.sizes, self.leaf_k()) as u64;
+            let len = self.snod_len();
             self.pending_free.push((snod_addr, len));
             return Ok(());
         }
@@ -1575,7 +1584,7 @@ impl FileEditor {
                     }
                     let b = self.encode_btree(&root)?;
                     self.stage_in_place(stab.btree_addr, b);
-                    let len = SymbolTableNode::encoded_len(self.ctx.sizes, self.leaf_k()) as u64;
+                    let len = self.snod_len();
                     self.pending_free.push((snod_addr, len));
                 } else {
                     let b = self.encode_snod(&node)?;
@@ -1671,8 +1680,7 @@ impl FileEditor {
             left_key = last;
             final_key = last;
         }
-        let node_len =
-            BTreeV1Node::encoded_len(NODE_TYPE_GROUP, ctx.sizes, 0, self.internal_k())? as u64;
+        let node_len = self.group_node_len()?;
         let fanout = 2 * usize::from(self.internal_k());
         let (root, nodes) = if leaves.is_empty() {
             (
@@ -1733,7 +1741,7 @@ impl FileEditor {
                 self.free.push((root.get(), node_len));
             }
         }
-        let snod_len = SymbolTableNode::encoded_len(ctx.sizes, self.leaf_k()) as u64;
+        let snod_len = self.snod_len();
         for n in old_nodes.into_iter().filter(|n| *n != stm.btree) {
             self.pending_free.push((n.get(), node_len));
         }
