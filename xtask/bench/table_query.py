@@ -1,7 +1,8 @@
 """Query benchmark data and the polars side (`cargo xtask bench query`).
 
   table_query.py gen DIR [NROWS [CHUNK]]
-                                   write DIR/t.h5 (uncompressed) and DIR/tz.h5 (zstd) with h5py: a
+                                   write DIR/t.h5 (uncompressed) and DIR/tz.h5 (shuffle + zstd level 3,
+                                    as `h5 table import --compression zstd` writes) with h5py: a
                                     HEP001 table /t of NROWS rows (ts int64 sorted, energy float32
                                     uniform, label int32 with 16 values, id uint64 unique random;
                                     CHUNK-row chunks, default 65,536) with CHUNK_MINMAX on ts/energy, BITMAP on
@@ -45,7 +46,9 @@ def gen(d, n, chunk=CHUNK, numpy_indexes=False):
     ids = rng.permutation(np.arange(n, dtype=np.uint64) * 7919 + 13)
     meta = {
         "nrows": n,
-        "layout": 3 if numpy_indexes else 2,  # 2: plain tables, h5table builds the indexes
+        # 4: plain tables, h5table builds the indexes; 5: numpy's indexes too (2 and 3:
+        # tz.h5 was zstd without shuffle)
+        "layout": 5 if numpy_indexes else 4,
         "ts_lo": int(ts[n // 2]),
         "ts_hi": int(ts[n // 2 + n // 1000]),
         "e_lo": 500.0,
@@ -55,7 +58,7 @@ def gen(d, n, chunk=CHUNK, numpy_indexes=False):
     cols = {"ts": ts, "energy": energy, "label": label, "id": ids}
     fills = {"ts": np.int64(-9223372036854775807), "energy": np.float32(9.9692099683868690e36),
              "label": np.int32(-2147483647), "id": np.uint64(2**64 - 1)}
-    for name, comp in (("t.h5", {}), ("tz.h5", hdf5plugin.Zstd(clevel=3))):
+    for name, comp in (("t.h5", {}), ("tz.h5", dict(shuffle=True, **hdf5plugin.Zstd(clevel=3)))):
         with h5py.File(os.path.join(d, name), "w", libver="latest") as f:
             g = f.create_group("t")
             g.attrs["CLASS"] = np.bytes_(b"COLUMN_TABLE")

@@ -1115,7 +1115,7 @@ fn task_bench_query() -> R {
     let meta = dir.join("meta.json");
     let stale = fs::read_to_string(&meta)
         .ok()
-        .is_none_or(|m| !m.contains(&format!("\"nrows\": {rows}")) || !m.contains("\"layout\": 2"));
+        .is_none_or(|m| !m.contains(&format!("\"nrows\": {rows}")) || !m.contains("\"layout\": 4"));
     if stale {
         println!("generating {rows} rows in {} …", dir.display());
         run(Command::new(&v.python)
