@@ -11,7 +11,9 @@
 //! B-tree key order and sibling links; link targets; dataspace / datatype /
 //! layout consistency; chunk index consistency (every chunk inside the
 //! dataspace, on the chunk grid, once, with a sane size); every attribute and
-//! dataset readable; the persistent free-space managers (headers, section
+//! dataset readable, variable-length data with every global heap object
+//! it names (each collection read is an allocated structure too); the
+//! persistent free-space managers (headers, section
 //! lists, and no free section over an allocated structure); fractal heap
 //! free-space managers (each single section inside a direct block's data,
 //! row sections within the doubling table, totals). Warnings (errors only with `--strict`): unknown message
@@ -144,6 +146,41 @@ struct Checker<'a> {
     findings: Vec<Finding>,
     regions: Vec<Region>,
     seen_regions: BTreeSet<(u64, u64, String)>,
+}
+
+/// The file's global heap, noting the collections read through it.
+struct NotingHeap {
+    heap: h5fmt::read::FileHeap,
+    seen: std::cell::RefCell<BTreeSet<Addr>>,
+}
+
+impl h5fmt::data::HeapResolver for NotingHeap {
+    fn global_heap_object(&self, collection: Addr, index: u32) -> Result<Vec<u8>, Error> {
+        self.seen.borrow_mut().insert(collection);
+        self.heap.global_heap_object(collection, index)
+    }
+    fn with_global_heap_prefix(
+        &self,
+        collection: Addr,
+        index: u32,
+        len: usize,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), Error> {
+        self.seen.borrow_mut().insert(collection);
+        self.heap.with_global_heap_prefix(collection, index, len, f)
+    }
+    fn with_global_heap_prefixes(
+        &self,
+        collection: Addr,
+        objects: &[(u32, usize)],
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), Error> {
+        self.seen.borrow_mut().insert(collection);
+        self.heap.with_global_heap_prefixes(collection, objects, f)
+    }
+    fn dataset_dims(&self, obj: Addr) -> Result<Vec<u64>, Error> {
+        self.heap.dataset_dims(obj)
+    }
 }
 
 /// In-order state of a v1 B-tree walk: nodes per level (for sibling links),
@@ -544,7 +581,12 @@ impl Checker<'_> {
             ),
             Ok(attrs) => {
                 for a in attrs {
-                    match a.read_values() {
+                    let vals = if a.dtype().is_variable_length() {
+                        self.vlen_values(a.dtype(), a.raw(), a.len(), path)
+                    } else {
+                        a.read_values()
+                    };
+                    match vals {
                         Err(e) => self.error(
                             &e,
                             Some(self.abs(obj.addr())),
@@ -1198,7 +1240,12 @@ impl Checker<'_> {
             );
             return;
         }
-        let read = if d.dtype().has_references() {
+        let read = if d.dtype().is_variable_length() {
+            // Every element's heap objects resolved, their collections checked.
+            d.read_raw()
+                .and_then(|raw| self.vlen_values(d.dtype(), &raw, d.len(), path))
+                .map(|v| self.references(&v, path))
+        } else if d.dtype().has_references() {
             d.read_values().map(|v| self.references(&v, path))
         } else {
             d.read_raw().map(drop)
@@ -1370,6 +1417,41 @@ impl Checker<'_> {
                 );
             }
         }
+    }
+
+    /// Decode `count` elements of a variable-length `dtype` from `raw`,
+    /// resolving every global heap object they name (a missing object or a
+    /// broken collection is the decode's error), and record each collection
+    /// read as an allocated structure (overlaps, past the end of file).
+    fn vlen_values(
+        &mut self,
+        dtype: &h5fmt::format::datatype::Datatype,
+        raw: &[u8],
+        count: u64,
+        path: &str,
+    ) -> Result<Vec<Value>, Error> {
+        let heap = NotingHeap {
+            heap: self.file.heap(),
+            seen: std::cell::RefCell::new(BTreeSet::new()),
+        };
+        let vals = h5fmt::data::decode::decode_elements(dtype, raw, count, self.ctx, &heap);
+        let hlen = h5fmt::format::global_heap::header_len(self.ctx.sizes) as u64;
+        for a in heap.seen.into_inner() {
+            let size = self.st.read(a, hlen).and_then(|head| {
+                h5fmt::format::global_heap::decode_collection_size(
+                    &mut Cursor::new(&head, self.abs(a)),
+                    self.ctx,
+                )
+            });
+            match size {
+                Ok(size) => {
+                    self.region(a, size, "global heap collection", path);
+                }
+                // The decode above failed on it too, and says so.
+                Err(_) => debug_assert!(vals.is_err()),
+            }
+        }
+        vals
     }
 
     /// Report overlapping allocated structures.
