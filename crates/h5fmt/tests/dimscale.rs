@@ -567,3 +567,121 @@ fn edited_by_us_as_h5py_edits() {
         sections(&report, true)[0]
     );
 }
+
+/// One dataset per case `NAME:PAD:TEXT` of argv[3:] whose `CLASS` is the
+/// scalar string TEXT with padding PAD (`term`: NUL-terminated, one byte
+/// longer than TEXT; `pad`: NUL-padded; `space`: space-padded) or, for PAD
+/// `int`, the int32 TEXT; and a dataset `s`. With argv[2] = `attach`, then
+/// whether H5DS attaches `s` to each: `NAME:attached|refused` lines.
+const RESERVED_CLASSES: &str = r#"
+import sys, h5py, numpy as np
+pads = {'term': h5py.h5t.STR_NULLTERM, 'pad': h5py.h5t.STR_NULLPAD, 'space': h5py.h5t.STR_SPACEPAD}
+cases = [c.split(':', 2) for c in sys.argv[3:]]
+with h5py.File(sys.argv[1], 'w') as f:
+    f.create_dataset('s', data=np.arange(2.0))
+    for name, pad, text in cases:
+        d = f.create_dataset(name, data=np.zeros(2))
+        if pad == 'int':
+            d.attrs['CLASS'] = np.int32(int(text))
+            continue
+        raw = text.encode()
+        t = h5py.h5t.C_S1.copy()
+        t.set_size(len(raw) + 1 if pad == 'term' else max(len(raw), 1))
+        t.set_strpad(pads[pad])
+        a = h5py.h5a.create(d.id, b'CLASS', t, h5py.h5s.create(h5py.h5s.SCALAR))
+        a.write(np.array(raw, dtype='S%d' % t.get_size()))
+if sys.argv[2] == 'attach':
+    with h5py.File(sys.argv[1], 'r+') as f:
+        f['s'].make_scale('s')
+        for name, _, _ in cases:
+            try:
+                f[name].dims[0].attach_scale(f['s'])
+                print(name + ':attached')
+            except RuntimeError:
+                print(name + ':refused')
+"#;
+
+/// `CLASS` values around H5DS's rule (see [`RESERVED_CLASSES`]).
+const CLASS_CASES: &[&str] = &[
+    "table:term:TABLE",
+    "image:term:IMAGE",
+    "palette:term:PALETTE",
+    "other:term:OTHER",
+    "empty:term:",
+    "tab:term:TAB",
+    "tables:term:TABLES",
+    "table_nullpad:pad:TABLE",
+    "other_nullpad:pad:OTHER",
+    "other_spacepad:space:OTHER",
+    "int:int:5",
+];
+
+/// Which datasets take a scale, by their `CLASS`, as libhdf5's H5DS
+/// decides: the editor (on h5py's file) and the writer (on the same
+/// attributes) agree with it case by case.
+#[test]
+fn reserved_classes_as_libhdf5_decides() {
+    use h5fmt::format::datatype::{CharSet, Datatype, StringPad};
+    let py = python();
+    let theirs = common::tmp("dimscale", "reserved_theirs.h5");
+    let mut args: Vec<std::ffi::OsString> = vec![theirs.clone().into(), "attach".into()];
+    args.extend(CLASS_CASES.iter().map(|c| c.into()));
+    let want = common::run_py(&py, RESERVED_CLASSES, &args);
+    assert!(
+        want.contains("table:refused") && want.contains("other:attached"),
+        "{want}"
+    );
+    let ours = common::tmp("dimscale", "reserved_ours.h5");
+    args[0] = ours.clone().into();
+    args[1] = "base".into();
+    common::run_py(&py, RESERVED_CLASSES, &args);
+    let verdict = |ok: bool| if ok { "attached" } else { "refused" };
+    let mut ed = FileEditor::open(&ours).unwrap();
+    ed.set_dimension_scale("/s", Some("s")).unwrap();
+    let mut edited = String::new();
+    for c in CLASS_CASES {
+        let name = c.split(':').next().unwrap();
+        let ok = ed
+            .attach_dimension_scale(&format!("/{name}"), "/s", 0)
+            .is_ok();
+        edited += &format!("{name}:{}\n", verdict(ok));
+    }
+    ed.close().unwrap();
+    assert_eq!(edited, want, "editor");
+    // The writer, on datasets given the same CLASS attributes.
+    let mut w = FileWriter::in_memory();
+    let s = w.root().create_dataset("s").write(&[0.0f64, 1.0]).unwrap();
+    w.set_dimension_scale(s, Some("s")).unwrap();
+    let mut written = String::new();
+    for c in CLASS_CASES {
+        let mut it = c.splitn(3, ':');
+        let (name, pad, text) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
+        let id = w.root().create_dataset(name).write(&[0.0f64, 0.0]).unwrap();
+        let v = if pad == "int" {
+            h5fmt::AttrValue::from(text.parse::<i32>().unwrap())
+        } else {
+            let mut b = text.as_bytes().to_vec();
+            let size = if pad == "term" {
+                b.len() + 1
+            } else {
+                b.len().max(1)
+            };
+            b.resize(size, if pad == "space" { b' ' } else { 0 });
+            let pad = match pad {
+                "term" => StringPad::NullTerm,
+                "pad" => StringPad::NullPad,
+                _ => StringPad::SpacePad,
+            };
+            let t = Datatype::String {
+                size: size as u32,
+                pad,
+                cset: CharSet::Ascii,
+            };
+            h5fmt::AttrValue::raw(t, None, b)
+        };
+        w.set_attr(id, "CLASS", v).unwrap();
+        let ok = w.attach_dimension_scale(id, s, 0).is_ok();
+        written += &format!("{name}:{}\n", verdict(ok));
+    }
+    assert_eq!(written, want, "writer");
+}

@@ -125,11 +125,31 @@ pub(crate) fn labels_value(labels: &[String]) -> AttrValue {
     }
 }
 
-/// Whether a `CLASS` value marks an image, a palette or a table, which
-/// H5DS refuses to attach scales to.
-pub(crate) fn reserved_class(class: &[u8]) -> bool {
-    let end = class.iter().position(|&b| b == 0).unwrap_or(class.len());
-    matches!(class.get(..end), Some(b"IMAGE" | b"PALETTE" | b"TABLE"))
+/// Whether H5DS refuses to attach scales to a dataset whose `CLASS`
+/// attribute has datatype `dtype` and element bytes `data` (libhdf5's
+/// `H5DS_is_reserved`): a `CLASS` that is not a string, or a fixed-length
+/// string not NUL-terminated, fails the attach; a NUL-terminated one marks
+/// an image, a palette or a table when its text (up to the first NUL)
+/// agrees with `IMAGE`, `PALETTE` or `TABLE` over the shorter of the two —
+/// so an empty `CLASS` or `"TAB"` is reserved too. A variable-length
+/// string is not reserved: libhdf5 compares the bytes of its in-memory
+/// pointer, not its text, which in practice matches nothing.
+pub(crate) fn h5ds_refuses(dtype: &Datatype, data: &[u8]) -> bool {
+    match dtype {
+        Datatype::String { pad, .. } => {
+            if *pad != StringPad::NullTerm {
+                return true;
+            }
+            let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+            let text = &data[..end];
+            [&b"IMAGE"[..], b"PALETTE", b"TABLE"].iter().any(|c| {
+                let n = c.len().min(text.len());
+                text[..n] == c[..n]
+            })
+        }
+        Datatype::VarLenString { .. } => false,
+        _ => true,
+    }
 }
 
 /// The scale lists of `lists` after attaching `scale` to `dim` (H5DS: a
@@ -175,13 +195,15 @@ impl FileWriter {
         }
     }
 
-    /// Whether `id` has a fixed-length string `CLASS` that H5DS reserves.
+    /// Whether `id` has a `CLASS` for which H5DS refuses scales ([`h5ds_refuses`]).
     fn reserved(&self, id: ObjectId) -> bool {
         self.nodes.get(id.0).is_some_and(|n| {
             n.attrs.iter().any(|a| {
                 a.name == "CLASS"
-                    && matches!(a.dtype, MaybeShared::Inline(Datatype::String { .. }))
-                    && reserved_class(&a.data)
+                    && match &a.dtype {
+                        MaybeShared::Inline(t) => h5ds_refuses(t, &a.data),
+                        MaybeShared::Shared(_) => true,
+                    }
             })
         })
     }

@@ -15,7 +15,7 @@ use crate::read::dimscale::{
 };
 use crate::read::{Dataset, DimensionRef};
 use crate::write::dimscale::{
-    attach_to, dimension_list_value, labels_value, lt_string, reference_list_value, reserved_class,
+    attach_to, dimension_list_value, h5ds_refuses, labels_value, lt_string, reference_list_value,
     swap_remove_first,
 };
 use crate::Addr;
@@ -130,7 +130,7 @@ impl FileEditor {
     pub fn attach_dimension_scale(&mut self, dataset: &str, scale: &str, dim: u32) -> Result<()> {
         let (d, s, _) = self.h5ds_pair(dataset, scale, dim)?;
         let class = d.attrs()?.into_iter().find(|a| a.name() == "CLASS");
-        if class.is_some_and(|a| a.read_string().is_ok_and(|c| reserved_class(c.as_bytes()))) {
+        if class.is_some_and(|a| h5ds_refuses(a.dtype(), a.raw())) {
             return Err(
                 Error::usage("an image, palette or table cannot have scales").with_path(dataset),
             );
