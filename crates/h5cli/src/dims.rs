@@ -92,7 +92,9 @@ fn read(d: &Dataset, names: &Names<'_>) -> h5fmt::Result<Dims> {
 /// The `h5 ls -l` text of the dimension scales of `d`: `  scale "NAME"`
 /// (`  scale` without a `NAME`),
 /// then `  dimN PATH,PATH "LABEL"` for each dimension with a scale or a
-/// label; empty when there is nothing to say.
+/// label, then, for a scale, `  of PATH:DIM,…` (its `REFERENCE_LIST`: the
+/// datasets and dimensions it is attached to); empty when there is nothing
+/// to say.
 pub(crate) fn text(d: &Dataset, names: &Names<'_>) -> String {
     let info = match read(d, names) {
         Ok(i) => i,
@@ -115,6 +117,14 @@ pub(crate) fn text(d: &Dataset, names: &Names<'_>) -> String {
         if !label.is_empty() {
             s.push_str(&format!(" {label:?}"));
         }
+    }
+    if !info.referenced_by.is_empty() {
+        let of: Vec<String> = info
+            .referenced_by
+            .iter()
+            .map(|(p, dim)| format!("{p}:{dim}"))
+            .collect();
+        s.push_str(&format!("  of {}", of.join(",")));
     }
     s
 }

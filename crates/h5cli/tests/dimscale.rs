@@ -55,6 +55,8 @@ def visit(name, o):
                     text += ' ' + json.dumps(x['label'])
     if 'REFERENCE_LIST' in o.attrs:
         j['scale_references'] = [{'dataset': f[r].name, 'dim': int(i)} for r, i in o.attrs['REFERENCE_LIST']]
+        if j['scale_references']:
+            text += '  of ' + ','.join('%s:%d' % (x['dataset'], x['dim']) for x in j['scale_references'])
     out.append((o.name, json.dumps(j, sort_keys=True), text))
 f.visititems(visit)
 for n, j, t in sorted(out):
