@@ -613,6 +613,8 @@ impl FileEditor {
     /// libhdf5's `H5O__attr_delete` does (staged; references that do not
     /// validate are left, a leak).
     fn drop_attr_components(&mut self, owner: u64, body: &[u8]) {
+        let objects = self.attr_heap_objects(body);
+        self.gheap_removals.extend(objects);
         for (t, id) in super::sohm::attr_components(body, self.ctx) {
             self.sohm_try_drop(t, id);
         }
@@ -620,6 +622,44 @@ impl FileEditor {
             // A datatype header that does not decode is left (a leak).
             let _ = self.release_object(t, owner);
         }
+    }
+
+    /// The global heap objects (collection address, index) that the
+    /// elements of a variable-length attribute message `body` name: an
+    /// attribute overwritten or deleted takes them out of their collections
+    /// at the next commit (libhdf5 frees an overwritten value's objects in
+    /// `H5Awrite`; a deleted attribute's too here, where libhdf5 leaks
+    /// them). Only a top-level variable-length string or sequence: nested
+    /// ones (in compounds, arrays, sequences of sequences) are left, a leak.
+    fn attr_heap_objects(&self, body: &[u8]) -> Vec<(u64, u16)> {
+        let Ok(msg) = self.decode_attr(body) else {
+            return Vec::new();
+        };
+        let Ok(dtype) = self.reader.resolve_dtype(&msg.dtype) else {
+            return Vec::new();
+        };
+        if !matches!(
+            dtype,
+            Datatype::VarLenString { .. } | Datatype::VarLenSequence { .. }
+        ) {
+            return Vec::new();
+        }
+        let o = usize::from(self.ctx.sizes.offsets);
+        let mut out = Vec::new();
+        for e in msg.data.chunks_exact(8 + o) {
+            let mut c = Cursor::new(e, 0);
+            let (Ok(len), Ok(addr), Ok(index)) =
+                (c.read_u32(), c.read_addr(self.ctx.sizes), c.read_u32())
+            else {
+                continue;
+            };
+            if len > 0 && !addr.is_undef() && addr.0 != 0 {
+                if let Ok(index) = u16::try_from(index) {
+                    out.push((addr.0, index));
+                }
+            }
+        }
+        out
     }
 
     /// Turn the dense set of `a` back into messages when fewer than
