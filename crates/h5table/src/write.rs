@@ -41,6 +41,7 @@
 mod data;
 mod edit;
 mod index;
+pub mod pytables;
 
 pub use data::{ColumnData, FillSpec, Scalar};
 pub use edit::TableEditor;

@@ -371,3 +371,117 @@ fn pytables_corpus_sweep() {
     assert!(surprises.is_empty(), "{surprises:#?}");
     assert_eq!(unread.len(), NOT_READ.len(), "{unread:#?}");
 }
+
+fn dt_of<T: h5fmt::H5Type>() -> Datatype {
+    T::dtype()
+}
+
+fn le_bytes<T: h5fmt::H5Type>(v: &[T]) -> Vec<u8> {
+    h5fmt::write::value::to_bytes(v)
+}
+
+#[test]
+fn arrays_we_write_read_in_pytables_without_warnings() {
+    use h5table::pytables::{ArrayKind, PseudoAtom};
+    use h5table::write::pytables::{self as w, ArraySpec, VlAtom};
+    let file = dir().join("pytables_written.h5");
+    let _ = std::fs::remove_file(&file);
+    h5fmt::FileWriter::create(&file).unwrap().close().unwrap();
+    let mut ed = h5fmt::FileEditor::open(&file).unwrap();
+    w::init_file(&mut ed, "ours").unwrap();
+    w::create_group(&mut ed, "/", "g", "a group").unwrap();
+    w::create_group(&mut ed, "/g", "h", "").unwrap();
+
+    let f64s: Vec<f64> = (0..6)
+        .map(|i| f64::from(i) * 1.5)
+        .chain([f64::NAN])
+        .collect();
+    let mut a = ArraySpec::new(ArrayKind::Array, dt_of::<f64>(), &[7]);
+    a.title = "floats".into();
+    w::create_array(&mut ed, "/", "a", &a, &le_bytes(&f64s)).unwrap();
+    let i32s: Vec<i32> = (0..12).map(|i| i * 1000 - 5000).collect();
+    let a = ArraySpec::new(ArrayKind::Array, dt_of::<i32>(), &[3, 4]);
+    w::create_array(&mut ed, "/g", "m", &a, &le_bytes(&i32s)).unwrap();
+    let f32s: Vec<f32> = (0..120u16).map(|i| f32::from(i) / 4.0).collect();
+    let mut c = ArraySpec::new(ArrayKind::CArray, dt_of::<f32>(), &[40, 3]);
+    c.deflate = Some(4);
+    c.chunks = Some(vec![16, 3]);
+    c.title = "compressed".into();
+    w::create_array(&mut ed, "/g/h", "c", &c, &le_bytes(&f32s)).unwrap();
+    let i16s: Vec<i16> = (0..15).map(|i| -i).collect();
+    let mut e = ArraySpec::new(ArrayKind::EArray, dt_of::<i16>(), &[3, 5]);
+    e.extdim = 1;
+    w::create_array(&mut ed, "/", "e", &e, &le_bytes(&i16s)).unwrap();
+    let e0 = ArraySpec::new(ArrayKind::EArray, dt_of::<u8>(), &[0, 2]);
+    w::create_array(&mut ed, "/", "e0", &e0, &[]).unwrap();
+
+    let ints: Vec<Vec<i32>> = vec![vec![], vec![1], vec![2, -3, 4]];
+    let rows: Vec<Vec<u8>> = ints.iter().map(|r| le_bytes(r)).collect();
+    w::create_vlarray(
+        &mut ed,
+        "/",
+        "vl",
+        &VlAtom::Plain(dt_of::<i32>()),
+        "ragged",
+        &rows,
+    )
+    .unwrap();
+    let strs: [&[u8]; 4] = [b"", b"abc", "h\u{e9}".as_bytes(), b"\x00\xff"];
+    let rows: Vec<Vec<u8>> = strs.iter().map(|s| s.to_vec()).collect();
+    let vls = VlAtom::Pseudo(PseudoAtom::VlString);
+    w::create_vlarray(&mut ed, "/", "vs", &vls, "", &rows).unwrap();
+    let texts = ["", "h\u{e9}llo", "\u{1F600} ok"];
+    let rows: Vec<Vec<u8>> = texts.iter().map(|s| s.as_bytes().to_vec()).collect();
+    let vlu = VlAtom::Pseudo(PseudoAtom::VlUnicode);
+    w::create_vlarray(&mut ed, "/g", "vu", &vlu, "unicode", &rows).unwrap();
+    // Pickles of 5, None and True.
+    let pickles: Vec<Vec<u8>> = vec![b"K\x05.".to_vec(), b"N.".to_vec(), b"\x88.".to_vec()];
+    let vlo = VlAtom::Pseudo(PseudoAtom::Object);
+    w::create_vlarray(&mut ed, "/", "vo", &vlo, "objects", &pickles).unwrap();
+    ed.close().unwrap();
+
+    let floats = |v: &[f64]| J::Array(v.iter().map(|&x| float(x)).collect());
+    let group = |title: &str| json!({"class": "GROUP", "version": "1.0", "title": title});
+    let array = |class: &str,
+                 version: &str,
+                 title: &str,
+                 flavor: Option<&str>,
+                 shape: J,
+                 extdim: Option<u32>,
+                 values: J| {
+        json!({"class": class, "version": version, "title": title, "flavor": flavor,
+               "shape": shape, "extdim": extdim, "values": values})
+    };
+    let vlarray = |title: &str, pseudo: Option<&str>, rows: J| {
+        json!({"class": "VLARRAY", "version": "1.4", "title": title, "flavor": null,
+               "pseudo": pseudo, "nrows": rows.as_array().unwrap().len(), "rows": rows})
+    };
+    let f32_vals: Vec<f64> = f32s.iter().map(|&x| f64::from(x)).collect();
+    let want = json!({
+        "format_version": "2.1",
+        "nodes": {
+            "/": group("ours"),
+            "/a": array("ARRAY", "2.4", "floats", Some("numpy"), json!([7]), None, floats(&f64s)),
+            "/e": array("EARRAY", "1.1", "", None, json!([3, 5]), Some(1), json!(i16s)),
+            "/e0": array("EARRAY", "1.1", "", None, json!([0, 2]), Some(0), json!([])),
+            "/g": group("a group"),
+            "/g/h": group(""),
+            "/g/h/c": array("CARRAY", "1.1", "compressed", None, json!([40, 3]), None, floats(&f32_vals)),
+            "/g/m": array("ARRAY", "2.4", "", Some("numpy"), json!([3, 4]), None, json!(i32s)),
+            "/g/vu": vlarray("unicode", Some("vlunicode"), json!(texts)),
+            "/vl": vlarray("ragged", None, json!(ints)),
+            "/vo": vlarray("objects", Some("object"), json!(pickles.iter().map(|p| hex(p)).collect::<Vec<_>>())),
+            "/vs": vlarray("", Some("vlstring"), json!(strs.iter().map(|s| hex(s)).collect::<Vec<_>>())),
+        }
+    });
+    let name = file.display().to_string();
+    let got = oracle(&["dump", "--strict", &name]);
+    let (g, w) = (&got[&name]["nodes"], &want["nodes"]);
+    for (path, wn) in w.as_object().unwrap() {
+        assert_eq!(&g[path], wn, "{path}: PyTables read vs what we wrote");
+    }
+    assert_eq!(got[&name], want);
+    // And our reader agrees with PyTables on our file.
+    let unread = compare(&[file], true);
+    assert!(unread.is_empty(), "{unread:#?}");
+}
