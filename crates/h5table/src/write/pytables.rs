@@ -287,7 +287,7 @@ pub fn create_vlarray(
                 .chars()
                 .flat_map(|c| u32::from(c).to_le_bytes())
                 .collect(),
-            _ if r.len() % esize != 0 => {
+            _ if !r.len().is_multiple_of(esize) => {
                 return Err(Error::usage(format!(
                     "{path}: row {i} of {} bytes is not whole {esize}-byte elements",
                     r.len()
