@@ -347,21 +347,24 @@ impl PyArray {
     }
 }
 
-/// PyTables' `Time64` atom, an 8-byte `H5T_TIME` holding seconds since the
-/// epoch in its high 32 bits and microseconds in its low 32 bits (both
-/// signed), as the double PyTables reads, in place (also inside array
-/// atoms). `Time32` stays the integer it is.
+/// PyTables' `Time64` value: an 8-byte `H5T_TIME` holding seconds since
+/// the epoch in its high 32 bits and microseconds in its low 32 bits (both
+/// signed), as the double of seconds PyTables reads.
+pub fn time64_seconds(t: i64) -> f64 {
+    // Both halves fit an i32: the shift leaves 32 significant bits, and the
+    // low half is reinterpreted as signed (the cast keeps its bits).
+    #[allow(clippy::cast_possible_truncation)]
+    let (seconds, micros) = ((t >> 32) as i32, t as i32);
+    f64::from(seconds) + f64::from(micros) * 1e-6
+}
+
+/// [`time64_seconds`] on a decoded `Time64` value in place (also inside
+/// array atoms). `Time32` stays the integer it is.
 fn time64(v: &mut Value, dt: &Datatype) {
     match (v, dt) {
         (v @ Value::Time(_), Datatype::Time { size: 8, .. }) => {
             if let Value::Time(t) = *v {
-                let seconds = t >> 32;
-                // The low half, reinterpreted as signed: the cast keeps its bits.
-                #[allow(clippy::cast_possible_truncation)]
-                let micros = t as i32;
-                #[allow(clippy::cast_precision_loss)]
-                let secs = seconds as f64;
-                *v = Value::F64(secs + f64::from(micros) * 1e-6);
+                *v = Value::F64(time64_seconds(t));
             }
         }
         (Value::Array(items), Datatype::Array { base, .. }) => {
