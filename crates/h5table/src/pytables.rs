@@ -1,7 +1,7 @@
 //! PyTables nodes (PyTables file format 2.0, and the 1.x files PyTables
 //! still reads): the system attributes of groups and leaves, and the data of
 //! `Array`, `CArray`, `EArray` and `VLArray`. `Table`s are read by
-//! [`crate::rowtable`] (feature `arrow`); [`Node::open`] only recognises them.
+//! `crate::rowtable` (feature `arrow`); [`Node::open`] only recognises them.
 //!
 //! Each node is told by its `CLASS` attribute and checked against its
 //! `VERSION`:

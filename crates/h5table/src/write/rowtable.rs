@@ -1,5 +1,5 @@
 //! Appending rows to a row-oriented compound table in an existing file
-//! (see [`crate::rowtable`] for reading), as libhdf5_hl's
+//! (see `crate::rowtable`, feature `arrow`, for reading), as libhdf5_hl's
 //! `H5TBappend_records` does: the dataset grows along its one dimension and
 //! the rows are written after the last one. A PyTables `Table` (one with
 //! `NROWS`) gets its rows at `NROWS`, reusing storage past it, and `NROWS`
