@@ -193,19 +193,16 @@ struct Member {
 
 /// A fixed string attribute as H5TB (`H5LTset_attribute_string`) or PyTables writes it.
 fn str_attr(s: &str, flavor: RowFlavor) -> AttrValue {
-    let (size, cset, mut bytes) = match flavor {
-        RowFlavor::H5tb => (s.len() + 1, CharSet::Ascii, s.as_bytes().to_vec()),
-        // PyTables writes "" as an empty (null dataspace) `S1`, which reads back as "";
-        // a one-byte ASCII NUL does too (a UTF-8 one would read as "\0").
-        RowFlavor::PyTables if s.is_empty() => (1, CharSet::Ascii, Vec::new()),
-        RowFlavor::PyTables => (s.len(), CharSet::Utf8, s.as_bytes().to_vec()),
-    };
-    bytes.resize(size, 0);
+    if flavor == RowFlavor::PyTables {
+        return h5table::write::pytables::str_attr(s);
+    }
+    let mut bytes = s.as_bytes().to_vec();
+    bytes.push(0);
     AttrValue::raw(
         Datatype::String {
-            size: u32::try_from(size).unwrap_or(u32::MAX),
+            size: u32::try_from(bytes.len()).unwrap_or(u32::MAX),
             pad: StringPad::NullTerm,
-            cset,
+            cset: CharSet::Ascii,
         },
         None,
         bytes,
@@ -369,10 +366,8 @@ fn parents(ed: &mut h5fmt::FileEditor, path: &str, flavor: RowFlavor) -> Result<
         ed.create_group(&parent, p)
             .map_err(|e| format!("{at}: {e}"))?;
         if flavor == RowFlavor::PyTables {
-            for (k, v) in [("CLASS", "GROUP"), ("TITLE", ""), ("VERSION", "1.0")] {
-                ed.set_attr(&at, k, str_attr(v, flavor))
-                    .map_err(|e| format!("{at}: {e}"))?;
-            }
+            h5table::write::pytables::set_system_attrs(ed, &at, "GROUP", "1.0", "", None)
+                .map_err(|e| e.to_string())?;
         }
     }
     Ok(())
@@ -411,14 +406,7 @@ pub fn export(table: &Table, out: &str, flavor: RowFlavor, batch: u64) -> Result
     }
     let mut ed = h5fmt::FileEditor::open(file).map_err(fe)?;
     if created && flavor == RowFlavor::PyTables {
-        for (k, v) in [
-            ("CLASS", "GROUP"),
-            ("PYTABLES_FORMAT_VERSION", "2.1"),
-            ("TITLE", ""),
-            ("VERSION", "1.0"),
-        ] {
-            ed.set_attr("/", k, str_attr(v, flavor)).map_err(fe)?;
-        }
+        h5table::write::pytables::init_file(&mut ed, "").map_err(|e| e.to_string())?;
     }
     parents(&mut ed, path, flavor)?;
     let (parent, name) = match path.rfind('/') {

@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 mod arrow_canon;
 use arrow_canon::canon;
+mod pytables_nodes;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/row_tables.py");
 
@@ -255,4 +256,110 @@ fn import_check_export_round_trips() {
     // column gets the HEP001 Table 1 sentinel (MIN + 1).
     fills["i16"] = json!(i16::MIN + 1);
     assert_eq!(back["fills"], fills);
+}
+
+/// Rows `k` of the H5TB test table's layout (tests/row_tables.py `gen`):
+/// `id <i4 @0, x <f8 @8, s S5 @16, v <u2[3] @22, be >i8 @32`, 40 bytes.
+fn tb_rows(ks: std::ops::Range<i32>) -> (Vec<u8>, Vec<J>) {
+    let (mut raw, mut want) = (vec![], vec![]);
+    for k in ks {
+        let mut r = vec![0u8; 40];
+        r[0..4].copy_from_slice(&(10_000 + k).to_le_bytes());
+        r[8..16].copy_from_slice(&(f64::from(k) * 0.25).to_le_bytes());
+        let s = format!("a{k}");
+        r[16..16 + s.len()].copy_from_slice(s.as_bytes());
+        let v = [k as u16, k as u16 + 1, 7];
+        for (j, x) in v.iter().enumerate() {
+            r[22 + 2 * j..24 + 2 * j].copy_from_slice(&x.to_le_bytes());
+        }
+        r[32..40].copy_from_slice(&(-i64::from(k) * 3).to_be_bytes());
+        raw.extend_from_slice(&r);
+        want.push(json!({"id": 10_000 + k, "x": f64::from(k) * 0.25, "s": s, "v": v, "be": -i64::from(k) * 3}));
+    }
+    (raw, want)
+}
+
+#[test]
+fn h5tb_append_reads_back_in_h5tbread_table() {
+    let file = dir().join("tb_append.h5");
+    std::fs::copy(dir().join("tb.h5"), &file).unwrap();
+    let tb = load("tb.json");
+    let mut want = tb["/tbl"]["columns"].clone();
+    let mut ed = h5fmt::FileEditor::open(&file).unwrap();
+    // Two appends, the second crossing chunk boundaries (chunks of 128 rows).
+    let mut total = 700;
+    for ks in [0..3, 3..300] {
+        let (raw, rows) = tb_rows(ks.clone());
+        total = h5table::write::append_records(&mut ed, "/tbl", &raw).unwrap();
+        for r in rows {
+            for (name, v) in r.as_object().unwrap() {
+                want[name].as_array_mut().unwrap().push(v.clone());
+            }
+        }
+    }
+    assert_eq!(total, 1000);
+    // Refusals: a partial row, a dataset that is not a table.
+    let e = h5table::write::append_records(&mut ed, "/tbl", &[0; 41]).unwrap_err();
+    assert!(e.to_string().contains("not whole 40-byte rows"), "{e}");
+    ed.close().unwrap();
+    let got: J = serde_json::from_str(&py(&["read_tb", file.to_str().unwrap(), "/tbl"])).unwrap();
+    assert_eq!(got["nrows"], json!(1000));
+    assert_cols(&got["columns"], &want, "appended");
+    assert_eq!(got["attrs"], tb["/tbl"]["attrs"], "attributes unchanged");
+}
+
+#[test]
+fn pytables_table_append_reads_back_in_pytables() {
+    let file = dir().join("pt_append.h5");
+    std::fs::copy(dir().join("pt.h5"), &file).unwrap();
+    let pt = load("pt.json");
+    let mut want = pt["/g/flat"]["columns"].clone();
+    // `/g/flat`: i16 @0, u32 @2, f32 @6, S5 @10, f64[3] @15; 39 bytes.
+    let mut raw = vec![];
+    for k in 0..50i16 {
+        let mut r = vec![0u8; 39];
+        r[0..2].copy_from_slice(&(-k).to_le_bytes());
+        r[2..6].copy_from_slice(&(u32::from(k.unsigned_abs()) * 1000).to_le_bytes());
+        r[6..10].copy_from_slice(&(f32::from(k) / 8.0).to_le_bytes());
+        let s = format!("p{k}");
+        r[10..10 + s.len()].copy_from_slice(s.as_bytes());
+        for j in 0..3 {
+            let x = f64::from(k) + f64::from(j as u8) / 2.0;
+            r[15 + 8 * j..23 + 8 * j].copy_from_slice(&x.to_le_bytes());
+        }
+        raw.extend_from_slice(&r);
+        for (name, v) in [
+            ("i16", json!(-k)),
+            ("u32", json!(u32::from(k.unsigned_abs()) * 1000)),
+            ("f32", json!(f64::from(k) / 8.0)),
+            ("s", json!(s)),
+            (
+                "arr",
+                json!((0..3)
+                    .map(|j| f64::from(k) + f64::from(j) / 2.0)
+                    .collect::<Vec<_>>()),
+            ),
+        ] {
+            want[name].as_array_mut().unwrap().push(v);
+        }
+    }
+    let mut ed = h5fmt::FileEditor::open(&file).unwrap();
+    assert_eq!(
+        h5table::write::append_records(&mut ed, "/g/flat", &raw).unwrap(),
+        1050
+    );
+    ed.close().unwrap();
+    let got: J =
+        serde_json::from_str(&py(&["read_pt", file.to_str().unwrap(), "/g/flat"])).unwrap();
+    assert_eq!(got["nrows"], json!(1050));
+    assert_cols(&got["columns"], &want, "appended");
+    // A dataset whose CLASS is not a string is refused, naming it.
+    let bad = dir().join("bad_append.h5");
+    std::fs::copy(dir().join("bad.h5"), &bad).unwrap();
+    let mut ed = h5fmt::FileEditor::open(&bad).unwrap();
+    let e = h5table::write::append_records(&mut ed, "/class_int", &[0; 12]).unwrap_err();
+    assert!(
+        e.to_string().contains("/class_int") && e.to_string().contains("attribute CLASS is"),
+        "{e}"
+    );
 }

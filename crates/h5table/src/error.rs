@@ -29,6 +29,18 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A PyTables node whose `CLASS`, `VERSION` or pseudo-atom this crate
+    /// does not know (reported, never read by analogy).
+    Unrecognized {
+        /// HDF5 path of the node.
+        path: String,
+        /// `CLASS`, when present.
+        class: Option<String>,
+        /// `VERSION`, when present.
+        version: Option<String>,
+        /// What is not known.
+        why: String,
+    },
     /// The caller asked for something impossible (unknown column, bad range…).
     Usage(String),
 }
@@ -73,6 +85,9 @@ impl fmt::Display for Error {
                 section,
                 message,
             } => write!(f, "{path}: {message} ({section})"),
+            Error::Unrecognized { path, why, .. } => {
+                write!(f, "{path}: not a PyTables node this reader knows: {why}")
+            }
             Error::Usage(m) => write!(f, "{m}"),
         }
     }

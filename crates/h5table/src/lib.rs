@@ -40,6 +40,7 @@ pub mod error;
 pub mod index;
 pub mod list;
 pub mod model;
+pub mod pytables;
 pub mod query;
 #[cfg(feature = "arrow")]
 pub mod rowtable;

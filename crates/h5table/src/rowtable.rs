@@ -103,25 +103,7 @@ fn err(ds: &Dataset, message: impl Into<String>) -> Error {
 
 /// A string attribute of `ds`, when present.
 fn string_attr(ds: &Dataset, name: &str) -> Result<Option<String>> {
-    let Ok(a) = ds.attr(name) else {
-        return Ok(None);
-    };
-    if !matches!(
-        a.dtype(),
-        Datatype::String { .. } | Datatype::VarLenString { .. }
-    ) {
-        return Err(err(
-            ds,
-            format!("attribute {name} is {}, not a string", a.dtype()),
-        ));
-    }
-    if a.is_empty() {
-        // PyTables writes "" as a null-dataspace `S1`.
-        return Ok(Some(String::new()));
-    }
-    a.read_string()
-        .map(Some)
-        .map_err(|e| err(ds, format!("attribute {name}: {e}")))
+    crate::pytables::string_attr(ds.path(), name, ds.attr(name))
 }
 
 /// Whether `ds` is a row table: `CLASS = "TABLE"` on a compound dataset.

@@ -41,6 +41,9 @@
 mod data;
 mod edit;
 mod index;
+pub mod pytables;
+mod rowtable;
+pub use rowtable::append_records;
 
 pub use data::{ColumnData, FillSpec, Scalar};
 pub use edit::TableEditor;
