@@ -277,6 +277,24 @@ impl DafVector {
     pub fn to_dense(&self) -> Result<DafArray> {
         match self {
             DafVector::Dense(a) => Ok(a.clone()),
+            sparse => sparse.sparse_to_dense(),
+        }
+    }
+
+    /// As [`DafVector::to_dense`], without copying dense values.
+    ///
+    /// # Errors
+    /// As [`DafVector::to_dense`].
+    pub fn into_dense(self) -> Result<DafArray> {
+        match self {
+            DafVector::Dense(a) => Ok(a),
+            sparse => sparse.sparse_to_dense(),
+        }
+    }
+
+    fn sparse_to_dense(&self) -> Result<DafArray> {
+        match self {
+            DafVector::Dense(a) => Ok(a.clone()),
             DafVector::Sparse { len, nzind, nzval } => {
                 let n = usize::try_from(*len).map_err(|_| Error::usage("vector too long"))?;
                 let at = positions(nzind, n)?;
@@ -331,6 +349,24 @@ impl DafMatrix {
     /// `Usage` for an inconsistent CSC structure or a matrix that does not
     /// fit in memory.
     pub fn to_dense(&self) -> Result<DafArray> {
+        match self {
+            DafMatrix::Dense { values, .. } => Ok(values.clone()),
+            csc => csc.csc_to_dense(),
+        }
+    }
+
+    /// As [`DafMatrix::to_dense`], without copying dense values.
+    ///
+    /// # Errors
+    /// As [`DafMatrix::to_dense`].
+    pub fn into_dense(self) -> Result<DafArray> {
+        match self {
+            DafMatrix::Dense { values, .. } => Ok(values),
+            csc => csc.csc_to_dense(),
+        }
+    }
+
+    fn csc_to_dense(&self) -> Result<DafArray> {
         match self {
             DafMatrix::Dense { values, .. } => Ok(values.clone()),
             DafMatrix::Csc {
@@ -888,7 +924,7 @@ impl DafReader {
     /// # Errors
     /// As [`DafReader::vector`].
     pub fn vector_dense(&self, axis: &str, name: &str) -> Result<DafArray> {
-        self.vector(axis, name)?.to_dense()
+        self.vector(axis, name)?.into_dense()
     }
 
     /// A dense numeric vector property as `&[T]` borrowed from the file's

@@ -358,13 +358,13 @@ fn read_all(file: &h5fmt::File, group: &str) -> h5table::Result<()> {
     for a in &axes {
         daf.axis(a)?;
         for v in daf.vector_names(a)? {
-            daf.vector(a, &v)?.to_dense()?;
+            daf.vector(a, &v)?.into_dense()?;
         }
     }
     for r in &axes {
         for c in &axes {
             for m in daf.matrix_names(r, c)? {
-                daf.matrix(r, c, &m)?.to_dense()?;
+                daf.matrix(r, c, &m)?.into_dense()?;
             }
         }
     }
