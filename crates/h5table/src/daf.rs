@@ -48,9 +48,11 @@
 //! Everything read is checked: shapes against the axes, sparse indices in
 //! range and increasing, `colptr` starting at 1, monotone and ending at
 //! `nnz + 1`; any violation is an [`Error::Invalid`] naming the object.
-//! Writing through [`h5fmt::FileEditor`] into an existing file is not
-//! offered: the editor creates neither scalar datasets nor contiguous
-//! variable-length ones, which the format needs.
+//! [`DafEditor`] adds numeric and boolean vectors and matrices to a Daf
+//! data set of an existing file through [`h5fmt::FileEditor`] (aligned to
+//! 8 bytes, as new files are). It does not create data sets, axes, scalars
+//! or string properties: the editor creates neither scalar datasets nor
+//! contiguous variable-length ones, which those need.
 
 use crate::error::{Error, Result};
 use alloc::borrow::Cow;
@@ -60,8 +62,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use h5fmt::format::datatype::{ByteOrder, CharSet, StringPad};
 use h5fmt::format::message::Layout;
+use h5fmt::write::edit::NewDataset;
 use h5fmt::write::{FileWriter, H5Type, ObjectId};
-use h5fmt::{Dataset, Datatype, File, Group, Object, Value};
+use h5fmt::{Dataset, Datatype, File, FileEditor, Group, Object, Value};
 
 /// Section tag of errors about Daf data.
 const SECTION: &str = "Daf H5DF";
@@ -1483,46 +1486,234 @@ fn put_array(
     shape: &[u64],
     values: &DafArray,
 ) -> Result<()> {
-    fn num<T: H5Type>(
-        fw: &mut FileWriter,
-        group: ObjectId,
+    let mut g = fw.group(group)?;
+    let b = g.create_dataset(name).shape(shape);
+    match (values, array_bytes(values)) {
+        (_, Some((dtype, bytes))) => b.dtype(dtype).write_raw(&bytes),
+        (DafArray::Str(v), None) => {
+            let refs: Vec<&str> = v.iter().map(String::as_str).collect();
+            b.write_strings(&refs)
+        }
+        (_, None) => return Err(Error::usage("values without a datatype")),
+    }?;
+    Ok(())
+}
+
+/// The datatype and little-endian bytes of non-string values.
+fn array_bytes(values: &DafArray) -> Option<(Datatype, Cow<'_, [u8]>)> {
+    fn num<T: H5Type>(v: &[T]) -> (Datatype, Cow<'_, [u8]>) {
+        let bytes = match T::file_bytes(v) {
+            Some(b) => Cow::Borrowed(b),
+            None => Cow::Owned(h5fmt::write::value::to_bytes(v)),
+        };
+        (T::dtype(), bytes)
+    }
+    Some(match values {
+        DafArray::Bool(v) => (
+            hdf5_type(DafType::Bool),
+            Cow::Owned(v.iter().map(|&b| u8::from(b)).collect()),
+        ),
+        DafArray::I8(v) => num(v),
+        DafArray::I16(v) => num(v),
+        DafArray::I32(v) => num(v),
+        DafArray::I64(v) => num(v),
+        DafArray::U8(v) => num(v),
+        DafArray::U16(v) => num(v),
+        DafArray::U32(v) => num(v),
+        DafArray::U64(v) => num(v),
+        DafArray::F32(v) => num(v),
+        DafArray::F64(v) => num(v),
+        DafArray::Str(_) => return None,
+    })
+}
+
+/// Adds numeric and boolean vectors and matrices to the Daf data set of an
+/// existing file, through [`FileEditor`], contiguous and 8-byte aligned
+/// ([`FileEditor::set_alignment`]). Axes, scalars and string properties are
+/// not created (see the module documentation).
+///
+/// ```no_run
+/// # fn main() -> h5table::Result<()> {
+/// use h5table::daf::{DafArray, DafEditor, DafVector};
+/// let mut editor = h5fmt::FileEditor::open("cells.h5df")?;
+/// let mut daf = DafEditor::open(&mut editor, "/")?;
+/// let n = daf.axis_len("cell")?;
+/// daf.set_vector("cell", "score", &DafVector::Dense(DafArray::F32(vec![0.5; n as usize])))?;
+/// editor.close()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct DafEditor<'e> {
+    editor: &'e mut FileEditor,
+    root: String,
+    axes: BTreeMap<String, u64>,
+}
+
+impl<'e> DafEditor<'e> {
+    /// The Daf data set in the group at `path` of the file `editor` edits
+    /// (its version and axes checked as [`DafReader::open`] does).
+    ///
+    /// # Errors
+    /// As [`DafReader::open`] and [`DafReader::axis_len`].
+    pub fn open(editor: &'e mut FileEditor, path: &str) -> Result<Self> {
+        let reader = DafReader::open(editor.reader(), path)?;
+        let mut axes = BTreeMap::new();
+        for a in reader.axis_names()? {
+            let n = reader.axis_len(&a)?;
+            axes.insert(a, n);
+        }
+        let root = reader.root.path().trim_end_matches('/').to_string();
+        editor.set_alignment(1, 8)?;
+        Ok(DafEditor { editor, root, axes })
+    }
+
+    /// The number of entries of an axis.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for an unknown axis.
+    pub fn axis_len(&self, axis: &str) -> Result<u64> {
+        self.axes
+            .get(axis)
+            .copied()
+            .ok_or_else(|| Error::usage(format!("no axis {axis:?}")))
+    }
+
+    /// Write a vector property, stored as [`DafWriter::set_vector`] stores it.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for strings, and as [`DafWriter::set_vector`]; HDF5
+    /// errors of the editor (an existing name).
+    pub fn set_vector(&mut self, axis: &str, name: &str, vector: &DafVector) -> Result<()> {
+        let len = self.axis_len(axis)?;
+        let parent = format!("{}/vectors/{axis}", self.root);
+        let what = format!("vector {axis}/{name}");
+        match vector {
+            DafVector::Dense(a) => {
+                if a.len() as u64 != len {
+                    return Err(Error::usage(format!(
+                        "{what}: {} values for {len} entries",
+                        a.len()
+                    )));
+                }
+                self.put(&parent, name, &[len], a, &what)
+            }
+            DafVector::Sparse {
+                len: vlen,
+                nzind,
+                nzval,
+            } => {
+                if *vlen != len || nzval.len() != nzind.len() {
+                    return Err(Error::usage(format!(
+                        "{what}: length {vlen} and {} values for {len} entries and {} positions",
+                        nzval.len(),
+                        nzind.len()
+                    )));
+                }
+                check_nzind(nzind, len, 0).map_err(|m| Error::usage(format!("{what}: {m}")))?;
+                self.refuse_strings(nzval, &what)?;
+                self.editor.create_group(&parent, name)?;
+                let g = format!("{parent}/{name}");
+                let ind = one_based(nzind, index_type(len));
+                self.put(&g, "nzind", &[nzind.len() as u64], &ind, &what)?;
+                if !nzval.is_all_true_bool() {
+                    self.put(&g, "nzval", &[nzval.len() as u64], nzval, &what)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Write a matrix property, stored as [`DafWriter::set_matrix`] stores it.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for strings, and as [`DafWriter::set_matrix`]; HDF5
+    /// errors of the editor (an existing name, a missing axes pair group).
+    pub fn set_matrix(
+        &mut self,
+        rows_axis: &str,
+        columns_axis: &str,
         name: &str,
-        shape: &[u64],
-        v: &[T],
+        matrix: &DafMatrix,
     ) -> Result<()> {
-        fw.group(group)?
-            .create_dataset(name)
-            .shape(shape)
-            .write(v)?;
+        let nrows = self.axis_len(rows_axis)?;
+        let ncols = self.axis_len(columns_axis)?;
+        let parent = format!("{}/matrices/{rows_axis}/{columns_axis}", self.root);
+        let what = format!("matrix {rows_axis}/{columns_axis}/{name}");
+        match matrix {
+            DafMatrix::Dense {
+                nrows: r,
+                ncols: c,
+                values,
+            } => {
+                if (*r, *c) != (nrows, ncols)
+                    || Some(values.len() as u64) != nrows.checked_mul(ncols)
+                {
+                    return Err(Error::usage(format!(
+                        "{what}: {r} x {c} ({} values) for axes of {nrows} x {ncols}",
+                        values.len()
+                    )));
+                }
+                self.put(&parent, name, &[ncols, nrows], values, &what)
+            }
+            DafMatrix::Csc {
+                nrows: r,
+                ncols: c,
+                colptr,
+                rowval,
+                nzval,
+            } => {
+                if (*r, *c) != (nrows, ncols) {
+                    return Err(Error::usage(format!(
+                        "{what}: {r} x {c} for axes of {nrows} x {ncols}"
+                    )));
+                }
+                check_csc(nrows, ncols, colptr, rowval, nzval.len(), 0)
+                    .map_err(|m| Error::usage(format!("{what}: {m}")))?;
+                self.refuse_strings(nzval, &what)?;
+                self.editor.create_group(&parent, name)?;
+                let g = format!("{parent}/{name}");
+                let t = index_type(nrows.max(rowval.len() as u64 + 1));
+                self.put(&g, "colptr", &[ncols + 1], &one_based(colptr, t), &what)?;
+                let nnz = [rowval.len() as u64];
+                self.put(&g, "rowval", &nnz, &one_based(rowval, t), &what)?;
+                if !nzval.is_all_true_bool() {
+                    self.put(&g, "nzval", &nnz, nzval, &what)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn refuse_strings(&self, values: &DafArray, what: &str) -> Result<()> {
+        if values.dtype() == DafType::Str {
+            return Err(Error::usage(format!(
+                "{what}: string properties are not written by the editor (it creates no \
+                 contiguous variable-length datasets)"
+            )));
+        }
         Ok(())
     }
-    match values {
-        DafArray::Bool(v) => {
-            let bytes: Vec<u8> = v.iter().map(|&b| u8::from(b)).collect();
-            fw.group(group)?
-                .create_dataset(name)
-                .dtype(hdf5_type(DafType::Bool))
-                .shape(shape)
-                .write_raw(&bytes)?;
-            Ok(())
+
+    /// A contiguous dataset `name` in `parent` holding `values`.
+    fn put(
+        &mut self,
+        parent: &str,
+        name: &str,
+        shape: &[u64],
+        values: &DafArray,
+        what: &str,
+    ) -> Result<()> {
+        self.refuse_strings(values, what)?;
+        let Some((dtype, bytes)) = array_bytes(values) else {
+            return Ok(());
+        };
+        self.editor
+            .create_dataset(parent, name, &NewDataset::new(dtype, shape))?;
+        if !bytes.is_empty() {
+            let path = format!("{parent}/{name}");
+            self.editor
+                .write_box(&path, &alloc::vec![0; shape.len()], shape, &bytes)?;
         }
-        DafArray::I8(v) => num(fw, group, name, shape, v),
-        DafArray::I16(v) => num(fw, group, name, shape, v),
-        DafArray::I32(v) => num(fw, group, name, shape, v),
-        DafArray::I64(v) => num(fw, group, name, shape, v),
-        DafArray::U8(v) => num(fw, group, name, shape, v),
-        DafArray::U16(v) => num(fw, group, name, shape, v),
-        DafArray::U32(v) => num(fw, group, name, shape, v),
-        DafArray::U64(v) => num(fw, group, name, shape, v),
-        DafArray::F32(v) => num(fw, group, name, shape, v),
-        DafArray::F64(v) => num(fw, group, name, shape, v),
-        DafArray::Str(v) => {
-            let refs: Vec<&str> = v.iter().map(String::as_str).collect();
-            fw.group(group)?
-                .create_dataset(name)
-                .shape(shape)
-                .write_strings(&refs)?;
-            Ok(())
-        }
+        Ok(())
     }
 }

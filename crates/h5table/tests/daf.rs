@@ -14,7 +14,9 @@
 
 mod common;
 
-use h5table::daf::{DafArray, DafMatrix, DafReader, DafScalar, DafType, DafVector, DafWriter};
+use h5table::daf::{
+    DafArray, DafEditor, DafMatrix, DafReader, DafScalar, DafType, DafVector, DafWriter,
+};
 use serde_json::Value as J;
 use std::borrow::Cow;
 use std::path::Path;
@@ -110,9 +112,56 @@ fn col_major(rows: &[J], nrows: usize, ncols: usize) -> Vec<J> {
         .collect()
 }
 
-/// Write the spec with our writer into group `group` of a new file.
-fn write_ours(path: &Path, group: &str) {
-    let s = spec();
+/// The vector property of spec entry `p`, sparse when it says so.
+fn vector_of(p: &J) -> DafVector {
+    let t = p["type"].as_str().unwrap();
+    let dense = p["values"].as_array().unwrap();
+    if p["sparse"] != J::Bool(true) {
+        return DafVector::Dense(array(t, dense));
+    }
+    let nz: Vec<usize> = (0..dense.len()).filter(|&i| !is_zero(&dense[i])).collect();
+    DafVector::Sparse {
+        len: dense.len() as u64,
+        nzind: nz.iter().map(|&i| i as u64).collect(),
+        nzval: array(t, &nz.iter().map(|&i| dense[i].clone()).collect::<Vec<_>>()),
+    }
+}
+
+/// The matrix property of spec entry `p`, CSC when it says sparse.
+fn matrix_of(p: &J) -> DafMatrix {
+    let t = p["type"].as_str().unwrap();
+    let rows = p["rows"].as_array().unwrap();
+    let nrows = rows.len();
+    let ncols = rows[0].as_array().unwrap().len();
+    if p["sparse"] != J::Bool(true) {
+        return DafMatrix::Dense {
+            nrows: nrows as u64,
+            ncols: ncols as u64,
+            values: array(t, &col_major(rows, nrows, ncols)),
+        };
+    }
+    let (mut colptr, mut rowval, mut vals) = (vec![0u64], vec![], vec![]);
+    for c in 0..ncols {
+        for (r, row) in rows.iter().enumerate() {
+            let x = &row.as_array().unwrap()[c];
+            if !is_zero(x) {
+                rowval.push(r as u64);
+                vals.push(x.clone());
+            }
+        }
+        colptr.push(rowval.len() as u64);
+    }
+    DafMatrix::Csc {
+        nrows: nrows as u64,
+        ncols: ncols as u64,
+        colptr,
+        rowval,
+        nzval: array(t, &vals),
+    }
+}
+
+/// Write spec `s` with our writer into group `group` of a new file.
+fn write_ours(path: &Path, group: &str, s: &J) {
     let mut fw = h5fmt::FileWriter::create(path).unwrap();
     {
         let mut daf = DafWriter::create(&mut fw, group).unwrap();
@@ -131,56 +180,13 @@ fn write_ours(path: &Path, group: &str) {
         }
         for (axis, props) in obj(&s["vectors"]) {
             for (name, p) in obj(props) {
-                let t = p["type"].as_str().unwrap();
-                let dense = p["values"].as_array().unwrap();
-                let v = if p["sparse"] == J::Bool(true) {
-                    let nz: Vec<usize> =
-                        (0..dense.len()).filter(|&i| !is_zero(&dense[i])).collect();
-                    DafVector::Sparse {
-                        len: dense.len() as u64,
-                        nzind: nz.iter().map(|&i| i as u64).collect(),
-                        nzval: array(t, &nz.iter().map(|&i| dense[i].clone()).collect::<Vec<_>>()),
-                    }
-                } else {
-                    DafVector::Dense(array(t, dense))
-                };
-                daf.set_vector(axis, name, &v).unwrap();
+                daf.set_vector(axis, name, &vector_of(p)).unwrap();
             }
         }
         for (ra, by) in obj(&s["matrices"]) {
             for (ca, props) in obj(by) {
                 for (name, p) in obj(props) {
-                    let t = p["type"].as_str().unwrap();
-                    let rows = p["rows"].as_array().unwrap();
-                    let nrows = rows.len();
-                    let ncols = rows[0].as_array().unwrap().len();
-                    let m = if p["sparse"] == J::Bool(true) {
-                        let (mut colptr, mut rowval, mut vals) = (vec![0u64], vec![], vec![]);
-                        for c in 0..ncols {
-                            for (r, row) in rows.iter().enumerate() {
-                                let x = &row.as_array().unwrap()[c];
-                                if !is_zero(x) {
-                                    rowval.push(r as u64);
-                                    vals.push(x.clone());
-                                }
-                            }
-                            colptr.push(rowval.len() as u64);
-                        }
-                        DafMatrix::Csc {
-                            nrows: nrows as u64,
-                            ncols: ncols as u64,
-                            colptr,
-                            rowval,
-                            nzval: array(t, &vals),
-                        }
-                    } else {
-                        DafMatrix::Dense {
-                            nrows: nrows as u64,
-                            ncols: ncols as u64,
-                            values: array(t, &col_major(rows, nrows, ncols)),
-                        }
-                    };
-                    daf.set_matrix(ra, ca, name, &m).unwrap();
+                    daf.set_matrix(ra, ca, name, &matrix_of(p)).unwrap();
                 }
             }
         }
@@ -322,7 +328,7 @@ fn compare_with_spec(path: &Path, group: &str, zero_copy: bool) {
 fn ours_walked_by_h5py_and_read_back() {
     for (file, group) in [("daf_root.h5df", "/"), ("daf_nested.h5dfs", "/sets/first")] {
         let path = common::tmp(file);
-        write_ours(&path, group);
+        write_ours(&path, group, &spec());
         let out = oracle(&[
             "check",
             spec_path().to_str().unwrap(),
@@ -333,6 +339,75 @@ fn ours_walked_by_h5py_and_read_back() {
         compare_with_spec(&path, group, true);
         std::fs::remove_file(&path).unwrap();
     }
+}
+
+/// Properties added by the editor to a file our writer made without them:
+/// the file then holds the whole spec, walked by h5py as in
+/// `ours_walked_by_h5py_and_read_back` (alignment included).
+#[test]
+fn editor_adds_properties() {
+    let full = spec();
+    let added_vectors = ["f32", "u64", "sparse_i32", "sparse_f32_empty", "is_doublet"];
+    let added_matrices = [
+        ("cell", "gene", "dense_f32"),
+        ("cell", "gene", "UMIs"),
+        ("gene", "gene", "corr"),
+    ];
+    let mut partial = full.clone();
+    for v in added_vectors {
+        partial["vectors"]["cell"]
+            .as_object_mut()
+            .unwrap()
+            .remove(v)
+            .unwrap();
+    }
+    for (r, c, m) in added_matrices {
+        partial["matrices"][r][c]
+            .as_object_mut()
+            .unwrap()
+            .remove(m)
+            .unwrap();
+    }
+    let path = common::tmp("daf_edited.h5dfs");
+    let group = "/edited";
+    write_ours(&path, group, &partial);
+    let mut editor = h5fmt::FileEditor::open(&path).unwrap();
+    {
+        let mut daf = DafEditor::open(&mut editor, group).unwrap();
+        for v in added_vectors {
+            daf.set_vector("cell", v, &vector_of(&full["vectors"]["cell"][v]))
+                .unwrap();
+        }
+        for (r, c, m) in added_matrices {
+            daf.set_matrix(r, c, m, &matrix_of(&full["matrices"][r][c][m]))
+                .unwrap();
+        }
+        let err = daf
+            .set_vector(
+                "cell",
+                "text",
+                &vector_of(&full["vectors"]["cell"]["batch"]),
+            )
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("string properties are not written by the editor"),
+            "{err}"
+        );
+        assert!(daf
+            .set_vector("nope", "x", &vector_of(&full["vectors"]["cell"]["f32"]))
+            .is_err());
+    }
+    editor.close().unwrap();
+    let out = oracle(&[
+        "check",
+        spec_path().to_str().unwrap(),
+        path.to_str().unwrap(),
+        group,
+    ]);
+    assert_eq!(out.trim(), "ok");
+    compare_with_spec(&path, group, true);
+    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]
