@@ -35,6 +35,8 @@ pub mod anndata;
 #[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod check;
+#[cfg(feature = "std")]
+pub mod daf;
 pub(crate) mod engine;
 pub mod error;
 pub mod index;

@@ -408,6 +408,9 @@ pub struct FileEditor {
     /// The file space page size of a paged aggregation file, else 0
     /// (space is then allocated in pages, see `space.rs`).
     page_size: u64,
+    /// Raw data of at least `.0` bytes starts at a multiple of `.1` (see
+    /// [`FileEditor::set_alignment`]).
+    alignment: (u64, u64),
     headers: BTreeMap<u64, HeaderImage>,
     /// Headers in the order they were first touched (their in-place writes
     /// follow this order).
@@ -565,6 +568,7 @@ impl FileEditor {
             created: BTreeSet::new(),
             persist: loaded.persist,
             page_size: loaded.page_size,
+            alignment: (1, 1),
             headers: BTreeMap::new(),
             dirty_order: Vec::new(),
             raw_writes: Vec::new(),
@@ -592,6 +596,23 @@ impl FileEditor {
     /// The file as committed by the last [`FileEditor::flush`] (or as opened).
     pub fn reader(&self) -> &File {
         &self.reader
+    }
+
+    /// Align the raw data the editor allocates from now on (contiguous
+    /// storage and chunks of at least `threshold` bytes start at a multiple
+    /// of `alignment`), as [`crate::FileWriter::set_alignment`] does for new
+    /// files; libhdf5's `H5Pset_alignment`. Ignored in a paged file, whose
+    /// pages already align what they hold. The default `(1, 1)` aligns
+    /// nothing.
+    ///
+    /// # Errors
+    /// `Usage` when `alignment` is zero.
+    pub fn set_alignment(&mut self, threshold: u64, alignment: u64) -> Result<()> {
+        if alignment == 0 {
+            return Err(usage("alignment must be at least 1"));
+        }
+        self.alignment = (threshold.max(1), alignment);
+        Ok(())
     }
 
     /// Create later chunked datasets ([`FileEditor::create_dataset`]) as

@@ -1314,19 +1314,29 @@ impl FileEditor {
                 .try_fold(es, |a, &d| a.checked_mul(d))
                 .ok_or_else(|| usage("dataset size overflows"))?;
             let nu = usize::try_from(n).map_err(|_| usage("dataset too large"))?;
-            let a = self.alloc_raw(n);
-            // Filled in pieces of at most 1 MiB.
-            let per = (1usize << 20) / fill.len() * fill.len();
-            let block = fill.repeat(per.max(fill.len()) / fill.len());
-            let mut at = 0usize;
-            while at < nu {
-                let k = block.len().min(nu - at);
-                self.write_at(a + at as u64, block.get(..k).unwrap_or(&[]))?;
-                at += k;
-            }
-            crate::format::message::Layout::Contiguous {
-                addr: Addr(a),
-                size: n,
+            if n == 0 {
+                // No storage, as libhdf5 leaves an empty dataset (it
+                // refuses a defined address at the end of file as "invalid
+                // dataset size").
+                crate::format::message::Layout::Contiguous {
+                    addr: Addr::UNDEF,
+                    size: 0,
+                }
+            } else {
+                let a = self.alloc_raw(n);
+                // Filled in pieces of at most 1 MiB.
+                let per = (1usize << 20) / fill.len() * fill.len();
+                let block = fill.repeat(per.max(fill.len()) / fill.len());
+                let mut at = 0usize;
+                while at < nu {
+                    let k = block.len().min(nu - at);
+                    self.write_at(a + at as u64, block.get(..k).unwrap_or(&[]))?;
+                    at += k;
+                }
+                crate::format::message::Layout::Contiguous {
+                    addr: Addr(a),
+                    size: n,
+                }
             }
         };
         let mut e = Encoder::new();

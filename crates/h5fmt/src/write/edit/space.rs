@@ -225,6 +225,19 @@ impl FileEditor {
         if self.page_size > 0 {
             return self.alloc_paged(n, true);
         }
+        let (threshold, align) = self.alignment;
+        if align > 1 && n >= threshold {
+            // First fit of an aligned start, raw data space first; else at
+            // the end of file rounded up (the gap stays unused).
+            if let Some(a) = take_aligned(&mut self.free_raw, n, align)
+                .or_else(|| take_aligned(&mut self.free, n, align))
+            {
+                return a;
+            }
+            let a = self.eof.div_ceil(align).saturating_mul(align);
+            self.eof = a.saturating_add(n);
+            return a;
+        }
         self.take_free(true, n, 0).unwrap_or_else(|| self.bump(n))
     }
 
