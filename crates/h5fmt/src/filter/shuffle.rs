@@ -108,19 +108,75 @@ fn unshuffle_2(planes: &[u8], out: &mut [u8], n: usize) {
     }
 }
 
-/// 4-byte elements: zip the four planes (the loop vectorizes).
+/// 4-byte elements: AVX2 (when present) for runs of 32, then zip the four
+/// planes.
 fn unshuffle_4(planes: &[u8], out: &mut [u8], n: usize) {
     let n = n.min(planes.len() / 4);
     let (p0, r) = planes.split_at(n);
     let (p1, r) = r.split_at(n);
     let (p2, r) = r.split_at(n);
     let p3 = r.get(..n).unwrap_or(&[]);
+    let done = unshuffle_simd(&[p0, p1, p2, p3], out, n);
     for (d, ((&a, &b), (&c, &e))) in out
         .chunks_exact_mut(4)
-        .zip(p0.iter().zip(p1).zip(p2.iter().zip(p3)))
+        .skip(done)
+        .zip(p0.iter().zip(p1).zip(p2.iter().zip(p3)).skip(done))
     {
         d.copy_from_slice(&[a, b, c, e]);
     }
+}
+
+/// Unshuffle 32 elements of 4 bytes per step: two rounds of AVX2 unpacks
+/// (bytes, then byte pairs) within the 128-bit lanes, then the lanes put
+/// in element order (the zip loop of [`unshuffle_4`] took 13 % of a
+/// shuffled zstd int32 column scan).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle_4_avx2(p: &[&[u8]; 4], out: &mut [u8], n: usize) -> usize {
+    use core::arch::x86_64::*;
+    let steps = n / 32;
+    if p.iter().any(|plane| plane.len() < steps * 32) || out.len() < steps * 128 {
+        return 0;
+    }
+    for k in 0..steps {
+        let at = k * 32;
+        // SAFETY: every plane holds at least `steps * 32` bytes (checked
+        // above), so the 32 bytes at `at` are in bounds; unaligned loads.
+        let v: [__m256i; 4] =
+            core::array::from_fn(|b| unsafe { _mm256_loadu_si256(p[b].as_ptr().add(at).cast()) });
+        // Per lane (elements 0-15 and 16-31 of the step): bytes (0, 1) and
+        // (2, 3) of the lane's elements 0-7 (lo) and 8-15 (hi).
+        let t01l = _mm256_unpacklo_epi8(v[0], v[1]);
+        let t01h = _mm256_unpackhi_epi8(v[0], v[1]);
+        let t23l = _mm256_unpacklo_epi8(v[2], v[3]);
+        let t23h = _mm256_unpackhi_epi8(v[2], v[3]);
+        // Per lane: whole elements 0-3, 4-7, 8-11, 12-15 of the lane.
+        let x0 = _mm256_unpacklo_epi16(t01l, t23l);
+        let x1 = _mm256_unpackhi_epi16(t01l, t23l);
+        let x2 = _mm256_unpacklo_epi16(t01h, t23h);
+        let x3 = _mm256_unpackhi_epi16(t01h, t23h);
+        let dst = out[k * 128..k * 128 + 128].as_mut_ptr();
+        // SAFETY: `dst` points at 128 bytes of `out`; four 32-byte stores.
+        unsafe {
+            _mm256_storeu_si256(dst.cast(), _mm256_permute2x128_si256::<0x20>(x0, x1));
+            _mm256_storeu_si256(
+                dst.add(32).cast(),
+                _mm256_permute2x128_si256::<0x20>(x2, x3),
+            );
+            _mm256_storeu_si256(
+                dst.add(64).cast(),
+                _mm256_permute2x128_si256::<0x31>(x0, x1),
+            );
+            _mm256_storeu_si256(
+                dst.add(96).cast(),
+                _mm256_permute2x128_si256::<0x31>(x2, x3),
+            );
+        }
+    }
+    steps * 32
 }
 
 /// Interleave the `s`-bit lanes selected by `m` of `a` and `b`: the first
@@ -177,7 +233,7 @@ fn unshuffle_8(planes: &[u8], out: &mut [u8], n: usize) {
     };
     let full = n / 8;
     // Elements already placed by the vector loop (a multiple of 8).
-    let done = unshuffle_8_simd(&p, out, n);
+    let done = unshuffle_simd(&p, out, n);
     for (k, d) in out
         .chunks_exact_mut(64)
         .take(full)
@@ -201,19 +257,24 @@ fn unshuffle_8(planes: &[u8], out: &mut [u8], n: usize) {
     }
 }
 
-/// The vector part of [`unshuffle_8`]: with AVX2 (detected at run time),
-/// 32 elements at a time; returns how many elements it placed.
+/// The vector part of [`unshuffle_4`] and [`unshuffle_8`] (`p` holds the
+/// 4 or 8 byte planes): with AVX2 (detected at run time), 32 elements at a
+/// time; returns how many elements it placed.
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
-fn unshuffle_8_simd(p: &[&[u8]; 8], out: &mut [u8], n: usize) -> usize {
+fn unshuffle_simd(p: &[&[u8]], out: &mut [u8], n: usize) -> usize {
     if n < 32 || !std::is_x86_feature_detected!("avx2") {
         return 0;
     }
     // SAFETY: AVX2 is present (checked just above).
-    unsafe { unshuffle_8_avx2(p, out, n) }
+    match p {
+        [a, b, c, d] => unsafe { unshuffle_4_avx2(&[a, b, c, d], out, n) },
+        [a, b, c, d, e, f, g, h] => unsafe { unshuffle_8_avx2(&[a, b, c, d, e, f, g, h], out, n) },
+        _ => 0,
+    }
 }
 
 #[cfg(not(all(feature = "std", target_arch = "x86_64")))]
-fn unshuffle_8_simd(_p: &[&[u8]; 8], _out: &mut [u8], _n: usize) -> usize {
+fn unshuffle_simd(_p: &[&[u8]], _out: &mut [u8], _n: usize) -> usize {
     0
 }
 
