@@ -1363,35 +1363,10 @@ impl<'w> DafWriter<'w> {
     /// HDF5 `Usage` errors for an existing name.
     pub fn set_vector(&mut self, axis: &str, name: &str, vector: &DafVector) -> Result<()> {
         let (len, group) = self.axis_len(axis)?;
+        check_vector(vector, len, &format!("vector {axis}/{name}"))?;
         match vector {
-            DafVector::Dense(a) => {
-                if a.len() as u64 != len {
-                    return Err(Error::usage(format!(
-                        "vector {axis}/{name}: {} values for {len} entries",
-                        a.len()
-                    )));
-                }
-                put_array(self.fw, group, name, &[len], a)
-            }
-            DafVector::Sparse {
-                len: vlen,
-                nzind,
-                nzval,
-            } => {
-                if *vlen != len {
-                    return Err(Error::usage(format!(
-                        "vector {axis}/{name}: length {vlen} for {len} entries"
-                    )));
-                }
-                check_nzind(nzind, len, 0)
-                    .map_err(|m| Error::usage(format!("vector {axis}/{name}: {m}")))?;
-                if nzval.len() != nzind.len() {
-                    return Err(Error::usage(format!(
-                        "vector {axis}/{name}: {} values for {} positions",
-                        nzval.len(),
-                        nzind.len()
-                    )));
-                }
+            DafVector::Dense(a) => put_array(self.fw, group, name, &[len], a),
+            DafVector::Sparse { nzind, nzval, .. } => {
                 let g = self.fw.group(group)?.create_group(name)?.id();
                 let ind = one_based(nzind, index_type(len));
                 put_array(self.fw, g, "nzind", &[nzind.len() as u64], &ind)?;
@@ -1422,25 +1397,14 @@ impl<'w> DafWriter<'w> {
             .pairs
             .get(&(rows_axis.to_string(), columns_axis.to_string()))
             .ok_or_else(|| Error::usage("no such axes pair"))?;
-        let what = format!("matrix {rows_axis}/{columns_axis}/{name}");
-        let (mr, mc) = match matrix {
-            DafMatrix::Dense { nrows, ncols, .. } | DafMatrix::Csc { nrows, ncols, .. } => {
-                (*nrows, *ncols)
-            }
-        };
-        if (mr, mc) != (nrows, ncols) {
-            return Err(Error::usage(format!(
-                "{what}: {mr} x {mc} for axes of {nrows} x {ncols} entries"
-            )));
-        }
+        check_matrix(
+            matrix,
+            nrows,
+            ncols,
+            &format!("matrix {rows_axis}/{columns_axis}/{name}"),
+        )?;
         match matrix {
             DafMatrix::Dense { values, .. } => {
-                if Some(values.len() as u64) != nrows.checked_mul(ncols) {
-                    return Err(Error::usage(format!(
-                        "{what}: {} values for {nrows} x {ncols}",
-                        values.len()
-                    )));
-                }
                 put_array(self.fw, group, name, &[ncols, nrows], values)
             }
             DafMatrix::Csc {
@@ -1449,8 +1413,6 @@ impl<'w> DafWriter<'w> {
                 nzval,
                 ..
             } => {
-                check_csc(nrows, ncols, colptr, rowval, nzval.len(), 0)
-                    .map_err(|m| Error::usage(format!("{what}: {m}")))?;
                 let g = self.fw.group(group)?.create_group(name)?.id();
                 let t = index_type(nrows.max(rowval.len() as u64 + 1));
                 put_array(self.fw, g, "colptr", &[ncols + 1], &one_based(colptr, t))?;
@@ -1464,6 +1426,73 @@ impl<'w> DafWriter<'w> {
                 put_values(self.fw, g, nzval)
             }
         }
+    }
+}
+
+/// Refuse a vector (`what` names it) that does not fit an axis of `len`
+/// entries: dense values or a sparse length other than `len`, positions
+/// out of order or range, or a value count other than the positions'.
+fn check_vector(vector: &DafVector, len: u64, what: &str) -> Result<()> {
+    match vector {
+        DafVector::Dense(a) if a.len() as u64 != len => Err(Error::usage(format!(
+            "{what}: {} values for {len} entries",
+            a.len()
+        ))),
+        DafVector::Dense(_) => Ok(()),
+        DafVector::Sparse {
+            len: vlen,
+            nzind,
+            nzval,
+        } => {
+            if *vlen != len {
+                return Err(Error::usage(format!(
+                    "{what}: length {vlen} for {len} entries"
+                )));
+            }
+            check_nzind(nzind, len, 0).map_err(|m| Error::usage(format!("{what}: {m}")))?;
+            if nzval.len() != nzind.len() {
+                return Err(Error::usage(format!(
+                    "{what}: {} values for {} positions",
+                    nzval.len(),
+                    nzind.len()
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Refuse a matrix (`what` names it) that does not fit axes of `nrows` ×
+/// `ncols` entries: other dimensions, a dense value count other than
+/// their product, or an inconsistent CSC structure.
+fn check_matrix(matrix: &DafMatrix, nrows: u64, ncols: u64, what: &str) -> Result<()> {
+    let (mr, mc) = match matrix {
+        DafMatrix::Dense { nrows, ncols, .. } | DafMatrix::Csc { nrows, ncols, .. } => {
+            (*nrows, *ncols)
+        }
+    };
+    if (mr, mc) != (nrows, ncols) {
+        return Err(Error::usage(format!(
+            "{what}: {mr} x {mc} for axes of {nrows} x {ncols} entries"
+        )));
+    }
+    match matrix {
+        DafMatrix::Dense { values, .. } => {
+            if Some(values.len() as u64) != nrows.checked_mul(ncols) {
+                return Err(Error::usage(format!(
+                    "{what}: {} values for {nrows} x {ncols}",
+                    values.len()
+                )));
+            }
+            Ok(())
+        }
+        DafMatrix::Csc {
+            colptr,
+            rowval,
+            nzval,
+            ..
+        } => check_csc(nrows, ncols, colptr, rowval, nzval.len(), 0)
+            .map_err(|m| Error::usage(format!("{what}: {m}"))),
     }
 }
 
@@ -1587,29 +1616,10 @@ impl<'e> DafEditor<'e> {
         let len = self.axis_len(axis)?;
         let parent = format!("{}/vectors/{axis}", self.root);
         let what = format!("vector {axis}/{name}");
+        check_vector(vector, len, &what)?;
         match vector {
-            DafVector::Dense(a) => {
-                if a.len() as u64 != len {
-                    return Err(Error::usage(format!(
-                        "{what}: {} values for {len} entries",
-                        a.len()
-                    )));
-                }
-                self.put(&parent, name, &[len], a, &what)
-            }
-            DafVector::Sparse {
-                len: vlen,
-                nzind,
-                nzval,
-            } => {
-                if *vlen != len || nzval.len() != nzind.len() {
-                    return Err(Error::usage(format!(
-                        "{what}: length {vlen} and {} values for {len} entries and {} positions",
-                        nzval.len(),
-                        nzind.len()
-                    )));
-                }
-                check_nzind(nzind, len, 0).map_err(|m| Error::usage(format!("{what}: {m}")))?;
+            DafVector::Dense(a) => self.put(&parent, name, &[len], a, &what),
+            DafVector::Sparse { nzind, nzval, .. } => {
                 self.refuse_strings(nzval, &what)?;
                 self.editor.create_group(&parent, name)?;
                 let g = format!("{parent}/{name}");
@@ -1639,36 +1649,17 @@ impl<'e> DafEditor<'e> {
         let ncols = self.axis_len(columns_axis)?;
         let parent = format!("{}/matrices/{rows_axis}/{columns_axis}", self.root);
         let what = format!("matrix {rows_axis}/{columns_axis}/{name}");
+        check_matrix(matrix, nrows, ncols, &what)?;
         match matrix {
-            DafMatrix::Dense {
-                nrows: r,
-                ncols: c,
-                values,
-            } => {
-                if (*r, *c) != (nrows, ncols)
-                    || Some(values.len() as u64) != nrows.checked_mul(ncols)
-                {
-                    return Err(Error::usage(format!(
-                        "{what}: {r} x {c} ({} values) for axes of {nrows} x {ncols}",
-                        values.len()
-                    )));
-                }
+            DafMatrix::Dense { values, .. } => {
                 self.put(&parent, name, &[ncols, nrows], values, &what)
             }
             DafMatrix::Csc {
-                nrows: r,
-                ncols: c,
                 colptr,
                 rowval,
                 nzval,
+                ..
             } => {
-                if (*r, *c) != (nrows, ncols) {
-                    return Err(Error::usage(format!(
-                        "{what}: {r} x {c} for axes of {nrows} x {ncols}"
-                    )));
-                }
-                check_csc(nrows, ncols, colptr, rowval, nzval.len(), 0)
-                    .map_err(|m| Error::usage(format!("{what}: {m}")))?;
                 self.refuse_strings(nzval, &what)?;
                 self.editor.create_group(&parent, name)?;
                 let g = format!("{parent}/{name}");
