@@ -15,6 +15,30 @@
 //! Strings are NUL-terminated UTF-8 exactly as long as their text (an
 //! empty one: one ASCII NUL, which reads back as `""` as PyTables' own
 //! null-dataspace empty string does).
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use h5fmt::format::datatype::Datatype;
+//! use h5table::pytables::{walk, ArrayKind, Node};
+//! use h5table::write::pytables::{create_array, init_file, ArraySpec};
+//! let path = std::env::temp_dir().join(format!("h5table-pytables-{}.h5", std::process::id()));
+//! h5fmt::FileWriter::create(&path)?.close()?;
+//! let mut ed = h5fmt::FileEditor::open(&path)?;
+//! init_file(&mut ed, "an example")?;
+//! let spec = ArraySpec::new(ArrayKind::EArray, Datatype::int_le(4, true), &[3]);
+//! let data: Vec<u8> = [1i32, 2, 3].iter().flat_map(|x| x.to_le_bytes()).collect();
+//! create_array(&mut ed, "/", "x", &spec, &data)?;
+//! ed.close()?;
+//! // Read back: every node PyTables would list, classified.
+//! let file = h5fmt::File::open(&path)?;
+//! for (node_path, node) in walk(&file)? {
+//!     if let Node::Array(a) = node? {
+//!         assert_eq!((node_path.as_str(), a.shape()), ("/x", &[3u64][..]));
+//!     }
+//! }
+//! # std::fs::remove_file(&path)?;
+//! # Ok(()) }
+//! ```
 
 use crate::error::{Error, Result};
 use crate::pytables::{ArrayKind, PseudoAtom};
