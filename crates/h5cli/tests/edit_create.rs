@@ -443,6 +443,83 @@ fn a_group_node_larger_than_the_file_is_not_rewritten() {
     );
 }
 
+/// An earliest-format file whose superblock's group *leaf* K is raised so
+/// that the root's symbol table node, at its size for that K, still ends
+/// within the file but covers the structures written after it (`/a`'s
+/// object header among them). libhdf5 is asked to create `/c` in a copy;
+/// prints what it did, then whether `/a` and `/b` still open there.
+const GEN_BIG_LEAF_K: &str = r#"
+import sys, struct, shutil, h5py, numpy as np
+ours, theirs = sys.argv[1], sys.argv[2]
+with h5py.File(ours, 'w', libver='earliest') as f:
+    f.create_group('a')
+    f.create_group('b')
+    f.create_dataset('pad', data=np.arange(1024, dtype='<i4'))
+b = bytearray(open(ours, 'rb').read())
+assert b[8] == 0 and struct.unpack_from('<H', b, 16)[0] == 4
+snod = b.find(b'SNOD')
+k = (len(b) - snod - 8) // 80
+assert k > 8
+struct.pack_into('<H', b, 16, k)
+open(ours, 'wb').write(b)
+shutil.copy(ours, theirs)
+try:
+    with h5py.File(theirs, 'r+') as f:
+        f.create_group('c')
+    print('created')
+except Exception as e:
+    print('refused', type(e).__name__)
+try:
+    with h5py.File(theirs, 'r') as f:
+        print(sorted(f), f['a'].name, f['b'].name)
+except Exception as e:
+    print('broken', type(e).__name__)
+"#;
+
+/// A symbol table node is rewritten (and freed) at its full size for the
+/// superblock's leaf K, as libhdf5 sizes it. When that size covers other
+/// structures (a K that does not match the file's nodes; a fuzz finding:
+/// creating a link in the root zeroed `/int`'s object header, and the
+/// group was lost), the edit is refused as `Corrupt` and the file is
+/// unchanged. libhdf5 makes the edit and its copy loses `/a`: what h5py
+/// lists of ours afterwards must be the untouched tree.
+#[test]
+fn a_symbol_table_node_over_other_structures_is_not_rewritten() {
+    let (ours, theirs) = (scratch("big_leaf_k.h5"), scratch("big_leaf_k_lib.h5"));
+    let args = [
+        ours.to_str().expect("utf-8"),
+        theirs.to_str().expect("utf-8"),
+    ];
+    let Some(lib) = run_py(GEN_BIG_LEAF_K, &args) else {
+        return;
+    };
+    println!(
+        "libhdf5 on the same file: {}",
+        lib.trim().replace('\n', "; ")
+    );
+    let before = std::fs::read(&ours).expect("read");
+    let mut ed = FileEditor::open(&ours).expect("open");
+    let err = ed
+        .create_group("/", "c")
+        .expect_err("a node over other structures");
+    assert_eq!(err.kind(), h5fmt::ErrorKind::Corrupt, "{err}");
+    let err = ed
+        .delete_link("/", "a")
+        .expect_err("a node over other structures");
+    assert_eq!(err.kind(), h5fmt::ErrorKind::Corrupt, "{err}");
+    ed.close().expect("close");
+    assert!(
+        std::fs::read(&ours).expect("read") == before,
+        "the file changed"
+    );
+    let listed = run_py(
+        "import sys, h5py\nwith h5py.File(sys.argv[1], 'r') as f: print(sorted(f), f['a'].name, f['b'].name)",
+        &[ours.to_str().expect("utf-8")],
+    )
+    .expect("h5py");
+    assert_eq!(listed.trim(), "['a', 'b', 'pad'] /a /b");
+}
+
 /// An earliest-format file whose last object, the contiguous dataset `d`,
 /// is cut in half: the file and its end-of-file address end inside `d`'s
 /// data. Prints what libhdf5 gives reading `d` and listing the root.

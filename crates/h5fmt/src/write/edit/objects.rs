@@ -843,7 +843,7 @@ impl FileEditor {
         Ok((stm, heap_hdr, heap))
     }
 
-    fn load_stab(&mut self, a: u64) -> Result<Stab> {
+    fn load_stab(&mut self, a: u64, heap_moves: bool) -> Result<Stab> {
         let ctx = self.ctx;
         let st = self.reader.storage().clone();
         let (stm, heap_hdr, heap) = self.stab_parts(a)?;
@@ -870,6 +870,14 @@ impl FileEditor {
             self.check_fits(c.get(), snod_len, "symbol table node")?;
             snods.push((c.get(), crate::read::btree_v1::read_snod(&st, ctx, *c)?));
         }
+        let refs: Vec<(u64, &SymbolTableNode)> = snods.iter().map(|(a, n)| (*a, n)).collect();
+        self.check_stab_extents(
+            &[stm.btree.get()],
+            &refs,
+            stm.heap.get(),
+            &heap_hdr,
+            heap_moves,
+        )?;
         let node_len = self.group_node_len()?;
         let hl = LocalHeapHeader::encoded_len(ctx.sizes) as u64;
         self.hold(stm.btree.get(), node_len);
@@ -904,6 +912,86 @@ impl FileEditor {
                 alloc::format!("{what}: its size for the superblock's K runs past the end of file"),
                 addr,
             ));
+        }
+        Ok(())
+    }
+
+    /// A symbol-table group's nodes are rewritten and freed at their full
+    /// size for the superblock's K, which is safe only when those extents
+    /// hold nothing else. libhdf5 allocates each node at that size and
+    /// zeroes a symbol table node past its entries (its B-tree nodes it
+    /// does not: old files keep stale bytes there). So: every symbol table
+    /// node's unused entries are zero, and no node's full extent overlaps
+    /// another node, the local heap or a member's object header. Otherwise
+    /// (a K that does not match the nodes, or nodes laid over other
+    /// structures) the group is `Corrupt` for editing, before any write:
+    /// rewriting it would overwrite whatever lies in those extents. With
+    /// `heap_moves` (an insertion: the heap data goes to a fresh segment
+    /// before any node is rewritten, and the old one is not freed) the old
+    /// heap data may lie in a node's unused bytes, as libhdf5 tolerates.
+    fn check_stab_extents(
+        &self,
+        btree_nodes: &[u64],
+        snods: &[(u64, &SymbolTableNode)],
+        heap_addr: u64,
+        heap_hdr: &LocalHeapHeader,
+        heap_moves: bool,
+    ) -> Result<()> {
+        let st = self.reader.storage();
+        let node_len = self.group_node_len()?;
+        let snod_len = self.snod_len();
+        let entry_len = SymbolTableEntry::encoded_len(self.ctx.sizes) as u64;
+        let mut extents: Vec<(u64, u64, &str)> = Vec::new();
+        for &a in btree_nodes {
+            self.check_fits(a, node_len, "group B-tree node")?;
+            extents.push((a, node_len, "group B-tree node"));
+        }
+        for &(a, node) in snods {
+            self.check_fits(a, snod_len, "symbol table node")?;
+            let used = SymbolTableNode::PREFIX_LEN as u64 + node.entries.len() as u64 * entry_len;
+            let slack = snod_len
+                .checked_sub(used)
+                .ok_or_else(|| Error::corrupt("symbol table node: more entries than 2 × K", a))?;
+            if st.read(Addr(a + used), slack)?.iter().any(|&b| b != 0) {
+                return Err(Error::corrupt(
+                    "symbol table node: its unused entries are not zero (the superblock's K \
+                     does not match the node, or the node overlaps other data)",
+                    a,
+                ));
+            }
+            extents.push((a, snod_len, "symbol table node"));
+        }
+        let hl = LocalHeapHeader::encoded_len(self.ctx.sizes) as u64;
+        extents.push((heap_addr, hl, "local heap"));
+        if let Some(d) = heap_hdr.data_addr.defined().filter(|_| !heap_moves) {
+            extents.push((d.get(), heap_hdr.data_size, "local heap data"));
+        }
+        extents.retain(|e| e.1 > 0);
+        extents.sort_unstable();
+        for w in extents.windows(2) {
+            if let [(a, len, what), (b, _, other)] = w {
+                if a.saturating_add(*len) > *b {
+                    return Err(Error::corrupt(
+                        alloc::format!(
+                            "group {what} at its size for the superblock's K overlaps a {other}"
+                        ),
+                        *a,
+                    ));
+                }
+            }
+        }
+        for (_, node) in snods {
+            for e in &node.entries {
+                let h = e.header.get();
+                if let Some((a, _, what)) =
+                    extents.iter().find(|(a, len, _)| h >= *a && h - a < *len)
+                {
+                    return Err(Error::corrupt(
+                        alloc::format!("a member's object header lies inside the group's {what}"),
+                        *a,
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -1042,7 +1130,7 @@ impl FileEditor {
                 // Validate a one-level group before anything is allocated
                 // for the new object (a refused edit leaves the file as it
                 // was); deeper groups are validated by their own path.
-                match self.load_stab(pa) {
+                match self.load_stab(pa, true) {
                     Err(e) if e.kind() != crate::ErrorKind::Unsupported => return Err(e),
                     _ => {}
                 }
@@ -1062,7 +1150,7 @@ impl FileEditor {
         let ctx = self.ctx;
         let Some(compact) = self.link_msgs(pa)? else {
             // One-level trees with room at the root: in place; else rebuilt.
-            match self.load_stab(pa) {
+            match self.load_stab(pa, true) {
                 Ok(stab) if self.stab_has_room(&stab, name)? => {
                     return self.stab_insert(stab, name, Addr(child), cache);
                 }
@@ -1594,7 +1682,7 @@ impl FileEditor {
                 }
             }
             None => {
-                let stab = match self.load_stab(pa) {
+                let stab = match self.load_stab(pa, false) {
                     Ok(s) => s,
                     Err(e) if e.kind() == crate::ErrorKind::Unsupported => {
                         let e = self.stab_rebuild(pa, None, Some(name)).map_err(|e| {
@@ -1668,6 +1756,15 @@ impl FileEditor {
         let st = self.reader.storage().clone();
         let (stm, heap_hdr, mut heap) = self.stab_parts(pa)?;
         let (old_nodes, old_snods) = crate::read::btree_v1::group_tree_nodes(&st, ctx, stm.btree)?;
+        {
+            let mut nodes = Vec::new();
+            for a in &old_snods {
+                nodes.push((a.get(), crate::read::btree_v1::read_snod(&st, ctx, *a)?));
+            }
+            let refs: Vec<(u64, &SymbolTableNode)> = nodes.iter().map(|(a, n)| (*a, n)).collect();
+            let btree: Vec<u64> = old_nodes.iter().map(|a| a.get()).collect();
+            self.check_stab_extents(&btree, &refs, stm.heap.get(), &heap_hdr, add.is_some())?;
+        }
         let mut entries = crate::read::btree_v1::group_entries(&st, ctx, stm.btree)?;
         let name_at = |heap: &[u8], off: u64| -> Vec<u8> {
             let rest = usize::try_from(off)
