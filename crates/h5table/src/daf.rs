@@ -189,7 +189,25 @@ impl DafArray {
     }
 
     /// `n` zero values (false, 0, the empty string) of `dtype`.
+    /// `n` zeros (empty strings) of `dtype`. The size comes from the file
+    /// (an axis length), so it is bounded like any read: more bytes than
+    /// h5fmt's default `max_read_bytes` (half the memory this process may
+    /// use) is `Limit`, never an allocation that takes the machine down.
     fn zeros(dtype: DafType, n: usize) -> Result<DafArray> {
+        let width = match dtype {
+            DafType::Bool | DafType::I8 | DafType::U8 => 1,
+            DafType::I16 | DafType::U16 => 2,
+            DafType::I32 | DafType::U32 | DafType::F32 => 4,
+            DafType::I64 | DafType::U64 | DafType::F64 => 8,
+            DafType::Str => core::mem::size_of::<String>() as u64,
+        };
+        let max = h5fmt::limits::default_max_read_bytes();
+        if (n as u64).saturating_mul(width) > max {
+            return Err(Error::Hdf5(h5fmt::Error::limit(format!(
+                "a dense Daf array of {n} values ({} bytes) exceeds the read limit of {max} bytes",
+                (n as u64).saturating_mul(width)
+            ))));
+        }
         fn z<T: Clone>(v: T, n: usize) -> Result<Vec<T>> {
             let mut out = Vec::new();
             out.try_reserve_exact(n)
@@ -276,7 +294,8 @@ impl DafVector {
     ///
     /// # Errors
     /// `Usage` when the positions are out of range or the dense vector does
-    /// not fit in memory.
+    /// not fit in memory; `Limit` (in [`Error::Hdf5`]) when it is larger
+    /// than h5fmt's default read limit.
     pub fn to_dense(&self) -> Result<DafArray> {
         match self {
             DafVector::Dense(a) => Ok(a.clone()),
@@ -350,7 +369,8 @@ impl DafMatrix {
     ///
     /// # Errors
     /// `Usage` for an inconsistent CSC structure or a matrix that does not
-    /// fit in memory.
+    /// fit in memory; `Limit` (in [`Error::Hdf5`]) when it is larger than
+    /// h5fmt's default read limit.
     pub fn to_dense(&self) -> Result<DafArray> {
         match self {
             DafMatrix::Dense { values, .. } => Ok(values.clone()),

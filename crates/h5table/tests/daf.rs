@@ -644,3 +644,46 @@ fn corrupted_bytes_never_panic() {
     // Both outcomes occur: padding bytes change nothing, structure bytes do.
     assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
 }
+
+/// A sparse property's dense size comes from its axis length (file
+/// content): a dense vector or matrix beyond the read limit is a `Limit`
+/// error, not an allocation of terabytes (or of most of the machine).
+#[test]
+fn dense_results_beyond_the_read_limit_are_refused() {
+    let huge = 1u64 << 40;
+    let v = DafVector::Sparse {
+        len: huge,
+        nzind: vec![huge - 1],
+        nzval: DafArray::F64(vec![1.0]),
+    };
+    let kind = |e: h5table::Error| match e {
+        h5table::Error::Hdf5(e) => Some(e.kind()),
+        _ => None,
+    };
+    let err = v.to_dense().expect_err("2^40 values");
+    assert!(err.to_string().contains("exceeds the read limit"), "{err}");
+    assert_eq!(kind(err), Some(h5fmt::ErrorKind::Limit));
+    let m = DafMatrix::Csc {
+        nrows: 1 << 20,
+        ncols: 1 << 20,
+        colptr: std::iter::once(0)
+            .chain(std::iter::repeat_n(1, 1 << 20))
+            .collect(),
+        rowval: vec![0],
+        nzval: DafArray::I32(vec![7]),
+    };
+    assert_eq!(
+        kind(m.to_dense().expect_err("2^40 entries")),
+        Some(h5fmt::ErrorKind::Limit)
+    );
+    // Below the limit the same code gives the values.
+    let small = DafVector::Sparse {
+        len: 4,
+        nzind: vec![2],
+        nzval: DafArray::F64(vec![1.5]),
+    };
+    assert_eq!(
+        small.to_dense().unwrap(),
+        DafArray::F64(vec![0.0, 0.0, 1.5, 0.0])
+    );
+}
