@@ -520,6 +520,65 @@ fn a_symbol_table_node_over_other_structures_is_not_rewritten() {
     assert_eq!(listed.trim(), "['a', 'b', 'pad'] /a /b");
 }
 
+/// An earliest-format file (`sys.argv[1]`) whose superblock's end-of-file
+/// address is `sys.argv[2]`, smaller than the file; prints what h5py lists
+/// of it (the root's attributes and the dataset's values) as JSON.
+const GEN_SHORT_EOF: &str = r#"
+import sys, struct, json, h5py, numpy as np
+path, eoa = sys.argv[1], int(sys.argv[2])
+with h5py.File(path, 'w', libver='earliest') as f:
+    f.attrs['title'] = np.int32(7)
+    f.create_dataset('d', data=np.arange(6, dtype='<f8'))
+b = bytearray(open(path, 'rb').read())
+assert b[8] == 0 and struct.unpack_from('<Q', b, 40)[0] == len(b)
+struct.pack_into('<Q', b, 40, eoa)
+open(path, 'wb').write(b)
+"#;
+
+/// What h5py reads of the file `sys.argv[1]`: root attributes and `/d`.
+const LIST_SHORT_EOF: &str = r#"
+import sys, json, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    print(json.dumps({'attrs': {k: f.attrs[k].tolist() for k in sorted(f.attrs)},
+                      'd': f['d'][...].tolist()}))
+"#;
+
+/// A file longer than its superblock's end-of-file address (0, or one
+/// inside the root's header): new space must start after the file's last
+/// byte (a fuzz finding: with an address of 0 the editor put the root's new
+/// header continuation at address 0, and the superblock rewritten at the
+/// close went over it; the root no longer read). After attributes are added
+/// to the root, h5py reads them and the original values.
+#[test]
+fn new_space_starts_after_the_last_byte_of_the_file() {
+    for eoa in ["0", "100"] {
+        let path = scratch(&format!("short_eof_{eoa}.h5"));
+        let p = path.to_str().expect("utf-8");
+        if run_py(GEN_SHORT_EOF, &[p, eoa]).is_none() {
+            return;
+        }
+        let mut ed = FileEditor::open(&path).expect("open");
+        for i in 0..6 {
+            // Enough attributes to move the root's messages to a new chunk.
+            ed.set_attr("/", &format!("a{i}"), vec![f64::from(i); 8])
+                .expect("set_attr");
+        }
+        ed.close().expect("close");
+        let got: Value =
+            serde_json::from_str(&run_py(LIST_SHORT_EOF, &[p]).expect("h5py")).expect("json");
+        let mut attrs = serde_json::Map::new();
+        for i in 0..6 {
+            attrs.insert(format!("a{i}"), json!(vec![f64::from(i); 8]));
+        }
+        attrs.insert("title".into(), json!(7));
+        assert_eq!(
+            got,
+            json!({"attrs": attrs, "d": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]}),
+            "end-of-file address {eoa}"
+        );
+    }
+}
+
 /// An earliest-format file whose last object, the contiguous dataset `d`,
 /// is cut in half: the file and its end-of-file address end inside `d`'s
 /// data. Prints what libhdf5 gives reading `d` and listing the root.

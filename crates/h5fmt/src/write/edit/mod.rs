@@ -547,6 +547,12 @@ impl FileEditor {
                 sb.sig_offset,
             ));
         }
+        // A file longer than its end-of-file address: the bytes past it are
+        // either left over (a writer that stopped before truncating) or, in a
+        // corrupt file, structures the reader follows (an address of 0 put
+        // new header chunks over the superblock). New space starts after
+        // every byte of the file, never over one.
+        let eof = eof.max(len.saturating_sub(sb.base_address));
         let loaded = space::load(reader.storage(), ctx, sb.extension.defined(), eof)?;
         Ok(FileEditor {
             file,
