@@ -7,6 +7,9 @@ arrays flattened, enums by member name, nested compounds as objects).
   read_pt FILE PATH       print PyTables' read of FILE:PATH as canonical JSON (warnings are errors)
   read_tb FILE PATH       print H5TBread_table's read as canonical JSON, and the attributes
   make_tb_like FILE PATH OUT  H5TBmake_table of OUT:/ref with FILE:PATH's dtype and fills (attribute oracle)
+  read_many               stdin: JSON [[FILE, PATH, HOW], ...]; print a JSON list of reads, HOW being
+                          "source" (PyTables when the dataset has NROWS, else h5py; warnings ignored:
+                          old files warn), "pt" (read_pt) or "tb" (read_tb); a failed read is {"error"}
 """
 import ctypes, glob, json, os, sys, warnings
 import numpy as np, h5py
@@ -147,11 +150,12 @@ def gen(d):
         f["fill_type"].attrs["FIELD_0_FILL"] = np.bytes_(b"x")
 
 
-def read_pt(path, node):
+def read_pt(path, node, ours=True):
     import tables
     with tables.open_file(path, "r") as f:
         t = f.get_node(node)
-        assert t._v_attrs.CLASS == "TABLE", t._v_attrs.CLASS
+        # (Old files' CLASS may read as a NUL-padded str: only ours are held to "TABLE".)
+        assert not ours or t._v_attrs.CLASS == "TABLE", t._v_attrs.CLASS
         enums = {n: t.get_enum(n) for n in t.colnames if t.coltypes.get(n) == "enum"}
         return {"columns": columns(t.read(), {n: (lambda e: lambda v: e(v))(e) for n, e in enums.items()}),
                 "nrows": int(t.nrows), "title": t.title,
@@ -218,6 +222,32 @@ def make_tb_like(path, node, out):
     return r
 
 
+def read_source(path, node):
+    """A table of someone else's file: PyTables' read for a PyTables table (with its column
+    defaults), h5py's for an H5TB one (libhdf5 converts the rows to h5py's types)."""
+    with h5py.File(path, "r") as f:
+        pytables = "NROWS" in f[node].attrs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if pytables:
+            out = read_pt(path, node, ours=False)
+            out["reader"] = "PyTables"
+            return out
+        with h5py.File(path, "r") as f:
+            ds = f[node]
+            return {"columns": columns(ds[:]), "nrows": ds.shape[0], "reader": "h5py"}
+
+
+def read_many(jobs):
+    out = []
+    for path, node, how in jobs:
+        try:
+            out.append({"source": read_source, "pt": read_pt, "tb": read_tb}[how](path, node))
+        except Exception as e:
+            out.append({"error": "%s: %s" % (type(e).__name__, e)})
+    return out
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "gen":
@@ -226,5 +256,7 @@ if __name__ == "__main__":
         print(json.dumps(read_pt(sys.argv[2], sys.argv[3])))
     elif cmd == "read_tb":
         print(json.dumps(read_tb(sys.argv[2], sys.argv[3])))
+    elif cmd == "read_many":
+        print(json.dumps(read_many(json.load(sys.stdin))))
     elif cmd == "make_tb_like":
         print(json.dumps(make_tb_like(sys.argv[2], sys.argv[3], sys.argv[4])))

@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 mod arrow_canon;
 use arrow_canon::canon;
+mod corpus_tables;
 mod pytables_nodes;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/row_tables.py");

@@ -8,8 +8,15 @@
 //!
 //! | | H5TB (`H5TBmake_table`, `VERSION "3.0"`) | PyTables (`VERSION "2.x"`) |
 //! |---|---|---|
-//! | row count | the dataset's extent | `NROWS` (an integer ≤ the extent) |
+//! | `NROWS` | absent | an integer ≤ the extent |
 //! | `FIELD_<n>_FILL` numbering | one per top-level member | one per *leaf* column: a nested compound contributes one per leaf, a complex (`r`, `i`) one |
+//!
+//! The row count is the dataset's extent for both: libhdf5_hl
+//! (`H5TBget_table_info`) and PyTables (`Table.nrows`) read the extent and
+//! neither reads `NROWS` back, so a table whose `NROWS` is smaller (libhdf5's
+//! own test files carry a user attribute of that name) has the extent's rows
+//! all the same; an `NROWS` that is not an integer or is past the extent is
+//! refused as a broken table.
 //!
 //! Rows are read `batch_rows` at a time with one hyperslab read of the
 //! dataset, so memory is bounded by the batch, not by the table.
@@ -28,6 +35,10 @@
 //! - a nested compound, complex numbers (`r`, `i`) included → `Struct` with
 //!   one child per member (nested fields are **Arrow structs**, not
 //!   flattened names).
+//!
+//! A NULLTERM fixed string ends at its first NUL, as libhdf5 converts it
+//! (what h5py, PyTables and `H5TBread_table` read): the bytes after it are
+//! not part of the value, even when some are not NUL.
 //!
 //! Anything else (time, references, variable-length sequences, 128-bit
 //! integers, non-IEEE floats, wider bitfields, nested arrays of those) is
@@ -65,9 +76,9 @@ const SECTION: &str = "row table";
 /// Which convention wrote the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
-    /// libhdf5's high-level H5TB API: no `NROWS`, the extent is the row count.
+    /// libhdf5's high-level H5TB API: no `NROWS`.
     H5tb,
-    /// PyTables: `NROWS` is the row count.
+    /// PyTables: an `NROWS` attribute (PyTables writes it; the row count is still the extent).
     PyTables,
 }
 
@@ -223,7 +234,7 @@ impl RowTable {
                         format!("NROWS {n} is past the dataset's extent {extent}"),
                     ));
                 }
-                n
+                *extent
             }
             Err(_) => {
                 flavor = Flavor::H5tb;
@@ -298,7 +309,7 @@ impl RowTable {
     pub fn flavor(&self) -> Flavor {
         self.flavor
     }
-    /// The number of rows (`NROWS`, or the extent for H5TB).
+    /// The number of rows: the dataset's extent (see the module docs).
     pub fn nrows(&self) -> u64 {
         self.nrows
     }
