@@ -110,8 +110,25 @@ def gen(d):
         rows["i16"][5] = -2  # the FIELD_0_FILL value: a real value here, so not the HEP001 fill
         t.append(rows)
         t.flush()
+        # Times (H5T_TIME members) and a nested description before columns: PyTables numbers
+        # FIELD_<n>_FILL breadth first (t32 is FIELD_0, tarr FIELD_1, inner/t64 FIELD_2).
+        class Inner2(tables.IsDescription):
+            _v_pos = 0
+            t64 = tables.Time64Col(pos=0, dflt=-1.25)
+        class Times(tables.IsDescription):
+            inner = Inner2()
+            t32 = tables.Time32Col(pos=1, dflt=-7)
+            tarr = tables.Time64Col(shape=(2,), pos=2, dflt=0.5)
+        t = f.create_table("/g", "times", Times, "times")
+        r = t.row
+        for k in range(50):
+            r["inner/t64"] = 1178896298.832258 + k * 3600.25
+            r["t32"] = 1178896298 - k * 86400
+            r["tarr"] = [k * 0.5, -1e9 - k * 0.25]
+            r.append()
+        t.flush()
     with open(d + "/pt.json", "w") as o:
-        json.dump({p: read_pt(d + "/pt.h5", p) for p in ["/g/t", "/g/flat"]}, o)
+        json.dump({p: read_pt(d + "/pt.h5", p) for p in ["/g/t", "/g/flat", "/g/times"]}, o)
     # H5TB: C-struct offsets with padding, a big-endian member, fills, two appends.
     dt = np.dtype({"names": ["id", "x", "s", "v", "be"],
                    "formats": ["<i4", "<f8", "S5", ("<u2", (3,)), ">i8"],

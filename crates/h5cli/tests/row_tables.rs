@@ -118,7 +118,9 @@ fn assert_cols(got: &J, want: &J, what: &str) {
 #[test]
 fn read_matches_pytables_and_libhdf5_hl() {
     let pt = load("pt.json");
-    for path in ["/g/t", "/g/flat"] {
+    // `/g/times`: H5T_TIME members (PyTables' Time32Col/Time64Col, one in a nested
+    // description before the columns, one an array) and breadth-first fill numbering.
+    for path in ["/g/t", "/g/flat", "/g/times"] {
         let (cols, rt) = read_ours(&dir().join("pt.h5"), path);
         assert_eq!(rt.flavor(), h5table::rowtable::Flavor::PyTables);
         assert_eq!(json!(rt.nrows()), pt[path]["nrows"]);

@@ -153,6 +153,10 @@ enum Plan {
         /// The string ends at its first NUL (row tables' NULLTERM strings).
         to_first_nul: bool,
     },
+    /// PyTables' `Time64` (row tables only): seconds as a double.
+    Time64 {
+        big: bool,
+    },
     VlenStr {
         dtype: Datatype,
     },
@@ -282,6 +286,25 @@ impl Plan {
                     to_first_nul: ctx.row_table && *pad == StringPad::NullTerm,
                 },
                 string_type,
+            ),
+            // H5T_TIME: libhdf5 has no conversion for the class (h5py cannot
+            // read it), so PyTables, which wrote these members (`Time32Col`,
+            // `Time64Col`), is the reference: a 4-byte time is the int32 it
+            // holds, an 8-byte one the double of seconds of
+            // `crate::pytables::time64_seconds`, each in the type's byte order.
+            Datatype::Time { size: 4, order, .. } if ctx.row_table => (
+                Plan::Int {
+                    size,
+                    signed: true,
+                    big: *order == ByteOrder::Big,
+                },
+                DataType::Int32,
+            ),
+            Datatype::Time { size: 8, order, .. } if ctx.row_table => (
+                Plan::Time64 {
+                    big: *order == ByteOrder::Big,
+                },
+                DataType::Float64,
             ),
             Datatype::VarLenString { .. } => (
                 Plan::VlenStr {
@@ -434,6 +457,12 @@ impl Plan {
                 4 => prim::<Float32Type, 4>(raw, *big, f32::from_le_bytes, nulls),
                 _ => prim::<Float64Type, 8>(raw, *big, f64::from_le_bytes, nulls),
             },
+            Plan::Time64 { big } => prim::<Float64Type, 8>(
+                raw,
+                *big,
+                |b| crate::pytables::time64_seconds(i64::from_le_bytes(b)),
+                nulls,
+            ),
             Plan::FixedStr {
                 size,
                 pad,

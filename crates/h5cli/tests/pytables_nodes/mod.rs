@@ -321,8 +321,7 @@ fn broken_pytables_nodes_are_refused_naming_the_node() {
 
 /// What the corpus holds that is not read, each `(file, node, our error)`:
 /// LZO-compressed tables (filter 305, which neither we nor this PyTables
-/// build decode), and row tables with `H5T_TIME` fields (no Arrow mapping
-/// in `rowtable` yet).
+/// build decode).
 const NOT_READ: &[(&str, &str, &str)] = &[
     ("Table2_1_lzo_nrv2e_shuffle.h5", "/tuple0", "both: "),
     ("Table2_1_lzo_nrv2e_shuffle.h5", "/group0/tuple1", "both: "),
@@ -343,16 +342,6 @@ const NOT_READ: &[(&str, &str, &str)] = &[
     ("Tables_lzo2_shuffle.h5", "/tuple0", "both: "),
     ("Tables_lzo2_shuffle.h5", "/group0/tuple1", "both: "),
     ("Tables_lzo2_shuffle.h5", "/group0/group1/tuple2", "both: "),
-    (
-        "time-table-vlarray-1_x.h5",
-        "/table",
-        "datatype H5T_TIME_32LE is not supported",
-    ),
-    (
-        "times-nested-be.h5",
-        "/tbl",
-        "datatype H5T_TIME_64BE is not supported",
-    ),
 ];
 
 #[test]
