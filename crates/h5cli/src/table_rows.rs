@@ -3,7 +3,7 @@
 //!
 //! Import reads the source with [`h5table::rowtable`] in row batches and
 //! goes through [`crate::table_import::import`] (the Arrow → HEP001
-//! mapping). Each column's HEP001 fill is the source's `FIELD_<n>_FILL` when
+//! mapping); a non-empty `TITLE` becomes the table's `TITLE`. Each column's HEP001 fill is the source's `FIELD_<n>_FILL` when
 //! no row holds that value (a first pass over the rows checks), else the
 //! mapping's default (HEP001 Table 1 sentinel; `2` for booleans, whose
 //! source fill is always a real value); a string column whose rows hold
@@ -224,6 +224,7 @@ pub fn import(
     }
     // A field left without candidates keeps the mapping's default (and a
     // row holding it is refused by the import, naming the column).
+    opts.title = rt.title().filter(|t| !t.is_empty()).map(str::to_string);
     opts.fills = cand
         .into_iter()
         .filter_map(|(n, cs)| Some((n, cs.into_iter().next()?.spec())))

@@ -249,10 +249,15 @@ def read_source(path, node):
         if pytables:
             out = read_pt(path, node, ours=False)
             out["reader"] = "PyTables"
+            # PyTables keeps the terminator of a NULLTERM UTF-8 TITLE (python3.h5: "…1\0");
+            # libhdf5 and h5py end the string there.
+            out["title"] = out["title"].rstrip("\0")
             return out
         with h5py.File(path, "r") as f:
             ds = f[node]
-            return {"columns": columns(ds[:]), "nrows": ds.shape[0], "reader": "h5py"}
+            title = ds.attrs.get("TITLE", b"")
+            return {"columns": columns(ds[:]), "nrows": ds.shape[0], "reader": "h5py",
+                    "title": title.decode() if isinstance(title, bytes) else str(title)}
 
 
 def read_many(jobs):

@@ -5,7 +5,7 @@
 //! by PyTables and by `H5TBread_table`, must hold the values PyTables (a
 //! PyTables table) or h5py (an H5TB table) reads from the source
 //! (tests/row_tables.py `read_many`, one call for all sources and one for
-//! all exports). The fills `rowtable` reads from a PyTables source are
+//! all exports), and the source's `TITLE`. The fills `rowtable` reads from a PyTables source are
 //! checked against PyTables' column defaults on the way.
 
 use super::arrow_canon::canon;
@@ -279,6 +279,8 @@ fn every_corpus_row_table_round_trips_through_hep001() {
             assert_eq!(back["nrows"], src["nrows"], "{what} {how}: rows");
             assert_same_columns(&back["columns"], &src["columns"], &format!("{what} {how}"));
         }
+        assert_eq!(pt["title"], src["title"], "{what}: TITLE");
+        assert_eq!(tb["attrs"]["TITLE"]["value"], src["title"], "{what}: TITLE");
         if let Some(fills) = src.get("fills") {
             assert_fills(Path::new(&job[0].0), &job[0].1, fills, &what);
         }
