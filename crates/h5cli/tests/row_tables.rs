@@ -366,3 +366,50 @@ fn pytables_table_append_reads_back_in_pytables() {
         "{e}"
     );
 }
+
+/// An H5TB table carrying an `NROWS` smaller than its extent (libhdf5's own
+/// test_table_le.h5 `/table3`: a user attribute `NROWS = 1` over 8 rows):
+/// rows are appended after the extent, as PyTables and libhdf5_hl append
+/// (neither reads `NROWS`), so every existing row is kept.
+#[test]
+fn append_after_the_extent_when_nrows_is_smaller() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus/files/wrwilliams__hdf5/hl__test__test_table_le.h5");
+    let file = dir().join("nrows_small.h5");
+    std::fs::copy(&src, &file).unwrap();
+    let before: J =
+        serde_json::from_str(&py(&["read_tb", file.to_str().unwrap(), "/table3"])).unwrap();
+    assert_eq!(before["nrows"], json!(8));
+    assert_eq!(before["attrs"]["NROWS"]["value"], json!([1]));
+    // Rows 0..3 again, as stored.
+    let raw = {
+        let f = h5fmt::File::open(&file).unwrap();
+        let ds = f.dataset("/table3").unwrap();
+        ds.read_slice_raw(&h5fmt::data::hyperslab::Selection::Hyperslab(vec![
+            h5fmt::data::hyperslab::SliceDim {
+                start: 0,
+                stride: 1,
+                count: 3,
+                block: 1,
+            },
+        ]))
+        .unwrap()
+    };
+    let mut ed = h5fmt::FileEditor::open(&file).unwrap();
+    assert_eq!(
+        h5table::write::append_records(&mut ed, "/table3", &raw).unwrap(),
+        11
+    );
+    ed.close().unwrap();
+    let after: J =
+        serde_json::from_str(&py(&["read_tb", file.to_str().unwrap(), "/table3"])).unwrap();
+    assert_eq!(after["nrows"], json!(11));
+    let mut want = before["columns"].clone();
+    for (_, col) in want.as_object_mut().unwrap() {
+        let c = col.as_array_mut().unwrap();
+        let again: Vec<J> = c[..3].to_vec();
+        c.extend(again);
+    }
+    assert_cols(&after["columns"], &want, "appended");
+    assert_eq!(after["attrs"]["NROWS"]["value"], json!(11));
+}
