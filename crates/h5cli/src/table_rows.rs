@@ -3,13 +3,15 @@
 //!
 //! Import reads the source with [`h5table::rowtable`] in row batches and
 //! goes through [`crate::table_import::import`] (the Arrow → HEP001
-//! mapping); a non-empty `TITLE` becomes the table's `TITLE`. Each column's HEP001 fill is the source's `FIELD_<n>_FILL` when
-//! no row holds that value (a first pass over the rows checks), else the
-//! mapping's default (HEP001 Table 1 sentinel; `2` for booleans, whose
-//! source fill is always a real value); a string column whose rows hold
-//! both gets the first of `""`, `"\u{1a}"`, `"\u{1a}\u{1a}"` that no row
-//! holds (row tables have no missing values, so any such string will do). Nested compounds (Arrow structs) have
-//! no HEP001 mapping and are refused with an error naming the field.
+//! mapping); a non-empty `TITLE` becomes the table's `TITLE`. Each column's
+//! HEP001 fill is the source's `FIELD_<n>_FILL` when no row holds that value
+//! (a first pass over the rows checks), else the mapping's default (HEP001
+//! Table 1 sentinel; `2` for booleans, whose source fill is always a real
+//! value); a string column whose rows hold both gets the first of `""`,
+//! `"\u{1a}"`, `"\u{1a}\u{1a}"` that no row holds (row tables have no
+//! missing values, so any such string will do). Nested compounds (Arrow
+//! structs) have no HEP001 mapping and are refused with an error naming the
+//! field.
 //!
 //! Export writes one chunked, extendable compound dataset (members packed in
 //! column order) with the attributes `H5TBmake_table` writes — `CLASS
@@ -222,9 +224,9 @@ pub fn import(
             }
         }
     }
+    opts.title = rt.title().filter(|t| !t.is_empty()).map(str::to_string);
     // A field left without candidates keeps the mapping's default (and a
     // row holding it is refused by the import, naming the column).
-    opts.title = rt.title().filter(|t| !t.is_empty()).map(str::to_string);
     opts.fills = cand
         .into_iter()
         .filter_map(|(n, cs)| Some((n, cs.into_iter().next()?.spec())))
