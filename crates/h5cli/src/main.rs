@@ -33,7 +33,9 @@ enum Cmd {
         #[arg(short, long)]
         recursive: bool,
         /// Also show type, layout, chunking, filters and compression ratio of datasets,
-        /// and their dimension scales (`scale "NAME"`, `dimN SCALE,… "LABEL"`).
+        /// their dimension scales (`scale "NAME"`, `dimN SCALE,… "LABEL"`), and the
+        /// PyTables node class and VERSION of objects with PyTables' CLASS attribute
+        /// (`PyTables EArray 1.1`).
         #[arg(short, long)]
         long: bool,
         /// One JSON object per line (JSON Lines) instead of text.

@@ -48,6 +48,8 @@ pub struct ImportOptions {
     pub categories: std::collections::HashMap<String, (ArrayRef, bool)>,
     /// `INDEX_COLUMNS` (and `_index`, the first).
     pub index_columns: Vec<String>,
+    /// The table's `TITLE`.
+    pub title: Option<String>,
 }
 
 impl Default for ImportOptions {
@@ -58,6 +60,7 @@ impl Default for ImportOptions {
             fills: std::collections::HashMap::new(),
             categories: std::collections::HashMap::new(),
             index_columns: Vec::new(),
+            title: None,
         }
     }
 }
@@ -383,6 +386,9 @@ pub fn import(
             }
         };
         tw = tw.column(spec);
+    }
+    if let Some(t) = &opts.title {
+        tw = tw.title(t);
     }
     if !opts.index_columns.is_empty() {
         let names: Vec<&str> = opts.index_columns.iter().map(String::as_str).collect();

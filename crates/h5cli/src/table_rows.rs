@@ -3,11 +3,15 @@
 //!
 //! Import reads the source with [`h5table::rowtable`] in row batches and
 //! goes through [`crate::table_import::import`] (the Arrow → HEP001
-//! mapping). Each column's HEP001 fill is the source's `FIELD_<n>_FILL` when
-//! no row holds that value (a first pass over the rows checks), else the
-//! mapping's default (HEP001 Table 1 sentinel; `2` for booleans, whose
-//! source fill is always a real value). Nested compounds (Arrow structs) have
-//! no HEP001 mapping and are refused with an error naming the field.
+//! mapping); a non-empty `TITLE` becomes the table's `TITLE`. Each column's
+//! HEP001 fill is the source's `FIELD_<n>_FILL` when no row holds that value
+//! (a first pass over the rows checks), else the mapping's default (HEP001
+//! Table 1 sentinel; `2` for booleans, whose source fill is always a real
+//! value); a string column whose rows hold both gets the first of `""`,
+//! `"\u{1a}"`, `"\u{1a}\u{1a}"` that no row holds (row tables have no
+//! missing values, so any such string will do). Nested compounds (Arrow
+//! structs) have no HEP001 mapping and are refused with an error naming the
+//! field.
 //!
 //! Export writes one chunked, extendable compound dataset (members packed in
 //! column order) with the attributes `H5TBmake_table` writes — `CLASS
@@ -114,6 +118,55 @@ fn holds(a: &dyn Array, fill: &dyn Array) -> Result<bool, String> {
     Ok((0..a.len()).any(|i| cmp(i, 0).is_eq()))
 }
 
+/// String fills tried, in order, when the source has none that no row
+/// holds: HEP001's recommended `""` (Table 1), then ASCII SUB ("substitute",
+/// the control character meant for a value that cannot be represented) —
+/// one byte, so a fixed string exported back needs no wider member.
+const STRING_FILLS: [&str; 3] = ["", "\u{1a}", "\u{1a}\u{1a}"];
+
+/// Whether a field of this Arrow type becomes a HEP001 string column.
+fn is_text(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8) || matches!(t, DataType::Dictionary(_, v) if **v == DataType::Utf8)
+}
+
+/// A possible HEP001 fill of an imported field.
+enum Candidate {
+    /// The source's `FIELD_<n>_FILL` (one element) and its HEP001 form.
+    Source(ArrayRef, FillSpec),
+    /// A string.
+    Str(&'static str),
+}
+
+impl Candidate {
+    fn spec(self) -> FillSpec {
+        match self {
+            Candidate::Source(_, s) => s,
+            Candidate::Str(s) => FillSpec::Str(s.to_string()),
+        }
+    }
+
+    /// Whether a value of `a` is this fill.
+    fn held_by(&self, a: &dyn Array) -> Result<bool, String> {
+        use arrow_array::cast::AsArray;
+        match self {
+            Candidate::Source(fill, _) => holds(a, fill.as_ref()),
+            Candidate::Str(s) => Ok(match a.data_type() {
+                DataType::Utf8 => a.as_string::<i32>().iter().any(|v| v == Some(*s)),
+                DataType::Dictionary(..) => {
+                    let d = a.as_any_dictionary();
+                    let Some(names) = d.values().as_string_opt::<i32>() else {
+                        return Ok(false);
+                    };
+                    d.normalized_keys()
+                        .iter()
+                        .any(|&k| k < names.len() && names.value(k) == *s)
+                }
+                _ => false,
+            }),
+        }
+    }
+}
+
 /// `h5 table import SRC.h5:/table --to OUT.h5:/path`: a row table into a
 /// new HEP001 table; returns the number of rows.
 ///
@@ -133,35 +186,51 @@ pub fn import(
         .dataset(src_path)
         .map_err(|e| format!("{}:{src_path}: {e}", src_file.display()))?;
     let rt = RowTable::open(&ds).map_err(|e| format!("{}: {e}", src_file.display()))?;
-    // Candidate fills, dropped when a row holds the value (then it is data, not a marker).
-    let mut cand: Vec<(String, ArrayRef, FillSpec)> = rt
+    // Candidate fills per field, best first, each dropped when a row holds
+    // it (then it is data, not a marker): the source fill, then, for
+    // strings, the HEP001 default "" and alternatives.
+    let schema = rt.schema();
+    let mut cand: Vec<(String, Vec<Candidate>)> = rt
         .fields()
         .iter()
-        .filter_map(|f| {
-            let fill = f.fill.clone()?;
-            let spec = fill_spec(fill.as_ref())?;
-            Some((f.name.clone(), fill, spec))
+        .zip(schema.fields())
+        .filter_map(|(f, af)| {
+            let mut c: Vec<Candidate> = f
+                .fill
+                .clone()
+                .and_then(|fill| Some(Candidate::Source(fill.clone(), fill_spec(fill.as_ref())?)))
+                .into_iter()
+                .collect();
+            if is_text(af.data_type()) {
+                c.extend(STRING_FILLS.iter().map(|s| Candidate::Str(s)));
+            }
+            (!c.is_empty()).then(|| (f.name.clone(), c))
         })
         .collect();
     if !cand.is_empty() {
         for b in rt.batches(batch_rows) {
             let b = b.map_err(|e| e.to_string())?;
-            let mut keep = Vec::with_capacity(cand.len());
-            for c in cand {
+            for (name, cs) in &mut cand {
                 let col = b
-                    .column_by_name(&c.0)
-                    .ok_or_else(|| format!("field {:?} missing from a batch", c.0))?;
-                if !holds(col.as_ref(), c.1.as_ref())? {
-                    keep.push(c);
+                    .column_by_name(name)
+                    .ok_or_else(|| format!("field {name:?} missing from a batch"))?;
+                let mut keep = Vec::with_capacity(cs.len());
+                for c in cs.drain(..) {
+                    if !c.held_by(col.as_ref())? {
+                        keep.push(c);
+                    }
                 }
-            }
-            cand = keep;
-            if cand.is_empty() {
-                break;
+                *cs = keep;
             }
         }
     }
-    opts.fills = cand.into_iter().map(|(n, _, s)| (n, s)).collect();
+    opts.title = rt.title().filter(|t| !t.is_empty()).map(str::to_string);
+    // A field left without candidates keeps the mapping's default (and a
+    // row holding it is refused by the import, naming the column).
+    opts.fills = cand
+        .into_iter()
+        .filter_map(|(n, cs)| Some((n, cs.into_iter().next()?.spec())))
+        .collect();
     crate::table_import::import(
         out_file,
         out_path,

@@ -921,8 +921,9 @@ impl<'a> Rows<'a> {
 pub struct LsOptions {
     /// Recurse into subgroups (depth first, full paths, as `h5ls -r`).
     pub recursive: bool,
-    /// Type, layout, chunks, filters and compression ratio of datasets, and
-    /// their dimension scales.
+    /// Type, layout, chunks, filters and compression ratio of datasets,
+    /// their dimension scales, and PyTables' node class and `VERSION` of
+    /// groups and datasets with PyTables' `CLASS` attribute.
     pub long: bool,
     /// JSON Lines output.
     pub json: bool,
@@ -991,8 +992,32 @@ fn ratio(d: &Dataset) -> Option<f64> {
     (stored > 0).then(|| logical as f64 / stored as f64)
 }
 
+/// PyTables' node class of `obj` and its `VERSION`, when `obj` carries a
+/// `CLASS` string attribute PyTables registers (see
+/// [`h5table::pytables::node_class_name`]).
+fn pytables_class(obj: &Object) -> Option<(&'static str, Option<String>)> {
+    let attr = |name: &str| match obj {
+        Object::Group(g) => g.attr(name).ok(),
+        Object::Dataset(d) => d.attr(name).ok(),
+        Object::Datatype(_) => None,
+    };
+    let class = attr("CLASS")?.read_string().ok()?;
+    let name = h5table::pytables::node_class_name(&class)?;
+    Some((name, attr("VERSION").and_then(|a| a.read_string().ok())))
+}
+
+/// `  PyTables CLASS VERSION` for [`pytables_class`].
+fn pytables_text(obj: &Object) -> String {
+    match pytables_class(obj) {
+        Some((name, Some(v))) => format!("  PyTables {name} {v}"),
+        Some((name, None)) => format!("  PyTables {name}"),
+        None => String::new(),
+    }
+}
+
 fn ls_text(name: &str, obj: &Object, long: bool, names: &crate::dims::Names<'_>) -> String {
     match obj {
+        Object::Group(_) if long => format!("{name:<24} Group{}", pytables_text(obj)),
         Object::Group(_) => format!("{name:<24} Group"),
         Object::Datatype(t) if long => format!("{name:<24} Type {}", type_name(t.dtype())),
         Object::Datatype(_) => format!("{name:<24} Type"),
@@ -1015,14 +1040,32 @@ fn ls_text(name: &str, obj: &Object, long: bool, names: &crate::dims::Names<'_>)
                     s.push_str(&format!("  ratio {r:.2}"));
                 }
                 s.push_str(&crate::dims::text(d, names));
+                s.push_str(&pytables_text(obj));
             }
             s
         }
     }
 }
 
+/// `"pytables": {"class", "version"}` of [`pytables_class`] into `m`.
+fn pytables_json(obj: &Object, m: &mut Map<String, Json>) {
+    if let Some((name, version)) = pytables_class(obj) {
+        m.insert(
+            "pytables".into(),
+            json!({"class": name, "version": version}),
+        );
+    }
+}
+
 fn ls_json(path: &str, obj: &Object, long: bool, names: &crate::dims::Names<'_>) -> Json {
     match obj {
+        Object::Group(_) if long => {
+            let mut m = Map::new();
+            m.insert("path".into(), json!(path));
+            m.insert("kind".into(), json!("group"));
+            pytables_json(obj, &mut m);
+            Json::Object(m)
+        }
         Object::Group(_) => json!({"path": path, "kind": "group"}),
         Object::Datatype(t) => {
             json!({"path": path, "kind": "datatype", "dtype": type_name(t.dtype())})
@@ -1041,6 +1084,7 @@ fn ls_json(path: &str, obj: &Object, long: bool, names: &crate::dims::Names<'_>)
                 m.insert("stored_bytes".into(), json!(stored_bytes(d)));
                 m.insert("ratio".into(), ratio(d).map_or(Json::Null, float_json));
                 crate::dims::json(d, names, &mut m);
+                pytables_json(obj, &mut m);
             }
             Json::Object(m)
         }

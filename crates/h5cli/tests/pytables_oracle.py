@@ -8,6 +8,10 @@ read by h5py, and checked to unpickle to what PyTables returns).
   dump [--strict] FILE...   {file: {"format_version", "nodes": {path: node}} | {"error"}}
                             (--strict: PyTables warnings are errors)
   gen DIR                   write DIR/arrays.h5: every array class and pseudo-atom
+  classes DIR               write DIR/classes.h5 (a node of each PyTables class, an indexed table,
+                            a dimension scale, a plain dataset) and print, for every object, its
+                            CLASS and VERSION as PyTables' _v_attrs reads them and the node class
+                            PyTables' registry gives that CLASS (checked to be what get_node opens)
 """
 import json, os, pickle, sys, warnings
 import numpy as np, h5py
@@ -152,6 +156,38 @@ def gen(d):
         f.write((2**40).to_bytes(8, "little"))
 
 
+def classes(d):
+    import tables
+    from tables.registry import class_id_dict
+    path = d + "/classes.h5"
+    with tables.open_file(path, "w", title="classes") as f:
+        g = f.create_group("/", "g", "a group")
+        t = f.create_table(g, "t", {"a": tables.Int32Col(), "b": tables.Float64Col()}, "table")
+        t.append([(i, i / 2) for i in range(100)])
+        t.cols.a.create_index()
+        f.create_array("/", "arr", np.arange(6), "array")
+        f.create_carray("/", "carr", tables.Float32Atom(), (4, 4), "carray")
+        f.create_earray(g, "earr", tables.Int16Atom(), (0, 3), "earray").append(np.zeros((2, 3), np.int16))
+        f.create_vlarray("/", "vlarr", tables.VLStringAtom(), "vlarray").append(b"x")
+    with h5py.File(path, "r+") as h:
+        h["plain"] = np.arange(3)
+        h["scale"] = np.arange(4.0)
+        h["scale"].make_scale("x")
+    out = {}
+    with tables.open_file(path, "r") as f, h5py.File(path, "r") as h:
+        paths = ["/"]
+        h.visit(lambda p: paths.append("/" + p))
+        for p in paths:
+            node = f.get_node(p)
+            a = node._v_attrs
+            cls = text(getattr(a, "CLASS", None))
+            reg = class_id_dict.get(cls)
+            assert reg is None or isinstance(node, reg), (p, cls, type(node))
+            out[p] = {"CLASS": cls, "VERSION": text(getattr(a, "VERSION", None)),
+                      "class": reg.__name__ if reg else None}
+    return out
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "dump":
@@ -160,3 +196,5 @@ if __name__ == "__main__":
         print(json.dumps({p: dump(p, strict) for p in files}, default=lambda o: o.item()))
     elif cmd == "gen":
         gen(sys.argv[2])
+    elif cmd == "classes":
+        print(json.dumps(classes(sys.argv[2])))

@@ -7,6 +7,9 @@ arrays flattened, enums by member name, nested compounds as objects).
   read_pt FILE PATH       print PyTables' read of FILE:PATH as canonical JSON (warnings are errors)
   read_tb FILE PATH       print H5TBread_table's read as canonical JSON, and the attributes
   make_tb_like FILE PATH OUT  H5TBmake_table of OUT:/ref with FILE:PATH's dtype and fills (attribute oracle)
+  read_many               stdin: JSON [[FILE, PATH, HOW], ...]; print a JSON list of reads, HOW being
+                          "source" (PyTables when the dataset has NROWS, else h5py; warnings ignored:
+                          old files warn), "pt" (read_pt) or "tb" (read_tb); a failed read is {"error"}
 """
 import ctypes, glob, json, os, sys, warnings
 import numpy as np, h5py
@@ -107,8 +110,25 @@ def gen(d):
         rows["i16"][5] = -2  # the FIELD_0_FILL value: a real value here, so not the HEP001 fill
         t.append(rows)
         t.flush()
+        # Times (H5T_TIME members) and a nested description before columns: PyTables numbers
+        # FIELD_<n>_FILL breadth first (t32 is FIELD_0, tarr FIELD_1, inner/t64 FIELD_2).
+        class Inner2(tables.IsDescription):
+            _v_pos = 0
+            t64 = tables.Time64Col(pos=0, dflt=-1.25)
+        class Times(tables.IsDescription):
+            inner = Inner2()
+            t32 = tables.Time32Col(pos=1, dflt=-7)
+            tarr = tables.Time64Col(shape=(2,), pos=2, dflt=0.5)
+        t = f.create_table("/g", "times", Times, "times")
+        r = t.row
+        for k in range(50):
+            r["inner/t64"] = 1178896298.832258 + k * 3600.25
+            r["t32"] = 1178896298 - k * 86400
+            r["tarr"] = [k * 0.5, -1e9 - k * 0.25]
+            r.append()
+        t.flush()
     with open(d + "/pt.json", "w") as o:
-        json.dump({p: read_pt(d + "/pt.h5", p) for p in ["/g/t", "/g/flat"]}, o)
+        json.dump({p: read_pt(d + "/pt.h5", p) for p in ["/g/t", "/g/flat", "/g/times"]}, o)
     # H5TB: C-struct offsets with padding, a big-endian member, fills, two appends.
     dt = np.dtype({"names": ["id", "x", "s", "v", "be"],
                    "formats": ["<i4", "<f8", "S5", ("<u2", (3,)), ">i8"],
@@ -147,11 +167,12 @@ def gen(d):
         f["fill_type"].attrs["FIELD_0_FILL"] = np.bytes_(b"x")
 
 
-def read_pt(path, node):
+def read_pt(path, node, ours=True):
     import tables
     with tables.open_file(path, "r") as f:
         t = f.get_node(node)
-        assert t._v_attrs.CLASS == "TABLE", t._v_attrs.CLASS
+        # (Old files' CLASS may read as a NUL-padded str: only ours are held to "TABLE".)
+        assert not ours or t._v_attrs.CLASS == "TABLE", t._v_attrs.CLASS
         enums = {n: t.get_enum(n) for n in t.colnames if t.coltypes.get(n) == "enum"}
         return {"columns": columns(t.read(), {n: (lambda e: lambda v: e(v))(e) for n, e in enums.items()}),
                 "nrows": int(t.nrows), "title": t.title,
@@ -218,6 +239,37 @@ def make_tb_like(path, node, out):
     return r
 
 
+def read_source(path, node):
+    """A table of someone else's file: PyTables' read for a PyTables table (with its column
+    defaults), h5py's for an H5TB one (libhdf5 converts the rows to h5py's types)."""
+    with h5py.File(path, "r") as f:
+        pytables = "NROWS" in f[node].attrs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if pytables:
+            out = read_pt(path, node, ours=False)
+            out["reader"] = "PyTables"
+            # PyTables keeps the terminator of a NULLTERM UTF-8 TITLE (python3.h5: "…1\0");
+            # libhdf5 and h5py end the string there.
+            out["title"] = out["title"].rstrip("\0")
+            return out
+        with h5py.File(path, "r") as f:
+            ds = f[node]
+            title = ds.attrs.get("TITLE", b"")
+            return {"columns": columns(ds[:]), "nrows": ds.shape[0], "reader": "h5py",
+                    "title": title.decode() if isinstance(title, bytes) else str(title)}
+
+
+def read_many(jobs):
+    out = []
+    for path, node, how in jobs:
+        try:
+            out.append({"source": read_source, "pt": read_pt, "tb": read_tb}[how](path, node))
+        except Exception as e:
+            out.append({"error": "%s: %s" % (type(e).__name__, e)})
+    return out
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "gen":
@@ -226,5 +278,7 @@ if __name__ == "__main__":
         print(json.dumps(read_pt(sys.argv[2], sys.argv[3])))
     elif cmd == "read_tb":
         print(json.dumps(read_tb(sys.argv[2], sys.argv[3])))
+    elif cmd == "read_many":
+        print(json.dumps(read_many(json.load(sys.stdin))))
     elif cmd == "make_tb_like":
         print(json.dumps(make_tb_like(sys.argv[2], sys.argv[3], sys.argv[4])))

@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 mod arrow_canon;
 use arrow_canon::canon;
+mod corpus_tables;
 mod pytables_nodes;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/row_tables.py");
@@ -117,7 +118,9 @@ fn assert_cols(got: &J, want: &J, what: &str) {
 #[test]
 fn read_matches_pytables_and_libhdf5_hl() {
     let pt = load("pt.json");
-    for path in ["/g/t", "/g/flat"] {
+    // `/g/times`: H5T_TIME members (PyTables' Time32Col/Time64Col, one in a nested
+    // description before the columns, one an array) and breadth-first fill numbering.
+    for path in ["/g/t", "/g/flat", "/g/times"] {
         let (cols, rt) = read_ours(&dir().join("pt.h5"), path);
         assert_eq!(rt.flavor(), h5table::rowtable::Flavor::PyTables);
         assert_eq!(json!(rt.nrows()), pt[path]["nrows"]);
@@ -362,4 +365,51 @@ fn pytables_table_append_reads_back_in_pytables() {
         e.to_string().contains("/class_int") && e.to_string().contains("attribute CLASS is"),
         "{e}"
     );
+}
+
+/// An H5TB table carrying an `NROWS` smaller than its extent (libhdf5's own
+/// test_table_le.h5 `/table3`: a user attribute `NROWS = 1` over 8 rows):
+/// rows are appended after the extent, as PyTables and libhdf5_hl append
+/// (neither reads `NROWS`), so every existing row is kept.
+#[test]
+fn append_after_the_extent_when_nrows_is_smaller() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus/files/wrwilliams__hdf5/hl__test__test_table_le.h5");
+    let file = dir().join("nrows_small.h5");
+    std::fs::copy(&src, &file).unwrap();
+    let before: J =
+        serde_json::from_str(&py(&["read_tb", file.to_str().unwrap(), "/table3"])).unwrap();
+    assert_eq!(before["nrows"], json!(8));
+    assert_eq!(before["attrs"]["NROWS"]["value"], json!([1]));
+    // Rows 0..3 again, as stored.
+    let raw = {
+        let f = h5fmt::File::open(&file).unwrap();
+        let ds = f.dataset("/table3").unwrap();
+        ds.read_slice_raw(&h5fmt::data::hyperslab::Selection::Hyperslab(vec![
+            h5fmt::data::hyperslab::SliceDim {
+                start: 0,
+                stride: 1,
+                count: 3,
+                block: 1,
+            },
+        ]))
+        .unwrap()
+    };
+    let mut ed = h5fmt::FileEditor::open(&file).unwrap();
+    assert_eq!(
+        h5table::write::append_records(&mut ed, "/table3", &raw).unwrap(),
+        11
+    );
+    ed.close().unwrap();
+    let after: J =
+        serde_json::from_str(&py(&["read_tb", file.to_str().unwrap(), "/table3"])).unwrap();
+    assert_eq!(after["nrows"], json!(11));
+    let mut want = before["columns"].clone();
+    for (_, col) in want.as_object_mut().unwrap() {
+        let c = col.as_array_mut().unwrap();
+        let again: Vec<J> = c[..3].to_vec();
+        c.extend(again);
+    }
+    assert_cols(&after["columns"], &want, "appended");
+    assert_eq!(after["attrs"]["NROWS"]["value"], json!(11));
 }

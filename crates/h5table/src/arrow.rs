@@ -150,6 +150,12 @@ enum Plan {
     FixedStr {
         size: usize,
         pad: StringPad,
+        /// The string ends at its first NUL (row tables' NULLTERM strings).
+        to_first_nul: bool,
+    },
+    /// PyTables' `Time64` (row tables only): seconds as a double.
+    Time64 {
+        big: bool,
     },
     VlenStr {
         dtype: Datatype,
@@ -268,7 +274,38 @@ impl Plan {
                     dt,
                 )
             }
-            Datatype::String { pad, .. } => (Plan::FixedStr { size, pad: *pad }, string_type),
+            // libhdf5 converts a NULLTERM string to any other string type
+            // (NULLPAD memory strings, as h5py, PyTables and H5TBread_table
+            // read them) up to its first NUL: what follows is not the
+            // value, even when it is not NUL (uninitialized bytes in files
+            // written by C programs).
+            Datatype::String { pad, .. } => (
+                Plan::FixedStr {
+                    size,
+                    pad: *pad,
+                    to_first_nul: ctx.row_table && *pad == StringPad::NullTerm,
+                },
+                string_type,
+            ),
+            // H5T_TIME: libhdf5 has no conversion for the class (h5py cannot
+            // read it), so PyTables, which wrote these members (`Time32Col`,
+            // `Time64Col`), is the reference: a 4-byte time is the int32 it
+            // holds, an 8-byte one the double of seconds of
+            // `crate::pytables::time64_seconds`, each in the type's byte order.
+            Datatype::Time { size: 4, order, .. } if ctx.row_table => (
+                Plan::Int {
+                    size,
+                    signed: true,
+                    big: *order == ByteOrder::Big,
+                },
+                DataType::Int32,
+            ),
+            Datatype::Time { size: 8, order, .. } if ctx.row_table => (
+                Plan::Time64 {
+                    big: *order == ByteOrder::Big,
+                },
+                DataType::Float64,
+            ),
             Datatype::VarLenString { .. } => (
                 Plan::VlenStr {
                     dtype: dtype.clone(),
@@ -420,11 +457,26 @@ impl Plan {
                 4 => prim::<Float32Type, 4>(raw, *big, f32::from_le_bytes, nulls),
                 _ => prim::<Float64Type, 8>(raw, *big, f64::from_le_bytes, nulls),
             },
-            Plan::FixedStr { size, pad } => {
+            Plan::Time64 { big } => prim::<Float64Type, 8>(
+                raw,
+                *big,
+                |b| crate::pytables::time64_seconds(i64::from_le_bytes(b)),
+                nulls,
+            ),
+            Plan::FixedStr {
+                size,
+                pad,
+                to_first_nul,
+            } => {
                 let mut data = Vec::with_capacity(raw.len());
                 let mut offsets = Vec::with_capacity(n + 1);
                 offsets.push(0i32);
                 for e in raw.chunks_exact(*size) {
+                    let e = if *to_first_nul {
+                        e.split(|&b| b == 0).next().unwrap_or(e)
+                    } else {
+                        e
+                    };
                     let keep = match pad {
                         StringPad::SpacePad => e.iter().rposition(|&b| b != b' '),
                         _ => e.iter().rposition(|&b| b != 0),

@@ -86,6 +86,41 @@ pub(crate) fn string_attr(
         .map_err(|e| invalid(path, format!("attribute {name}: {e}")))
 }
 
+/// The name PyTables gives the node class of an object whose `CLASS`
+/// attribute is `class` (PyTables' class registry: `Table`, `EArray`,
+/// `VLArray`, its index nodes, …), `None` for a `CLASS` PyTables does not
+/// register (`DIMENSION_SCALE`, `PALETTE`, …). This names what PyTables
+/// would open; it does not check the node ([`Node::open`] does).
+///
+/// ```
+/// assert_eq!(h5table::pytables::node_class_name("EARRAY"), Some("EArray"));
+/// assert_eq!(h5table::pytables::node_class_name("DIMENSION_SCALE"), None);
+/// ```
+pub fn node_class_name(class: &str) -> Option<&'static str> {
+    Some(match class {
+        "GROUP" => "Group",
+        "TABLE" => "Table",
+        "ARRAY" => "Array",
+        "CARRAY" => "CArray",
+        "EARRAY" => "EArray",
+        "VLARRAY" => "VLArray",
+        // H5IM images, which PyTables opens as arrays.
+        "IMAGE" => "ImageArray",
+        "INDEX" => "Index",
+        "INDEXARRAY" => "IndexArray",
+        "CACHEARRAY" => "CacheArray",
+        "LASTROWARRAY" => "LastRowArray",
+        "TINDEX" => "IndexesTableG",
+        "DINDEX" => "IndexesDescG",
+        // PyTables 1.x indexes.
+        "CINDEX" => "OldIndex",
+        "IndexArray" => "OldIndexArray",
+        "UNIMPLEMENTED" => "UnImplemented",
+        "UNKNOWN" => "Unknown",
+        _ => return None,
+    })
+}
+
 /// The file's `PYTABLES_FORMAT_VERSION` (root group attribute), when present.
 ///
 /// # Errors

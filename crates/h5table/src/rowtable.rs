@@ -8,8 +8,15 @@
 //!
 //! | | H5TB (`H5TBmake_table`, `VERSION "3.0"`) | PyTables (`VERSION "2.x"`) |
 //! |---|---|---|
-//! | row count | the dataset's extent | `NROWS` (an integer ≤ the extent) |
-//! | `FIELD_<n>_FILL` numbering | one per top-level member | one per *leaf* column: a nested compound contributes one per leaf, a complex (`r`, `i`) one |
+//! | `NROWS` | absent | an integer ≤ the extent |
+//! | `FIELD_<n>_FILL` numbering | one per top-level member | one per *leaf* column (a complex (`r`, `i`) is one), breadth first: the top level's columns in member order, then those of nested compounds |
+//!
+//! The row count is the dataset's extent for both: libhdf5_hl
+//! (`H5TBget_table_info`) and PyTables (`Table.nrows`) read the extent and
+//! neither reads `NROWS` back, so a table whose `NROWS` is smaller (libhdf5's
+//! own test files carry a user attribute of that name) has the extent's rows
+//! all the same; an `NROWS` that is not an integer or is past the extent is
+//! refused as a broken table.
 //!
 //! Rows are read `batch_rows` at a time with one hyperslab read of the
 //! dataset, so memory is bounded by the batch, not by the table.
@@ -27,9 +34,17 @@
 //!   elements in row-major order (the dimensions are not kept);
 //! - a nested compound, complex numbers (`r`, `i`) included → `Struct` with
 //!   one child per member (nested fields are **Arrow structs**, not
-//!   flattened names).
+//!   flattened names);
+//! - PyTables' `Time32Col` (a 4-byte `H5T_TIME`) → `Int32` and `Time64Col`
+//!   (an 8-byte one: seconds in the high 32 bits, microseconds in the low
+//!   32) → `Float64` seconds, the values PyTables reads (libhdf5 has no
+//!   conversion for `H5T_TIME`, so PyTables, which writes them, decides).
 //!
-//! Anything else (time, references, variable-length sequences, 128-bit
+//! A NULLTERM fixed string ends at its first NUL, as libhdf5 converts it
+//! (what h5py, PyTables and `H5TBread_table` read): the bytes after it are
+//! not part of the value, even when some are not NUL.
+//!
+//! Anything else (other times, references, variable-length sequences, 128-bit
 //! integers, non-IEEE floats, wider bitfields, nested arrays of those) is
 //! refused when the table is opened, with an error naming the dataset and
 //! the field. Rows hold no nulls: a row table has no missing-value marker.
@@ -38,7 +53,9 @@
 //!
 //! [`RowField::fill`] is the member's `FIELD_<n>_FILL` as a one-element
 //! array of the field's Arrow type, when the attribute exists (PyTables
-//! nested compounds: none; their fills are per leaf). A fill attribute whose
+//! nested compounds: none; their fills are per leaf). A time member's fill
+//! is the attribute's value (PyTables stores an int32 for `Time32Col`, the
+//! float64 of seconds for `Time64Col`). A fill attribute whose
 //! datatype is not the member's is accepted when both are strings (re-padded
 //! to the member's size) or both are one-size integer-like types (integer,
 //! enum, bitfield: PyTables stores an enum's fill as its base integer), or
@@ -54,7 +71,7 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
 use arrow_schema::{ArrowError, Field, Schema, SchemaRef};
 use core::ops::Range;
 use h5fmt::data::hyperslab::{Selection, SliceDim};
-use h5fmt::format::datatype::Datatype;
+use h5fmt::format::datatype::{CompoundMember, Datatype};
 use h5fmt::Dataset;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -65,9 +82,9 @@ const SECTION: &str = "row table";
 /// Which convention wrote the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
-    /// libhdf5's high-level H5TB API: no `NROWS`, the extent is the row count.
+    /// libhdf5's high-level H5TB API: no `NROWS`.
     H5tb,
-    /// PyTables: `NROWS` is the row count.
+    /// PyTables: an `NROWS` attribute (PyTables writes it; the row count is still the extent).
     PyTables,
 }
 
@@ -129,14 +146,20 @@ fn is_complex(dt: &Datatype) -> bool {
     }
 }
 
-/// PyTables' leaf columns under a member of type `dt`.
-fn leaves(dt: &Datatype) -> usize {
-    match dt {
-        Datatype::Compound { members, .. } if !is_complex(dt) => {
-            members.iter().map(|m| leaves(&m.dtype)).sum()
-        }
-        _ => 1,
-    }
+/// Whether PyTables sees a member of type `dt` as one column (`Col`), not
+/// a nested description.
+fn is_col(dt: &Datatype) -> bool {
+    !matches!(dt, Datatype::Compound { .. }) || is_complex(dt)
+}
+
+/// The `FIELD_<n>_FILL` number PyTables gives top-level member `i` of
+/// `members`, when it is a column: PyTables numbers the fills in the order of
+/// `Description._f_walk(type="Col")`, breadth first — every column of the
+/// top level in member order, then those of the nested descriptions — so a
+/// nested compound before a column does not shift the column's number.
+fn pytables_fill_number(members: &[CompoundMember], i: usize) -> Option<usize> {
+    let m = members.get(i)?;
+    is_col(&m.dtype).then(|| members.iter().take(i).filter(|m| is_col(&m.dtype)).count())
 }
 
 fn integer_like(dt: &Datatype) -> bool {
@@ -178,6 +201,73 @@ fn fill_bytes(ds: &Dataset, attr: &str, member: &Datatype) -> Result<Option<Vec<
             format!("attribute {attr} is {d}, which does not match its field's datatype {m}"),
         )),
     }
+}
+
+/// The `H5T_TIME` type of a time member or of the elements of an array of times.
+fn time_base(dt: &Datatype) -> Option<&Datatype> {
+    match dt {
+        Datatype::Time { .. } => Some(dt),
+        Datatype::Array { base, .. } => time_base(base),
+        _ => None,
+    }
+}
+
+/// The fill of a PyTables time member (see the `Time` plans of
+/// [`crate::arrow`]): PyTables stores a `Time32Col`'s default as an int32
+/// and a `Time64Col`'s as the float64 of seconds it reads, one element for
+/// an array member — so the attribute is decoded as a value, not as the
+/// member's bytes.
+fn time_fill(
+    ds: &Dataset,
+    attr: &str,
+    member: &Datatype,
+    arrow_type: &arrow_schema::DataType,
+) -> Result<Option<ArrayRef>> {
+    use arrow_array::{FixedSizeListArray, Float64Array, Int32Array};
+    use arrow_schema::DataType;
+    let Ok(a) = ds.attr(attr) else {
+        return Ok(None);
+    };
+    let mismatch = || {
+        err(
+            ds,
+            format!(
+                "attribute {attr} is {}, which does not match its field's datatype {member}",
+                a.dtype()
+            ),
+        )
+    };
+    if a.len() != 1 {
+        return Err(err(
+            ds,
+            format!("attribute {attr} has {} elements, not 1", a.len()),
+        ));
+    }
+    let n = usize::try_from(member.size() / time_base(member).map_or(1, |t| t.size().max(1)))
+        .unwrap_or(1);
+    let values: ArrayRef = match (time_base(member), a.dtype()) {
+        (Some(Datatype::Time { size: 4, .. }), Datatype::Integer { .. }) => {
+            let v = a
+                .read_scalar::<i64>()
+                .map_err(|e| err(ds, format!("{attr}: {e}")))?;
+            let v = i32::try_from(v).map_err(|_| mismatch())?;
+            Arc::new(Int32Array::from(alloc::vec![v; n]))
+        }
+        (Some(Datatype::Time { size: 8, .. }), Datatype::Float { .. }) => {
+            let v = a
+                .read_scalar::<f64>()
+                .map_err(|e| err(ds, format!("{attr}: {e}")))?;
+            Arc::new(Float64Array::from(alloc::vec![v; n]))
+        }
+        _ => return Err(mismatch()),
+    };
+    Ok(Some(match arrow_type {
+        DataType::FixedSizeList(item, len) => Arc::new(
+            FixedSizeListArray::try_new(item.clone(), *len, values, None)
+                .map_err(|e| err(ds, format!("{attr}: {e}")))?,
+        ),
+        _ => values,
+    }))
 }
 
 impl RowTable {
@@ -223,7 +313,7 @@ impl RowTable {
                         format!("NROWS {n} is past the dataset's extent {extent}"),
                     ));
                 }
-                n
+                *extent
             }
             Err(_) => {
                 flavor = Flavor::H5tb;
@@ -232,7 +322,6 @@ impl RowTable {
         };
         let title = string_attr(ds, "TITLE")?;
         let mut fields = Vec::with_capacity(members.len());
-        let mut leaf = 0usize;
         for (i, m) in members.iter().enumerate() {
             if let Some(n) = string_attr(ds, &format!("FIELD_{i}_NAME"))? {
                 if n != m.name {
@@ -245,14 +334,19 @@ impl RowTable {
             let plan = MemberPlan::of(ds, &m.name, &m.dtype)?;
             let fill_index = match flavor {
                 Flavor::H5tb => Some(i),
-                Flavor::PyTables => (leaves(&m.dtype) == 1 || is_complex(&m.dtype)).then_some(leaf),
+                Flavor::PyTables => pytables_fill_number(members, i),
             };
-            leaf += leaves(&m.dtype);
             let fill = match fill_index {
-                Some(k) => match fill_bytes(ds, &format!("FIELD_{k}_FILL"), &m.dtype)? {
-                    Some(b) => Some(plan.build(ds, &m.name, &b)?),
-                    None => None,
-                },
+                Some(k) => {
+                    let attr = format!("FIELD_{k}_FILL");
+                    match time_base(&m.dtype) {
+                        Some(_) => time_fill(ds, &attr, &m.dtype, &plan.data_type)?,
+                        None => match fill_bytes(ds, &attr, &m.dtype)? {
+                            Some(b) => Some(plan.build(ds, &m.name, &b)?),
+                            None => None,
+                        },
+                    }
+                }
                 None => None,
             };
             fields.push(RowField {
@@ -298,7 +392,7 @@ impl RowTable {
     pub fn flavor(&self) -> Flavor {
         self.flavor
     }
-    /// The number of rows (`NROWS`, or the extent for H5TB).
+    /// The number of rows: the dataset's extent (see the module docs).
     pub fn nrows(&self) -> u64 {
         self.nrows
     }

@@ -321,8 +321,7 @@ fn broken_pytables_nodes_are_refused_naming_the_node() {
 
 /// What the corpus holds that is not read, each `(file, node, our error)`:
 /// LZO-compressed tables (filter 305, which neither we nor this PyTables
-/// build decode), and row tables with `H5T_TIME` fields (no Arrow mapping
-/// in `rowtable` yet).
+/// build decode).
 const NOT_READ: &[(&str, &str, &str)] = &[
     ("Table2_1_lzo_nrv2e_shuffle.h5", "/tuple0", "both: "),
     ("Table2_1_lzo_nrv2e_shuffle.h5", "/group0/tuple1", "both: "),
@@ -343,16 +342,6 @@ const NOT_READ: &[(&str, &str, &str)] = &[
     ("Tables_lzo2_shuffle.h5", "/tuple0", "both: "),
     ("Tables_lzo2_shuffle.h5", "/group0/tuple1", "both: "),
     ("Tables_lzo2_shuffle.h5", "/group0/group1/tuple2", "both: "),
-    (
-        "time-table-vlarray-1_x.h5",
-        "/table",
-        "datatype H5T_TIME_32LE is not supported",
-    ),
-    (
-        "times-nested-be.h5",
-        "/tbl",
-        "datatype H5T_TIME_64BE is not supported",
-    ),
 ];
 
 #[test]
@@ -370,6 +359,74 @@ fn pytables_corpus_sweep() {
     let surprises: Vec<_> = unread.iter().filter(|u| !expected(u)).collect();
     assert!(surprises.is_empty(), "{surprises:#?}");
     assert_eq!(unread.len(), NOT_READ.len(), "{unread:#?}");
+}
+
+/// `h5 ls -r -l` (JSON and text) names the PyTables node class and VERSION
+/// of every object whose CLASS PyTables registers, and nothing for the
+/// others, as PyTables' `_v_attrs` and class registry give them (a file with
+/// a node of each class, an indexed table, a dimension scale, a plain dataset).
+#[test]
+fn ls_long_names_pytables_node_classes() {
+    let d = generated();
+    let want = oracle(&["classes", d.to_str().unwrap()]);
+    let file = d.join("classes.h5");
+    let f = file.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let o = super::h5(args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let mut seen = 0;
+    let mut named = std::collections::BTreeSet::new();
+    for line in run(&["ls", "-r", "-l", "--json", f]).lines() {
+        let got: J = serde_json::from_str(line).unwrap();
+        let path = got["path"].as_str().unwrap();
+        let w = &want[path];
+        assert!(w.is_object(), "{path}: not listed by the oracle");
+        let expect = match &w["class"] {
+            J::Null => J::Null,
+            c => json!({"class": c, "version": w["VERSION"]}),
+        };
+        assert_eq!(got.get("pytables").unwrap_or(&J::Null), &expect, "{path}");
+        if let Some(c) = w["class"].as_str() {
+            named.insert(c.to_string());
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, want.as_object().unwrap().len());
+    // Every class of the file, and objects without one (a plain dataset, a scale).
+    for c in [
+        "Group",
+        "Table",
+        "Array",
+        "CArray",
+        "EArray",
+        "VLArray",
+        "IndexesTableG",
+        "Index",
+        "IndexArray",
+        "CacheArray",
+        "LastRowArray",
+    ] {
+        assert!(named.contains(c), "{c} not in the file: {named:?}");
+    }
+    assert_eq!(want["/plain"]["class"], J::Null);
+    assert_eq!(want["/scale"]["CLASS"], json!("DIMENSION_SCALE"));
+    // The text form: the same class and VERSION at the end of each line.
+    for line in run(&["ls", "-r", "-l", f]).lines() {
+        let path = line.split_whitespace().next().unwrap();
+        let w = &want[path];
+        match w["class"].as_str() {
+            Some(c) => assert!(
+                line.ends_with(&format!(
+                    "  PyTables {c} {}",
+                    w["VERSION"].as_str().unwrap()
+                )),
+                "{line}"
+            ),
+            None => assert!(!line.contains("PyTables"), "{line}"),
+        }
+    }
 }
 
 fn dt_of<T: h5fmt::H5Type>() -> Datatype {

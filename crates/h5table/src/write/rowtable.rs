@@ -2,9 +2,11 @@
 //! (see `crate::rowtable`, feature `arrow`, for reading), as libhdf5_hl's
 //! `H5TBappend_records` does: the dataset grows along its one dimension and
 //! the rows are written after the last one. A PyTables `Table` (one with
-//! `NROWS`) gets its rows at `NROWS`, reusing storage past it, and `NROWS`
-//! is written after the rows are flushed, as PyTables' own commit. The
-//! editor is flushed first (the table's attributes are read as committed).
+//! `NROWS`) gets its rows after the extent too — PyTables appends at
+//! `Table.nrows`, which it reads from the extent, never from `NROWS` (see
+//! `crate::rowtable`) — and `NROWS` is set to the new extent after the rows
+//! are flushed, as PyTables' own commit. The editor is flushed first (the
+//! table's attributes are read as committed).
 
 use crate::error::{Error, Result};
 use crate::pytables::string_attr;
@@ -43,22 +45,23 @@ pub fn append_records(ed: &mut FileEditor, path: &str, rows: &[u8]) -> Result<u6
         )));
     }
     let n = (rows.len() / row) as u64;
-    let nrows = match ds.attr("NROWS") {
-        Err(_) => None,
+    let pytables = match ds.attr("NROWS") {
+        Err(_) => false,
         Ok(a) => {
-            let v = (matches!(a.dtype(), Datatype::Integer { .. }) && a.len() == 1)
+            (matches!(a.dtype(), Datatype::Integer { .. }) && a.len() == 1)
                 .then(|| a.read_scalar::<i64>().ok())
                 .flatten()
                 .and_then(|v| u64::try_from(v).ok())
                 .filter(|&v| v <= extent)
                 .ok_or_else(|| bad(format!("NROWS is not an integer in [0, {extent}]")))?;
-            Some(v)
+            true
         }
     };
-    let Some(start) = nrows else {
+    if !pytables {
         ed.append_raw(path, rows)?;
         return Ok(extent + n);
-    };
+    }
+    let start = extent;
     let end = start
         .checked_add(n)
         .ok_or_else(|| Error::usage("row count overflows"))?;
