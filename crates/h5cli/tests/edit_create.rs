@@ -579,6 +579,53 @@ fn new_space_starts_after_the_last_byte_of_the_file() {
     }
 }
 
+/// An earliest-format file whose root's local heap data address is moved
+/// onto `/b`'s symbol table node (a corrupt file the reader still walks:
+/// the root's names read from the node's bytes). Prints `/b`'s node
+/// address and size.
+const GEN_HEAP_ON_SNOD: &str = r#"
+import sys, struct, h5py
+path = sys.argv[1]
+with h5py.File(path, 'w', libver='earliest') as f:
+    f.create_group('a')
+    f.create_group('b').create_group('x')
+b = bytearray(open(path, 'rb').read())
+snods = [i for i in range(0, len(b), 8) if b[i:i + 4] == b'SNOD']
+heaps = [i for i in range(0, len(b), 8) if b[i:i + 4] == b'HEAP']
+root_heap = struct.unpack_from('<Q', b, 0x58)[0]
+assert root_heap in heaps and len(snods) >= 2
+# The last node is /b's (written after the root's).
+struct.pack_into('<Q', b, root_heap + 24, snods[-1])
+open(path, 'wb').write(b)
+print(snods[-1], 8 + 8 * 40)
+"#;
+
+/// A local heap whose data segment lies over another group's symbol table
+/// node: when a new name grows the heap, the old segment must not be freed
+/// (a fuzz finding: it was, the next allocation went over `/b`'s node and
+/// the file no longer walked). The node's bytes are the same after three
+/// groups are created in the root.
+#[test]
+fn a_heap_segment_over_another_groups_node_is_not_freed() {
+    let path = scratch("heap_on_snod.h5");
+    let Some(gen) = run_py(GEN_HEAP_ON_SNOD, &[path.to_str().expect("utf-8")]) else {
+        return;
+    };
+    let v: Vec<usize> = gen
+        .split_whitespace()
+        .map(|x| x.parse().expect("number"))
+        .collect();
+    let (at, len) = (v[0], v[1]);
+    let node = std::fs::read(&path).expect("read")[at..at + len].to_vec();
+    let mut ed = FileEditor::open(&path).expect("open");
+    for i in 0..3 {
+        ed.create_group("/", &format!("new{i}")).expect("create");
+    }
+    ed.close().expect("close");
+    let after = std::fs::read(&path).expect("read");
+    assert!(after[at..at + len] == node[..], "/b's symbol table node changed");
+}
+
 /// An earliest-format file whose last object, the contiguous dataset `d`,
 /// is cut in half: the file and its end-of-file address end inside `d`'s
 /// data. Prints what libhdf5 gives reading `d` and listing the root.

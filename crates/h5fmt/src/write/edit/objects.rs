@@ -33,6 +33,22 @@ fn check_name(name: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether a local heap's data segment (names and free blocks, nothing
+/// else) holds a metadata signature at an 8-byte boundary: then the segment
+/// lies over another structure (a corrupt heap address; a fuzz finding: a
+/// root heap over another group's symbol table node), and freeing it would
+/// let the next allocation overwrite that structure. Such a segment is left
+/// allocated (a leak) instead.
+fn holds_signature(seg: &[u8]) -> bool {
+    const SIGS: [&[u8; 4]; 22] = [
+        b"SNOD", b"TREE", b"HEAP", b"OHDR", b"OCHK", b"GCOL", b"FRHP", b"FHDB", b"FHIB", b"BTHD",
+        b"BTIN", b"BTLF", b"FSHD", b"FSSE", b"EAHD", b"EAIB", b"EADB", b"EASB", b"FAHD", b"FADB",
+        b"SMTB", b"SMLI",
+    ];
+    seg.chunks(8)
+        .any(|c| c.get(..4).is_some_and(|h| SIGS.iter().any(|s| h == *s)))
+}
+
 /// A symbol-table group as found in the file.
 struct Stab {
     btree_addr: u64,
@@ -1534,7 +1550,9 @@ impl FileEditor {
         .encode(&mut he, ctx);
         self.stage_in_place(stab.heap_addr, he.into_vec());
         if let Some(old) = stab.heap_hdr.data_addr.defined() {
-            self.pending_free.push((old.get(), stab.heap_hdr.data_size));
+            if !holds_signature(&stab.heap) {
+                self.pending_free.push((old.get(), stab.heap_hdr.data_size));
+            }
         }
         let entry = SymbolTableEntry {
             name_offset: off,
@@ -1868,7 +1886,10 @@ impl FileEditor {
             .encode(&mut he, ctx);
             self.stage_in_place(stm.heap.get(), he.into_vec());
             if let Some(old) = heap_hdr.data_addr.defined() {
-                self.pending_free.push((old.get(), heap_hdr.data_size));
+                let old_len = usize::try_from(heap_hdr.data_size).unwrap_or(usize::MAX);
+                if !holds_signature(heap.get(..old_len).unwrap_or(&heap)) {
+                    self.pending_free.push((old.get(), heap_hdr.data_size));
+                }
             }
         }
         for (a, node) in &nodes {
