@@ -233,7 +233,7 @@ fn pytables_nested_fill(
         return Ok(None);
     };
     let base = usize::try_from(m.offset).unwrap_or(usize::MAX);
-    let mut bytes = alloc::vec![0u8; usize::try_from(m.dtype.size()).unwrap_or(0)];
+    let mut parts = Vec::new();
     for (n, c) in pytables_fill_columns(members).iter().enumerate() {
         if c.top != i {
             continue;
@@ -244,7 +244,21 @@ fn pytables_nested_fill(
         let Some(b) = fill_bytes(ds, &format!("FIELD_{n}_FILL"), &c.dtype)? else {
             return Ok(None);
         };
-        let at = c.offset.saturating_sub(base);
+        parts.push((c.offset.saturating_sub(base), b));
+    }
+    // The record is allocated only as large as its columns' fills reach
+    // (plus some trailing padding): the member's size is file content.
+    let size = usize::try_from(m.dtype.size()).unwrap_or(usize::MAX);
+    let reach = parts
+        .iter()
+        .map(|(at, b)| at.saturating_add(b.len()))
+        .max()
+        .unwrap_or(0);
+    if size > reach.saturating_add(MAX_TRAILING_PADDING) {
+        return Ok(None);
+    }
+    let mut bytes = alloc::vec![0u8; size];
+    for (at, b) in parts {
         match bytes.get_mut(at..at.saturating_add(b.len())) {
             Some(dst) => dst.copy_from_slice(&b),
             None => return Ok(None),
@@ -252,6 +266,11 @@ fn pytables_nested_fill(
     }
     Ok(Some(bytes))
 }
+
+/// Padding after a nested compound's last column beyond which no fill
+/// record is built for it (C alignment pads a few bytes; more is no
+/// layout a writer chose).
+const MAX_TRAILING_PADDING: usize = 4096;
 
 fn integer_like(dt: &Datatype) -> bool {
     matches!(
