@@ -13,14 +13,24 @@
 //! | `Utf8`, `LargeUtf8`, `Dictionary(_, Utf8)` | variable-length UTF-8 | `""` |
 //! | `FixedSizeList(n)` of an integer or float type | array datatype of `n` elements | the item's Table 1 sentinel in every element |
 //! | `Timestamp(unit, tz)` | int64 counts, `units` `"<unit> since 1970-01-01 00:00:00"` (` UTC` added with a time zone; its name is not kept), `units_vocabulary` `"UDUNITS-2"` | Table 1 sentinel |
+//! | `Struct` of the fixed-size types above (nested structs too) | compound: one member per field, named as the field, each of its type above, little-endian, packed in field order (§8.3: the fields are atomic values) | the record of the members' own fills |
 //!
 //! Export gives the HDF5 types back, so a round trip returns dictionaries
 //! as strings, timestamps as `Int64` (with the `units` in the field
-//! metadata) and booleans as `UInt8`.
+//! metadata) and booleans as `UInt8`. A timestamp inside a struct is its
+//! int64 counts: `units` is an attribute of the whole column, so the
+//! field's unit is not recorded.
 //!
-//! Nulls become the fill value; a non-null value equal to the fill (say an
-//! empty string) is refused with an error naming the column, before the
-//! batch is written.
+//! Nulls become the fill value (a null struct: the whole fill record); a
+//! non-null value equal to the fill (say an empty string, or a struct
+//! whose fields all hold their fills) is refused with an error naming the
+//! column, before the batch is written. HEP001 marks a whole compound
+//! element missing or not (§8.5), so a null field (or list item) inside a
+//! non-null struct has no stored form: it is refused, naming the column
+//! and the field, rather than written as a value that would read back as
+//! non-null. Strings, dictionaries and other variable-length types inside
+//! a struct are refused too (a compound column's fields are fixed-size
+//! here).
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -29,7 +39,8 @@ use arrow_array::types::{
     TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchReader};
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::{DataType, Fields, TimeUnit};
+use h5fmt::format::datatype::CompoundMember;
 use h5fmt::Datatype;
 use h5table::write::{ColumnData, ColumnSpec, FillSpec, Scalar, TableEditor, TableWriter};
 
@@ -111,12 +122,69 @@ fn dtype_of(t: &DataType) -> Result<Mapping, String> {
                 None,
             )
         }
+        DataType::Struct(fields) => {
+            let (dt, fill) = compound_of(fields)?;
+            (dt, FillSpec::Raw(fill), None)
+        }
         other => {
             return Err(format!(
                 "Arrow type {other} has no HEP001 column mapping yet"
             ))
         }
     })
+}
+
+/// The compound datatype of a struct's fields (packed, in field order) and
+/// its fill record (each member's own fill).
+fn compound_of(fields: &Fields) -> Result<(Datatype, Vec<u8>), String> {
+    if fields.is_empty() {
+        return Err("a struct without fields has no HEP001 column mapping".into());
+    }
+    let mut members: Vec<CompoundMember> = Vec::with_capacity(fields.len());
+    let mut fill = Vec::new();
+    for f in fields {
+        let what = |e: String| format!("field {:?}: {e}", f.name());
+        if members.iter().any(|m| m.name == *f.name()) {
+            return Err(what("the name is used twice in the struct".into()));
+        }
+        let (dt, bytes) = match f.data_type() {
+            DataType::Struct(inner) => compound_of(inner).map_err(what)?,
+            t => {
+                let (dt, spec, _) = dtype_of(t).map_err(what)?;
+                if dt.is_variable_length() {
+                    return Err(what(format!(
+                        "{t} inside a struct: a compound column's fields are fixed-size, \
+                         atomic values here (HEP001 §8.3), not variable-length strings"
+                    )));
+                }
+                (dt, member_fill(t, &spec).map_err(what)?)
+            }
+        };
+        members.push(CompoundMember {
+            name: f.name().clone(),
+            offset: u32::try_from(fill.len()).map_err(|_| what("struct too large".into()))?,
+            dtype: dt,
+        });
+        fill.extend_from_slice(&bytes);
+    }
+    let size = u32::try_from(fill.len()).map_err(|_| "struct too large".to_string())?;
+    Ok((Datatype::Compound { size, members }, fill))
+}
+
+/// The bytes of a struct field's fill (the default of [`dtype_of`]).
+fn member_fill(t: &DataType, spec: &FillSpec) -> Result<Vec<u8>, String> {
+    match (spec, t) {
+        (FillSpec::Raw(b), _) => Ok(b.clone()),
+        (FillSpec::NaN, DataType::Float16) => Ok(vec![0x00, 0x7e]), // a binary16 quiet NaN,
+        (FillSpec::Value(Scalar::Int(2)), DataType::Boolean) => Ok(vec![2]),
+        (FillSpec::Sentinel, DataType::Timestamp(..)) => {
+            sentinel_bytes(&DataType::Int64).ok_or_else(|| "no sentinel".into())
+        }
+        (FillSpec::Sentinel, t) => {
+            sentinel_bytes(t).ok_or_else(|| format!("{t} has no fill inside a struct"))
+        }
+        (_, t) => Err(format!("{t} has no fill inside a struct")),
+    }
 }
 
 /// The Table 1 sentinel of a numeric Arrow type, as little-endian bytes.
@@ -140,6 +208,24 @@ fn sentinel_bytes(t: &DataType) -> Option<Vec<u8>> {
 
 /// The little-endian bytes of a primitive array's values.
 pub(crate) fn le_bytes(a: &dyn Array) -> Result<Vec<u8>, String> {
+    fixed_bytes(a, None)
+}
+
+/// The elements of `a` as packed little-endian bytes: numbers, booleans
+/// (0/1), timestamps (int64 counts), fixed-size lists of those, structs
+/// (records of their fields). With `live`, a null in a live row (`live[i]`)
+/// is refused: it has no stored form inside a record.
+fn fixed_bytes(a: &dyn Array, live: Option<&[bool]>) -> Result<Vec<u8>, String> {
+    if let Some(live) = live {
+        if a.null_count() > 0 {
+            if let Some(i) = (0..a.len()).find(|&i| live.get(i) == Some(&true) && a.is_null(i)) {
+                return Err(format!(
+                    "row {i} is null inside a non-null struct: HEP001 marks a whole \
+                     compound value missing, not one field (§8.5)"
+                ));
+            }
+        }
+    }
     macro_rules! le {
         ($t:ty) => {
             a.as_primitive::<$t>()
@@ -160,12 +246,88 @@ pub(crate) fn le_bytes(a: &dyn Array) -> Result<Vec<u8>, String> {
         DataType::UInt64 => le!(UInt64Type),
         DataType::Float32 => le!(Float32Type),
         DataType::Float64 => le!(Float64Type),
+        DataType::Float16 => le!(Float16Type),
+        DataType::Timestamp(TimeUnit::Second, _) => le!(TimestampSecondType),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => le!(TimestampMillisecondType),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => le!(TimestampMicrosecondType),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => le!(TimestampNanosecondType),
+        DataType::Boolean => {
+            let b = a.as_boolean();
+            (0..b.len()).map(|i| u8::from(b.value(i))).collect()
+        }
+        DataType::FixedSizeList(..) => {
+            let l = a.as_fixed_size_list();
+            let n = usize::try_from(l.value_length()).unwrap_or(0);
+            let values = l
+                .values()
+                .slice(usize::try_from(l.value_offset(0)).unwrap_or(0), l.len() * n);
+            let item_live: Option<Vec<bool>> =
+                live.map(|v| v.iter().flat_map(|&x| std::iter::repeat_n(x, n)).collect());
+            fixed_bytes(values.as_ref(), item_live.as_deref())
+                .map_err(|e| format!("list items: {e}"))?
+        }
+        DataType::Struct(_) => {
+            let live: Vec<bool> = match live {
+                Some(v) => v.to_vec(),
+                None => vec![true; a.len()],
+            };
+            record_bytes(a.as_struct(), &live)?
+        }
         t => {
             return Err(format!(
                 "list items of type {t} have no HEP001 column mapping"
             ))
         }
     })
+}
+
+/// The records of a struct array (its fields' bytes interleaved row by
+/// row, packed as [`compound_of`] lays them out); a null field in a row
+/// where `live` is set is refused.
+fn record_bytes(s: &arrow_array::StructArray, live: &[bool]) -> Result<Vec<u8>, String> {
+    let n = s.len();
+    let mut parts = Vec::with_capacity(s.num_columns());
+    for (f, c) in s.fields().iter().zip(s.columns()) {
+        let b = fixed_bytes(c.as_ref(), Some(live))
+            .map_err(|e| format!("field {:?}: {e}", f.name()))?;
+        parts.push(b);
+    }
+    let size: usize = parts.iter().map(|p| p.len() / n.max(1)).sum();
+    let mut out = Vec::with_capacity(n * size);
+    for i in 0..n {
+        for p in &parts {
+            let w = p.len() / n.max(1);
+            out.extend_from_slice(p.get(i * w..(i + 1) * w).unwrap_or_default());
+        }
+    }
+    Ok(out)
+}
+
+/// Refuse a row of record or list data (raw bytes) equal to the column's
+/// `fill` that is not marked missing: it would read back as missing (§8.5).
+fn refuse_fill_rows(d: &ColumnData, fill: &[u8]) -> Result<(), String> {
+    let (values, missing) = match d {
+        ColumnData::Masked { values, missing } => (&**values, Some(missing)),
+        d => (d, None),
+    };
+    let ColumnData::Raw(b) = values else {
+        return Ok(());
+    };
+    if fill.is_empty() {
+        return Ok(());
+    }
+    let is_missing = |i: usize| missing.is_some_and(|m| m.get(i) == Some(&true));
+    match b
+        .chunks_exact(fill.len())
+        .enumerate()
+        .find(|(i, e)| *e == fill && !is_missing(*i))
+    {
+        Some((i, _)) => Err(format!(
+            "row {i} holds the fill value (every field its fill), so it would read as \
+             missing (§8.5): mark it null or choose another fill"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The UDUNITS-2 `units` of a timestamp column.
@@ -243,13 +405,10 @@ fn column_data(a: &dyn Array) -> Result<ColumnData, String> {
             let b = a.as_boolean();
             ColumnData::UInt8((0..b.len()).map(|i| u8::from(b.value(i))).collect())
         }
-        DataType::FixedSizeList(..) => {
-            let l = a.as_fixed_size_list();
-            let values = l.values().slice(
-                usize::try_from(l.value_offset(0)).unwrap_or(0),
-                l.len() * usize::try_from(l.value_length()).unwrap_or(0),
-            );
-            ColumnData::Raw(le_bytes(values.as_ref())?)
+        DataType::FixedSizeList(..) => ColumnData::Raw(le_bytes(a)?),
+        DataType::Struct(_) => {
+            let live: Vec<bool> = (0..a.len()).map(|i| a.is_valid(i)).collect();
+            ColumnData::Raw(record_bytes(a.as_struct(), &live)?)
         }
         _ => return Ok(ColumnData::Str(strings(a)?)),
     };
@@ -262,6 +421,10 @@ fn column_data(a: &dyn Array) -> Result<ColumnData, String> {
 
 /// Declared categories by column name.
 type CategoryMap = std::collections::HashMap<String, (ArrayRef, bool)>;
+
+/// The fill records of the columns written from raw bytes (structs and
+/// fixed-size lists), by column name.
+type RawFills = std::collections::HashMap<String, Vec<u8>>;
 
 /// A dictionary array's codes into the declared `labels` (int32, null → −1).
 fn codes(a: &dyn Array, labels: &ArrayRef) -> Result<ColumnData, String> {
@@ -311,7 +474,11 @@ fn codes(a: &dyn Array, labels: &ArrayRef) -> Result<ColumnData, String> {
     })
 }
 
-fn batch_rows(b: &RecordBatch, cats: &CategoryMap) -> Result<Vec<(String, ColumnData)>, String> {
+fn batch_rows(
+    b: &RecordBatch,
+    cats: &CategoryMap,
+    raw_fills: &RawFills,
+) -> Result<Vec<(String, ColumnData)>, String> {
     b.schema()
         .fields()
         .iter()
@@ -321,6 +488,10 @@ fn batch_rows(b: &RecordBatch, cats: &CategoryMap) -> Result<Vec<(String, Column
                 Some((labels, _)) => codes(a.as_ref(), labels),
                 None => column_data(a.as_ref()),
             }
+            .and_then(|d| match raw_fills.get(f.name()) {
+                Some(fill) => refuse_fill_rows(&d, fill).map(|()| d),
+                None => Ok(d),
+            })
             .map(|d| (f.name().clone(), d))
             .map_err(|e| format!("column {:?}: {e}", f.name()))
         })
@@ -343,6 +514,7 @@ pub fn import(
 ) -> Result<u64, String> {
     let schema = reader.schema();
     let mut tw = TableWriter::new();
+    let mut raw_fills = RawFills::new();
     for f in schema.fields() {
         let categorical = opts.categories.get(f.name());
         let (dt, mut fill, range) = match categorical {
@@ -361,6 +533,9 @@ pub fn import(
         };
         if let Some(x) = opts.fills.get(f.name()) {
             fill = x.clone();
+        }
+        if let FillSpec::Raw(b) = &fill {
+            raw_fills.insert(f.name().clone(), b.clone());
         }
         let mut spec = ColumnSpec::new(f.name(), dt)
             .chunk(opts.chunk_rows)
@@ -401,7 +576,7 @@ pub fn import(
     let mut ed = h5fmt::FileEditor::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let first = reader.next().transpose().map_err(|e| e.to_string())?;
     let first_rows = match &first {
-        Some(b) => batch_rows(b, &opts.categories)?,
+        Some(b) => batch_rows(b, &opts.categories, &raw_fills)?,
         None => Vec::new(),
     };
     let (names, datas): (Vec<String>, Vec<ColumnData>) = first_rows.into_iter().unzip();
@@ -417,6 +592,7 @@ pub fn import(
         &mut total,
         progress,
         &opts.categories,
+        &raw_fills,
     )?;
     ed.close().map_err(|e| format!("{}: {e}", file.display()))?;
     Ok(total)
@@ -433,6 +609,23 @@ pub fn append(
     progress: &dyn Fn(u64),
 ) -> Result<u64, String> {
     let mut ed = h5fmt::FileEditor::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let raw_fills: RawFills = {
+        let g = ed
+            .reader()
+            .group(table_path)
+            .map_err(|e| format!("{table_path}: {e}"))?;
+        let t = h5table::Table::open(&g).map_err(|e| e.to_string())?;
+        t.columns()
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.dtype(),
+                    Datatype::Compound { .. } | Datatype::Array { .. }
+                )
+            })
+            .map(|c| (c.name().to_string(), c.fill().bytes.clone()))
+            .collect()
+    };
     let mut total = 0;
     append_batches(
         &mut ed,
@@ -441,6 +634,7 @@ pub fn append(
         &mut total,
         progress,
         &CategoryMap::new(),
+        &raw_fills,
     )?;
     ed.close().map_err(|e| format!("{}: {e}", file.display()))?;
     Ok(total)
@@ -453,6 +647,7 @@ fn append_batches(
     total: &mut u64,
     progress: &dyn Fn(u64),
     cats: &CategoryMap,
+    raw_fills: &RawFills,
 ) -> Result<(), String> {
     let mut t = TableEditor::open(ed, table_path).map_err(|e| e.to_string())?;
     for b in reader {
@@ -461,7 +656,7 @@ fn append_batches(
             continue;
         }
         let (names, datas): (Vec<String>, Vec<ColumnData>) =
-            batch_rows(&b, cats)?.into_iter().unzip();
+            batch_rows(&b, cats, raw_fills)?.into_iter().unzip();
         let refs: Vec<(&str, ColumnData)> = names.iter().map(String::as_str).zip(datas).collect();
         t.append(&refs).map_err(|e| e.to_string())?;
         *total += b.num_rows() as u64;

@@ -9,23 +9,28 @@
 //! Table 1 sentinel; `2` for booleans, whose source fill is always a real
 //! value); a string column whose rows hold both gets the first of `""`,
 //! `"\u{1a}"`, `"\u{1a}\u{1a}"` that no row holds (row tables have no
-//! missing values, so any such string will do). Nested compounds (Arrow
-//! structs) have no HEP001 mapping and are refused with an error naming the
-//! field.
+//! missing values, so any such string will do). A nested compound (an
+//! Arrow struct) becomes a compound column (see [`crate::table_import`]);
+//! its fill is the source's (H5TB: the member's `FIELD_<n>_FILL`; PyTables:
+//! those of its columns) when no row holds it, else the record of the
+//! mapping's defaults.
 //!
 //! Export writes one chunked, extendable compound dataset (members packed in
 //! column order) with the attributes `H5TBmake_table` writes — `CLASS
 //! "TABLE"`, `VERSION "3.0"`, `TITLE`, `FIELD_<n>_NAME`, `FIELD_<n>_FILL`
 //! (each a NUL-terminated ASCII string one byte longer than its text; fills
 //! in the member's datatype) — or, for PyTables, `CLASS`, `VERSION "2.7"`,
-//! `TITLE`, `FIELD_<n>_NAME`, `FIELD_<n>_FILL` (an array member's as one
+//! `TITLE`, `FIELD_<n>_NAME`, `FIELD_<n>_FILL` (one per column, nested
+//! ones included, numbered breadth first as PyTables reads them — see
+//! [`h5table::rowtable::pytables_fill_columns`]; an array column's as one
 //! element of its base type) and `NROWS` (int64), strings
 //! NUL-terminated UTF-8 of exactly their length (an empty one: one ASCII
 //! NUL), plus the group system
 //! attributes PyTables writes (`CLASS "GROUP"`, `TITLE`, `VERSION "1.0"`,
 //! and `PYTABLES_FORMAT_VERSION "2.1"` on the root of a file we create).
 //! Members keep their column's HDF5 datatype, except variable-length strings,
-//! which become fixed strings as long as the longest value. The dataset's
+//! which become fixed strings as long as the longest value; a compound
+//! column is a nested compound member, so a nested table comes back nested. The dataset's
 //! fill value is the row of column fills, so a missing HEP001 value is
 //! written as its column's fill. Categorical and list columns are refused.
 
@@ -34,7 +39,7 @@ use arrow_schema::DataType;
 use h5fmt::format::datatype::{CharSet, CompoundMember, Datatype, StringPad};
 use h5fmt::write::edit::NewDataset;
 use h5fmt::{AttrValue, Value};
-use h5table::rowtable::RowTable;
+use h5table::rowtable::{pytables_fill_columns, RowTable};
 use h5table::write::{FillSpec, Scalar};
 use h5table::{ColumnKind, Table};
 
@@ -87,6 +92,7 @@ fn fill_spec(fill: &dyn Array) -> Option<FillSpec> {
             let l = fill.as_fixed_size_list();
             FillSpec::Raw(crate::table_import::le_bytes(l.value(0).as_ref()).ok()?)
         }
+        DataType::Struct(_) => FillSpec::Raw(crate::table_import::le_bytes(fill).ok()?),
         _ => return None,
     })
 }
@@ -278,18 +284,18 @@ fn str_attr(s: &str, flavor: RowFlavor) -> AttrValue {
     )
 }
 
-/// `FIELD_<n>_FILL`: the member's fill in its datatype; PyTables stores an
-/// array member's fill as one element of the base type (when all are equal).
-fn fill_attr(m: &Member, flavor: RowFlavor) -> AttrValue {
-    if let (RowFlavor::PyTables, Datatype::Array { base, .. }) = (flavor, &m.dtype) {
+/// `FIELD_<n>_FILL`: a fill in its datatype; PyTables stores an array
+/// column's fill as one element of the base type (when all are equal).
+fn fill_attr(dtype: &Datatype, fill: &[u8], flavor: RowFlavor) -> AttrValue {
+    if let (RowFlavor::PyTables, Datatype::Array { base, .. }) = (flavor, dtype) {
         let esize = usize::try_from(base.size()).unwrap_or(0);
-        if let Some(first) = m.fill.get(..esize) {
-            if esize > 0 && m.fill.chunks_exact(esize).all(|e| e == first) {
+        if let Some(first) = fill.get(..esize) {
+            if esize > 0 && fill.chunks_exact(esize).all(|e| e == first) {
                 return AttrValue::raw((**base).clone(), None, first.to_vec());
             }
         }
     }
-    AttrValue::raw(m.dtype.clone(), None, m.fill.clone())
+    AttrValue::raw(dtype.clone(), None, fill.to_vec())
 }
 
 fn fixed_str(s: &str, size: usize) -> Vec<u8> {
@@ -452,16 +458,17 @@ pub fn export(table: &Table, out: &str, flavor: RowFlavor, batch: u64) -> Result
     let batch = batch.max(1);
     let members = members(table, batch)?;
     let row_size: usize = members.iter().map(|m| m.size).sum();
+    let compound: Vec<CompoundMember> = members
+        .iter()
+        .map(|m| CompoundMember {
+            name: m.name.clone(),
+            offset: u32::try_from(m.offset).unwrap_or(u32::MAX),
+            dtype: m.dtype.clone(),
+        })
+        .collect();
     let dtype = Datatype::Compound {
         size: u32::try_from(row_size).map_err(|_| "row too large".to_string())?,
-        members: members
-            .iter()
-            .map(|m| CompoundMember {
-                name: m.name.clone(),
-                offset: u32::try_from(m.offset).unwrap_or(u32::MAX),
-                dtype: m.dtype.clone(),
-            })
-            .collect(),
+        members: compound.clone(),
     };
     let fill_row: Vec<u8> = members
         .iter()
@@ -488,7 +495,7 @@ pub fn export(table: &Table, out: &str, flavor: RowFlavor, batch: u64) -> Result
     let mut spec = NewDataset::new(dtype, &[0])
         .maxshape(&[None])
         .chunks(&[chunk]);
-    spec.fill = Some(fill_row);
+    spec.fill = Some(fill_row.clone());
     ed.create_dataset(parent, name, &spec).map_err(fe)?;
     let mut start = 0;
     while start < table.nrows() {
@@ -516,9 +523,34 @@ pub fn export(table: &Table, out: &str, flavor: RowFlavor, batch: u64) -> Result
         ed.set_attr(path, &format!("FIELD_{i}_NAME"), str_attr(&m.name, flavor))
             .map_err(fe)?;
     }
-    for (i, m) in members.iter().enumerate() {
-        ed.set_attr(path, &format!("FIELD_{i}_FILL"), fill_attr(m, flavor))
-            .map_err(fe)?;
+    match flavor {
+        RowFlavor::H5tb => {
+            for (i, m) in members.iter().enumerate() {
+                ed.set_attr(
+                    path,
+                    &format!("FIELD_{i}_FILL"),
+                    fill_attr(&m.dtype, &m.fill, flavor),
+                )
+                .map_err(fe)?;
+            }
+        }
+        // One per column, nested ones included, numbered as PyTables walks them.
+        RowFlavor::PyTables => {
+            for (i, c) in pytables_fill_columns(&compound).iter().enumerate() {
+                let size = usize::try_from(c.dtype.size()).unwrap_or(usize::MAX);
+                let fill = fill_row
+                    .get(c.offset..c.offset.saturating_add(size))
+                    .ok_or_else(|| {
+                        format!("{}:{path}: a fill runs past the row", file.display())
+                    })?;
+                ed.set_attr(
+                    path,
+                    &format!("FIELD_{i}_FILL"),
+                    fill_attr(&c.dtype, fill, flavor),
+                )
+                .map_err(fe)?;
+            }
+        }
     }
     if flavor == RowFlavor::PyTables {
         let n = i64::try_from(table.nrows()).map_err(|e| e.to_string())?;

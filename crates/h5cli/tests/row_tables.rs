@@ -120,7 +120,8 @@ fn read_matches_pytables_and_libhdf5_hl() {
     let pt = load("pt.json");
     // `/g/times`: H5T_TIME members (PyTables' Time32Col/Time64Col, one in a nested
     // description before the columns, one an array) and breadth-first fill numbering.
-    for path in ["/g/t", "/g/flat", "/g/times"] {
+    // `/g/deep`: two levels of nesting; each nested member's fill is its columns' fills.
+    for path in ["/g/t", "/g/flat", "/g/times", "/g/deep"] {
         let (cols, rt) = read_ours(&dir().join("pt.h5"), path);
         assert_eq!(rt.flavor(), h5table::rowtable::Flavor::PyTables);
         assert_eq!(json!(rt.nrows()), pt[path]["nrows"]);
@@ -136,6 +137,23 @@ fn read_matches_pytables_and_libhdf5_hl() {
                 continue;
             }
             assert_fill(&rt, name, want);
+        }
+        for (name, want) in pt[path]["nested_fills"].as_object().unwrap() {
+            let (top, rest) = name.split_once('/').unwrap();
+            let f = rt.fields().iter().find(|f| f.name == top).unwrap();
+            let Some(fill) = &f.fill else {
+                // PyTables stores a time's fill as a value, not as its bytes: no record.
+                assert_eq!(path, "/g/times", "{name}: no fill");
+                continue;
+            };
+            let mut got = canon(fill.as_ref(), 0);
+            for part in rest.split('/') {
+                got = got[part].clone();
+            }
+            match (&got, want) {
+                (J::Array(g), w) if !w.is_array() => assert!(g.iter().all(|x| x == w), "{name}"),
+                _ => assert_eq!(&got, want, "{path}: fill of {name}"),
+            }
         }
     }
     let tb = load("tb.json");
@@ -173,12 +191,17 @@ fn broken_tables_are_refused_naming_the_dataset() {
             "{name}: {err}"
         );
     }
-    // A nested compound (an Arrow struct) has no HEP001 column: refused, naming the field.
-    let src = format!("{}:/g/t", dir().join("pt.h5").display());
+    // A string inside a nested compound: HEP001 compound columns hold fixed-size atomic
+    // fields (§8.3); refused, naming the column and the field.
+    let src = format!("{}:/g/nest_str", dir().join("pt.h5").display());
     let to = format!("{}:/nested", out.display());
     let o = h5(&["table", "import", &src, "--to", &to]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("column \"c\""));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("column \"n\": field \"s\": Utf8 inside a struct"),
+        "{err}"
+    );
 }
 
 /// Import `src` into HEP001, check it strictly, export it both ways; each export must
@@ -222,20 +245,27 @@ fn round_trip(src: &Path, path: &str, want: &J, tag: &str) -> (J, J) {
     (back.pop().unwrap(), tb)
 }
 
+/// The attributes `H5TBmake_table` writes for a table of the dtype, title and fills of
+/// the H5TB export of `round_trip(…, tag)`.
+fn h5tb_reference(tag: &str) -> J {
+    let ours = dir().join(format!("{tag}_h5tb.h5"));
+    let reference = dir().join(format!("{tag}_ref.h5"));
+    let args = [
+        "make_tb_like",
+        ours.to_str().unwrap(),
+        "/a/b",
+        reference.to_str().unwrap(),
+    ];
+    serde_json::from_str(&py(&args)).unwrap()
+}
+
 #[test]
 fn import_check_export_round_trips() {
     // H5TB → HEP001 → PyTables / H5TB: every value, and libhdf5_hl's own attributes.
     let tb = load("tb.json");
     let want = &tb["/tbl"]["columns"];
     let (_, h5tb) = round_trip(&dir().join("tb.h5"), "/tbl", want, "tb");
-    let ours = dir().join("tb_h5tb.h5");
-    let reference: J = serde_json::from_str(&py(&[
-        "make_tb_like",
-        ours.to_str().unwrap(),
-        "/a/b",
-        dir().join("tb_ref.h5").to_str().unwrap(),
-    ]))
-    .unwrap();
+    let reference = h5tb_reference("tb");
     assert_eq!(h5tb["attrs"], reference, "attributes vs H5TBmake_table");
     assert_eq!(h5tb["chunked"], json!(true));
     assert_eq!(h5tb["maxshape"], json!([null]));
@@ -259,6 +289,25 @@ fn import_check_export_round_trips() {
     // column gets the HEP001 Table 1 sentinel (MIN + 1).
     fills["i16"] = json!(i16::MIN + 1);
     assert_eq!(back["fills"], fills);
+}
+
+#[test]
+fn nested_table_round_trips() {
+    // PyTables (two levels of nesting) → HEP001 (compound columns) → PyTables / H5TB.
+    let pt = load("pt.json");
+    let src = &pt["/g/deep"];
+    let (back, tb) = round_trip(&dir().join("pt.h5"), "/g/deep", &src["columns"], "deep");
+    assert_eq!(back["nrows"], src["nrows"]);
+    assert_eq!(back["title"], json!("two levels"));
+    // Every PyTables default comes back, the nested columns' included (FIELD_<n>_FILL
+    // numbered breadth first).
+    assert_eq!(back["fills"], src["fills"]);
+    assert_eq!(back["nested_fills"], src["nested_fills"]);
+    assert_eq!(tb["nrows"], src["nrows"]);
+    // The H5TB export's attributes are what H5TBmake_table writes for its dtype and fills
+    // (one FIELD_<n>_FILL per top-level member, a nested one as a compound).
+    let reference = h5tb_reference("deep");
+    assert_eq!(tb["attrs"], reference, "attributes vs H5TBmake_table");
 }
 
 /// Rows `k` of the H5TB test table's layout (tests/row_tables.py `gen`):

@@ -39,6 +39,29 @@ fn h5(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `h5 table import H5F:/t --from SRC --batch-rows BATCH`, then `h5 table check H5F`
+/// (with `--strict` when `strict`); both must succeed.
+fn import_and_check(h5f: &Path, src: &Path, batch: &str, strict: bool) {
+    let spec = format!("{}:/t", h5f.display());
+    let from = src.to_str().unwrap();
+    let o = h5(&[
+        "table",
+        "import",
+        &spec,
+        "--from",
+        from,
+        "--batch-rows",
+        batch,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut check = vec!["table", "check", h5f.to_str().unwrap()];
+    if strict {
+        check.insert(2, "--strict");
+    }
+    let o = h5(&check);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
 const MAKE: &str = r#"
 import sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq
 rng = np.random.default_rng(5)
@@ -201,18 +224,7 @@ pq.write_table(t, sys.argv[1], row_group_size=1500)
         &[&src],
     );
     let spec = format!("{}:/t", h5f.display());
-    let o = h5(&[
-        "table",
-        "import",
-        &spec,
-        "--from",
-        src.to_str().unwrap(),
-        "--batch-rows",
-        "2000",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = h5(&["table", "check", h5f.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    import_and_check(&h5f, &src, "2000", false);
     let o = h5(&[
         "table",
         "cat",
@@ -257,4 +269,100 @@ print("ok")
         &[&src, &h5f, &back],
     );
     assert_eq!(out.trim(), "ok");
+}
+
+/// A struct column (numbers, a boolean, a timestamp, a fixed-size list and
+/// a nested struct, some rows null) imports as one compound column that
+/// `h5 table check --strict` accepts and h5py reads field by field as
+/// pyarrow wrote it, a null row as the whole fill record. A null field in a
+/// non-null struct, a string field and a row equal to the fill record are
+/// refused, naming the column.
+#[test]
+fn struct_columns_import_as_compounds() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("table_import_struct");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    py(
+        r#"
+import sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq
+d = sys.argv[1]
+rng = np.random.default_rng(12)
+n = 3000
+inner = pa.StructArray.from_arrays(
+    [pa.array(rng.integers(-100, 100, n).astype(np.int8)), pa.array(rng.normal(size=n))], ["z", "w"])
+s = pa.StructArray.from_arrays([
+    pa.array(rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)),
+    pa.array(rng.normal(size=n).astype(np.float32)),
+    pa.array(rng.random(n) < 0.5),
+    pa.array(rng.integers(0, 2**50, n), type=pa.timestamp("us")),
+    pa.FixedSizeListArray.from_arrays(pa.array(rng.integers(0, 60000, 2 * n).astype(np.uint16)), 2),
+    inner], ["a", "f", "flag", "ts", "pair", "inner"], mask=pa.array(rng.random(n) < 0.1))
+pq.write_table(pa.table({"id": np.arange(n), "s": s}), d + "/ok.parquet", row_group_size=1000)
+child_null = pa.StructArray.from_arrays([pa.array([1, None, 3]), pa.array([0.5, 1.5, 2.5])], ["a", "b"])
+pq.write_table(pa.table({"s": child_null}), d + "/child_null.parquet")
+text = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["x", "y"])], ["a", "name"])
+pq.write_table(pa.table({"s": text}), d + "/text.parquet")
+# Row 1 is the fill record: int64 and float64 Table 1 sentinels.
+fill = pa.StructArray.from_arrays(
+    [pa.array([1, -2**63 + 1]), pa.array([0.5, 9.969209968386869e+36])], ["a", "b"])
+pq.write_table(pa.table({"s": fill}), d + "/fill.parquet")
+pq.write_table(pa.table({"s": fill.slice(0, 1)}), d + "/first.parquet")
+"#,
+        &[&dir],
+    );
+    let (h5f, src) = (dir.join("t.h5"), dir.join("ok.parquet"));
+    import_and_check(&h5f, &src, "700", true);
+    let out = py(
+        r#"
+import sys, hdf5plugin, h5py, numpy as np, pyarrow.parquet as pq
+a = pq.read_table(sys.argv[1])["s"].combine_chunks()
+with h5py.File(sys.argv[2], "r") as f:
+    d = f["t/s"]
+    assert d.dtype.names == ("a", "f", "flag", "ts", "pair", "inner"), d.dtype
+    assert d.dtype["inner"].names == ("z", "w") and d.dtype["pair"].shape == (2,), d.dtype
+    rows, fill = d[:], d.fillvalue
+    w = np.zeros((), d.dtype)  # each field's own fill: Table 1 sentinels, 2 for a boolean
+    w["a"], w["f"], w["flag"], w["ts"] = -2**31 + 1, 9.969209968386869e+36, 2, -2**63 + 1
+    w["pair"] = 65535; w["inner"]["z"] = -127; w["inner"]["w"] = 9.969209968386869e+36
+    assert fill.tobytes() == w.tobytes(), fill
+    for i, v in enumerate(a.to_pylist()):
+        r = rows[i]
+        if v is None:
+            assert r.tobytes() == fill.tobytes(), i
+            continue
+        assert r["a"] == v["a"] and r["f"] == np.float32(v["f"]) and r["flag"] == int(v["flag"]), i
+        assert r["ts"] == a.field("ts")[i].value and list(r["pair"]) == v["pair"], i
+        assert r["inner"]["z"] == v["inner"]["z"] and r["inner"]["w"] == v["inner"]["w"], i
+print("ok", a.null_count)
+"#,
+        &[&src, &h5f],
+    );
+    assert!(out.starts_with("ok "), "{out}");
+    for (file, want) in [
+        (
+            "child_null",
+            "column \"s\": field \"a\": row 1 is null inside a non-null struct",
+        ),
+        ("text", "column \"s\": field \"name\": Utf8 inside a struct"),
+        ("fill", "column \"s\": row 1 holds the fill value"),
+    ] {
+        let out = format!("{}:/t", dir.join(format!("{file}.h5")).display());
+        let src = dir.join(format!("{file}.parquet"));
+        let o = h5(&["table", "import", &out, "--from", src.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{file}: {err}");
+        assert!(err.contains(want), "{file}: {err}");
+    }
+    // `h5 table append` checks against the table's own fill record.
+    let out = format!("{}:/t", dir.join("append.h5").display());
+    let from = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    let o = h5(&["table", "import", &out, "--from", &from("first.parquet")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = h5(&["table", "append", &out, "--from", &from("fill.parquet")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("column \"s\": row 1 holds the fill value"),
+        "{err}"
+    );
 }

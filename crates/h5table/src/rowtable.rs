@@ -52,8 +52,10 @@
 //! # Fills
 //!
 //! [`RowField::fill`] is the member's `FIELD_<n>_FILL` as a one-element
-//! array of the field's Arrow type, when the attribute exists (PyTables
-//! nested compounds: none; their fills are per leaf). A time member's fill
+//! array of the field's Arrow type, when the attribute exists. PyTables
+//! stores no fill for a nested compound, one per column inside it
+//! ([`pytables_fill_columns`]): the member's fill is those placed at their
+//! offsets, when each exists and none is a time (else none). A time member's fill
 //! is the attribute's value (PyTables stores an int32 for `Time32Col`, the
 //! float64 of seconds for `Time64Col`). A fill attribute whose
 //! datatype is not the member's is accepted when both are strings (re-padded
@@ -152,15 +154,123 @@ fn is_col(dt: &Datatype) -> bool {
     !matches!(dt, Datatype::Compound { .. }) || is_complex(dt)
 }
 
+/// One column (`Col`) of a PyTables row compound, as
+/// [`pytables_fill_columns`] lists them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FillColumn {
+    /// The index of the top-level member holding the column.
+    pub top: usize,
+    /// The column's byte offset in the row.
+    pub offset: usize,
+    /// The column's datatype.
+    pub dtype: Datatype,
+}
+
+/// The columns of a row compound with `members`, in the order PyTables
+/// numbers their `FIELD_<n>_FILL` attributes (column `n` of the list is
+/// `FIELD_<n>_FILL`): the order of `Description._f_walk(type="Col")`,
+/// breadth first — every column of the top level in member order, then
+/// those of each nested compound in the order the walk meets them — so a
+/// nested compound before a column does not shift the column's number. A
+/// complex number (a compound of two floats `r`, `i`) is one column.
+///
+/// ```
+/// use h5fmt::format::datatype::{CompoundMember, Datatype};
+/// let m = |name: &str, offset, dtype| CompoundMember { name: name.into(), offset, dtype };
+/// let inner = Datatype::Compound {
+///     size: 9,
+///     members: vec![m("x", 0, Datatype::float_le(8)), m("y", 8, Datatype::int_le(1, true))],
+/// };
+/// let cols = h5table::rowtable::pytables_fill_columns(&[
+///     m("n", 0, inner),
+///     m("a", 9, Datatype::int_le(4, true)),
+/// ]);
+/// // FIELD_0_FILL is `a`'s, FIELD_1_FILL `n/x`'s, FIELD_2_FILL `n/y`'s.
+/// assert_eq!(cols.iter().map(|c| (c.top, c.offset)).collect::<Vec<_>>(), [(1, 9), (0, 0), (0, 8)]);
+/// ```
+pub fn pytables_fill_columns(members: &[CompoundMember]) -> Vec<FillColumn> {
+    let mut out = Vec::new();
+    // (top-level member, offset of the compound in the row, its members)
+    let mut queue: alloc::collections::VecDeque<(Option<usize>, usize, &[CompoundMember])> =
+        alloc::collections::VecDeque::new();
+    queue.push_back((None, 0, members));
+    while let Some((top, base, ms)) = queue.pop_front() {
+        for (i, m) in ms.iter().enumerate() {
+            let top = top.unwrap_or(i);
+            let offset = base.saturating_add(usize::try_from(m.offset).unwrap_or(usize::MAX));
+            match &m.dtype {
+                Datatype::Compound { members: inner, .. } if !is_col(&m.dtype) => {
+                    queue.push_back((Some(top), offset, inner));
+                }
+                d => out.push(FillColumn {
+                    top,
+                    offset,
+                    dtype: d.clone(),
+                }),
+            }
+        }
+    }
+    out
+}
+
 /// The `FIELD_<n>_FILL` number PyTables gives top-level member `i` of
-/// `members`, when it is a column: PyTables numbers the fills in the order of
-/// `Description._f_walk(type="Col")`, breadth first — every column of the
-/// top level in member order, then those of the nested descriptions — so a
-/// nested compound before a column does not shift the column's number.
+/// `members`, when it is a column (see [`pytables_fill_columns`]).
 fn pytables_fill_number(members: &[CompoundMember], i: usize) -> Option<usize> {
     let m = members.get(i)?;
     is_col(&m.dtype).then(|| members.iter().take(i).filter(|m| is_col(&m.dtype)).count())
 }
+
+/// The fill of nested top-level member `i` of a PyTables row compound:
+/// its columns' `FIELD_<n>_FILL`s placed at their offsets, when every one
+/// exists and none is a time (PyTables stores those as values, not as the
+/// member's bytes).
+fn pytables_nested_fill(
+    ds: &Dataset,
+    members: &[CompoundMember],
+    i: usize,
+) -> Result<Option<Vec<u8>>> {
+    let Some(m) = members.get(i) else {
+        return Ok(None);
+    };
+    let base = usize::try_from(m.offset).unwrap_or(usize::MAX);
+    let mut parts = Vec::new();
+    for (n, c) in pytables_fill_columns(members).iter().enumerate() {
+        if c.top != i {
+            continue;
+        }
+        if time_base(&c.dtype).is_some() {
+            return Ok(None);
+        }
+        let Some(b) = fill_bytes(ds, &format!("FIELD_{n}_FILL"), &c.dtype)? else {
+            return Ok(None);
+        };
+        parts.push((c.offset.saturating_sub(base), b));
+    }
+    // The record is allocated only as large as its columns' fills reach
+    // (plus some trailing padding): the member's size is file content.
+    let size = usize::try_from(m.dtype.size()).unwrap_or(usize::MAX);
+    let reach = parts
+        .iter()
+        .map(|(at, b)| at.saturating_add(b.len()))
+        .max()
+        .unwrap_or(0);
+    if size > reach.saturating_add(MAX_TRAILING_PADDING) {
+        return Ok(None);
+    }
+    let mut bytes = alloc::vec![0u8; size];
+    for (at, b) in parts {
+        match bytes.get_mut(at..at.saturating_add(b.len())) {
+            Some(dst) => dst.copy_from_slice(&b),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(bytes))
+}
+
+/// Padding after a nested compound's last column beyond which no fill
+/// record is built for it (C alignment pads a few bytes; more is no
+/// layout a writer chose).
+const MAX_TRAILING_PADDING: usize = 4096;
 
 fn integer_like(dt: &Datatype) -> bool {
     matches!(
@@ -347,6 +457,10 @@ impl RowTable {
                         },
                     }
                 }
+                None if flavor == Flavor::PyTables => match pytables_nested_fill(ds, members, i)? {
+                    Some(b) => Some(plan.build(ds, &m.name, &b)?),
+                    None => None,
+                },
                 None => None,
             };
             fields.push(RowField {
