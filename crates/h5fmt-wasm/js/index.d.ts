@@ -1,0 +1,76 @@
+// Types of the h5fmt package (index.js). The classes are those of the wasm-bindgen module
+// (h5fmt_wasm.d.ts); this file narrows the `any` results to what they hold.
+
+/** A datatype, in the DTYPE form of h5canon/1 (the project's canonical dump). */
+export type Dtype =
+  | { class: "int"; size: number; order: "le" | "be"; signed: boolean }
+  | { class: "float"; size: number; order: "le" | "be"; nonstandard?: true }
+  | { class: "time" | "bitfield" | "complex"; size: number; order: "le" | "be" }
+  | { class: "string"; size: number | "vlen"; cset: "ascii" | "utf8"; pad: "nullterm" | "nullpad" | "spacepad" }
+  | { class: "opaque"; size: number; tag: string }
+  | { class: "compound"; size: number; members: { name: string; offset: number; type: Dtype }[] }
+  | { class: "ref"; kind: "object1" | "region1" | "std" }
+  | { class: "enum"; base: Dtype; members: [string, number | bigint][] }
+  | { class: "vlen"; base: Dtype }
+  | { class: "array"; dims: number[]; base: Dtype };
+
+/** Current dimensions: `[]` for a scalar, `null` for a null dataspace. */
+export type Shape = (number | bigint)[] | null;
+
+/** What `read()` and `readSlice()` return (row-major, flat). */
+export type Data =
+  | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array
+  | BigInt64Array | BigUint64Array | Float32Array | Float64Array
+  | Value[];
+
+/** One element of a non-numeric dataset. */
+export type Value =
+  | number | bigint | string | Uint8Array | null
+  | Value[]
+  | { [member: string]: Value };
+
+/** A node of `H5File.tree()`: each object once, `children` on groups. */
+export interface TreeNode {
+  name: string;
+  path: string;
+  kind: "group" | "dataset" | "datatype";
+  children?: TreeNode[];
+}
+
+export interface AttrInfo {
+  dtype: Dtype;
+  shape: Shape;
+  value: Data | null;
+}
+
+/** An open HDF5 file. Errors are thrown as `Error`s carrying the reader's message. */
+export class H5File {
+  private constructor();
+  /** Open a file held in memory (the bytes are copied). */
+  static fromBytes(bytes: Uint8Array): H5File;
+  /** The objects below `/`, nested. */
+  tree(): TreeNode;
+  /** The group, dataset or committed datatype at `path`. */
+  get(path: string): H5Object;
+  /** Release the file's memory now (otherwise when garbage-collected). */
+  free(): void;
+}
+
+/** A group, dataset or committed datatype. */
+export class H5Object {
+  private constructor();
+  readonly kind: "group" | "dataset" | "datatype";
+  readonly path: string;
+  /** Datasets only (`undefined` otherwise). */
+  readonly shape: Shape | undefined;
+  /** Datasets and committed datatypes (`undefined` for groups). */
+  readonly dtype: Dtype | undefined;
+  readonly attrs: { [name: string]: AttrInfo };
+  /** All values of a dataset. */
+  read(): Data;
+  /** The values of a numpy-style selection, e.g. `"0:100, ::2"`. */
+  readSlice(selection: string): Data;
+  /** The raw bytes (file element layout and byte order). */
+  readRaw(): Uint8Array;
+  free(): void;
+}
