@@ -1,0 +1,241 @@
+//! The native side of `cargo xtask wasm-test`: a JSON summary of each file given, which the
+//! WebAssembly package (`crates/h5fmt-wasm`, read under Node) must reproduce.
+//!
+//! ```text
+//! cargo run -p h5cli --example wasm_summary -- FILE... > native.json
+//! ```
+//!
+//! For each file (opened from its bytes, as a page would, with the package's 1 GiB read limit):
+//! `{"error": TEXT}` when it does not open or walk, else `{"objects": {PATH: OBJECT}}` for
+//! every object of a depth-first walk, with `kind`, `shape`, `dtype` (h5canon/1 DTYPE, as
+//! `h5 dump --canonical` prints it), attribute `dtype`s and `shape`s, and for datasets the
+//! SHA-256 of the raw bytes, of the numbers as the package's typed array holds them
+//! (little-endian `i8`…`u64`, `f32` for 2- and 4-byte floats, `f64`), or of the JSON list of
+//! strings. Integers beyond 2^53 are written as strings (JS numbers hold no more).
+use h5fmt::data::Value;
+use h5fmt::format::datatype::Datatype;
+use h5fmt::format::message::SpaceKind;
+use h5fmt::{Dataset, File, Limits, Object};
+use serde_json::{json, Map, Value as Json};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// `crates/h5fmt-wasm`'s `MAX_READ_BYTES`.
+const MAX_READ_BYTES: u64 = 1 << 30;
+
+fn main() {
+    let mut out = Map::new();
+    for path in std::env::args().skip(1) {
+        let summary = match std::fs::read(&path) {
+            Ok(bytes) => summarize(bytes),
+            Err(e) => json!({ "error": format!("cannot read: {e}") }),
+        };
+        out.insert(path, summary);
+    }
+    println!("{}", Json::Object(out));
+}
+
+fn summarize(bytes: Vec<u8>) -> Json {
+    let limits = Limits {
+        max_read_bytes: MAX_READ_BYTES,
+        ..Limits::default()
+    };
+    let file = match File::from_source(Arc::new(bytes), limits) {
+        Ok(f) => f,
+        Err(e) => return json!({ "error": e.to_string() }),
+    };
+    let root = match file.root() {
+        Ok(r) => r,
+        Err(e) => return json!({ "error": e.to_string() }),
+    };
+    let mut objects = Map::new();
+    for obj in root.walk() {
+        match obj {
+            Ok(o) => {
+                objects.insert(o.path().to_string(), object(&o));
+            }
+            Err(e) => return json!({ "error": e.to_string() }),
+        }
+    }
+    json!({ "objects": objects })
+}
+
+fn object(o: &Object) -> Json {
+    let mut m = Map::new();
+    let kind = match o {
+        Object::Group(_) => "group",
+        Object::Dataset(_) => "dataset",
+        Object::Datatype(_) => "datatype",
+    };
+    m.insert("kind".into(), kind.into());
+    match attrs(o) {
+        Ok(am) => {
+            m.insert("attrs".into(), Json::Object(am));
+        }
+        Err(e) => {
+            m.insert("attrs_error".into(), e.to_string().into());
+        }
+    }
+    match o {
+        Object::Dataset(d) => dataset(d, &mut m),
+        Object::Datatype(t) => {
+            m.insert("dtype".into(), dtype(t.dtype()));
+        }
+        Object::Group(_) => {}
+    }
+    Json::Object(m)
+}
+
+/// Attribute types and shapes, once every value has been read as the package reads it (its
+/// `attrs` fails with the first attribute that does not decode).
+fn attrs(o: &Object) -> h5fmt::Result<Map<String, Json>> {
+    let mut am = Map::new();
+    for a in o.attrs()? {
+        if a.space().kind != SpaceKind::Null {
+            let t = a.dtype();
+            match t {
+                Datatype::Integer { size, signed, .. } => match (size, signed) {
+                    (1, true) => drop(a.read::<i8>()?),
+                    (1, false) => drop(a.read::<u8>()?),
+                    (2, true) => drop(a.read::<i16>()?),
+                    (2, false) => drop(a.read::<u16>()?),
+                    (4, true) => drop(a.read::<i32>()?),
+                    (4, false) => drop(a.read::<u32>()?),
+                    (8, true) => drop(a.read::<i64>()?),
+                    (8, false) => drop(a.read::<u64>()?),
+                    _ => drop(a.read_values()?),
+                },
+                Datatype::Float { size: 2 | 4, .. } if t.is_ieee_standard() => {
+                    drop(a.read::<f32>()?);
+                }
+                Datatype::Float { size: 8, .. } if t.is_ieee_standard() => {
+                    drop(a.read::<f64>()?);
+                }
+                _ => drop(a.read_values()?),
+            }
+        }
+        am.insert(
+            a.name().to_string(),
+            json!({ "dtype": dtype(a.dtype()), "shape": shape(a.space().kind, a.shape()) }),
+        );
+    }
+    Ok(am)
+}
+
+fn dataset(d: &Dataset, m: &mut Map<String, Json>) {
+    m.insert("dtype".into(), dtype(d.dtype()));
+    m.insert("shape".into(), shape(d.space().kind, d.shape()));
+    match d.read_raw() {
+        Ok(raw) => {
+            m.insert("raw_sha256".into(), sha(&raw).into());
+        }
+        Err(e) => {
+            m.insert("read_error".into(), e.to_string().into());
+            return;
+        }
+    }
+    let t = d.dtype();
+    let typed = match t {
+        Datatype::Integer { size, signed, .. } => match (size, signed) {
+            (1, true) => le(d.read::<i8>(), |x| x.to_le_bytes()),
+            (1, false) => le(d.read::<u8>(), |x| x.to_le_bytes()),
+            (2, true) => le(d.read::<i16>(), |x| x.to_le_bytes()),
+            (2, false) => le(d.read::<u16>(), |x| x.to_le_bytes()),
+            (4, true) => le(d.read::<i32>(), |x| x.to_le_bytes()),
+            (4, false) => le(d.read::<u32>(), |x| x.to_le_bytes()),
+            (8, true) => le(d.read::<i64>(), |x| x.to_le_bytes()),
+            (8, false) => le(d.read::<u64>(), |x| x.to_le_bytes()),
+            _ => None,
+        },
+        Datatype::Float { size: 2 | 4, .. } if t.is_ieee_standard() => {
+            le(d.read::<f32>(), |x| x.to_le_bytes())
+        }
+        Datatype::Float { size: 8, .. } if t.is_ieee_standard() => {
+            le(d.read::<f64>(), |x| x.to_le_bytes())
+        }
+        Datatype::String { .. } | Datatype::VarLenString { .. } => {
+            Some(d.read_values().map(|vs| {
+                sha(Json::Array(vs.iter().map(string).collect())
+                    .to_string()
+                    .as_bytes())
+            }))
+        }
+        // The package decodes every other type into values.
+        _ => d.read_values().err().map(Err),
+    };
+    match typed {
+        Some(Ok(h)) => {
+            m.insert("typed_sha256".into(), h.into());
+        }
+        Some(Err(e)) => {
+            m.insert("typed_error".into(), e.to_string().into());
+        }
+        None => {}
+    }
+}
+
+/// SHA-256 of the little-endian bytes of `values`.
+fn le<T, const N: usize>(
+    values: h5fmt::Result<Vec<T>>,
+    bytes: impl Fn(&T) -> [u8; N],
+) -> Option<h5fmt::Result<String>> {
+    Some(values.map(|vs| {
+        let mut h = Sha256::new();
+        for v in &vs {
+            h.update(bytes(v));
+        }
+        hex(&h.finalize())
+    }))
+}
+
+/// A string element as the package gives it: a JS string, or `{"hex"}` for bytes that are not
+/// UTF-8 (the package's `Uint8Array`, hex-encoded by the Node side).
+fn string(v: &Value) -> Json {
+    match v {
+        Value::Str(s) => s.as_str().into(),
+        Value::RawStr(b) => json!({ "hex": hex(b) }),
+        other => format!("{other:?}").into(),
+    }
+}
+
+fn shape(space: SpaceKind, dims: &[u64]) -> Json {
+    if space == SpaceKind::Null {
+        return Json::Null;
+    }
+    dims.iter().map(|&d| big(d.into())).collect()
+}
+
+/// The DTYPE JSON, with integers beyond 2^53 as strings; `null` when it has none.
+fn dtype(t: &Datatype) -> Json {
+    h5cli::canon::dtype_json(t).map_or(Json::Null, bigs)
+}
+
+fn bigs(v: Json) -> Json {
+    match v {
+        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(x), _) => big(i128::from(x)),
+            (None, Some(x)) => big(i128::from(x)),
+            _ => Json::String(n.to_string()),
+        },
+        Json::Array(xs) => xs.into_iter().map(bigs).collect(),
+        Json::Object(m) => m.into_iter().map(|(k, x)| (k, bigs(x))).collect(),
+        other => other,
+    }
+}
+
+fn big(x: i128) -> Json {
+    const SAFE: i128 = (1 << 53) - 1;
+    if (-SAFE..=SAFE).contains(&x) {
+        Json::from(i64::try_from(x).unwrap_or_default())
+    } else {
+        Json::String(x.to_string())
+    }
+}
+
+fn sha(b: &[u8]) -> String {
+    hex(&Sha256::digest(b))
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
