@@ -12,6 +12,9 @@
 //! SHA-256 of the raw bytes, of the numbers as the package's typed array holds them
 //! (little-endian `i8`…`u64`, `f32` for 2- and 4-byte floats, `f64`), or of the JSON list of
 //! strings. Integers beyond 2^53 are written as strings (JS numbers hold no more).
+use h5fmt::data::convert::H5Native;
+use h5fmt::data::decode::decode_elements;
+use h5fmt::data::hyperslab::Selection;
 use h5fmt::data::Value;
 use h5fmt::format::datatype::Datatype;
 use h5fmt::format::message::SpaceKind;
@@ -134,54 +137,86 @@ fn dataset(d: &Dataset, m: &mut Map<String, Json>) {
             return;
         }
     }
-    let t = d.dtype();
-    let typed = match t {
-        Datatype::Integer { size, signed, .. } => match (size, signed) {
-            (1, true) => le(d.read::<i8>(), |x| x.to_le_bytes()),
-            (1, false) => le(d.read::<u8>(), |x| x.to_le_bytes()),
-            (2, true) => le(d.read::<i16>(), |x| x.to_le_bytes()),
-            (2, false) => le(d.read::<u16>(), |x| x.to_le_bytes()),
-            (4, true) => le(d.read::<i32>(), |x| x.to_le_bytes()),
-            (4, false) => le(d.read::<u32>(), |x| x.to_le_bytes()),
-            (8, true) => le(d.read::<i64>(), |x| x.to_le_bytes()),
-            (8, false) => le(d.read::<u64>(), |x| x.to_le_bytes()),
-            _ => None,
-        },
-        Datatype::Float { size: 2 | 4, .. } if t.is_ieee_standard() => {
-            le(d.read::<f32>(), |x| x.to_le_bytes())
+    put(m, "typed", typed(d, None));
+    // A strided selection along the first dimension, as `readSlice("::2")`.
+    if !d.shape().is_empty() {
+        match Selection::parse(SLICE, d.shape()) {
+            Ok(sel) => put(m, "slice", typed(d, Some(&sel))),
+            Err(e) => put(m, "slice", Some(Err(e))),
         }
-        Datatype::Float { size: 8, .. } if t.is_ieee_standard() => {
-            le(d.read::<f64>(), |x| x.to_le_bytes())
-        }
-        Datatype::String { .. } | Datatype::VarLenString { .. } => {
-            Some(d.read_values().map(|vs| {
-                sha(Json::Array(vs.iter().map(string).collect())
-                    .to_string()
-                    .as_bytes())
-            }))
-        }
-        // The package decodes every other type into values.
-        _ => d.read_values().err().map(Err),
-    };
-    match typed {
+    }
+}
+
+/// The selection whose values `slice_sha256` hashes.
+const SLICE: &str = "::2";
+
+/// `NAME_sha256` or `NAME_error` for a hash or its error.
+fn put(m: &mut Map<String, Json>, name: &str, r: Option<h5fmt::Result<String>>) {
+    match r {
         Some(Ok(h)) => {
-            m.insert("typed_sha256".into(), h.into());
+            m.insert(format!("{name}_sha256"), h.into());
         }
         Some(Err(e)) => {
-            m.insert("typed_error".into(), e.to_string().into());
+            m.insert(format!("{name}_error"), e.to_string().into());
         }
         None => {}
     }
 }
 
-/// SHA-256 of the little-endian bytes of `values`.
-fn le<T, const N: usize>(
-    values: h5fmt::Result<Vec<T>>,
-    bytes: impl Fn(&T) -> [u8; N],
+/// The SHA-256 of the values of `d` (or of `sel`) as the package's `read()` (`readSlice()`)
+/// gives them: the bytes of its typed array for numbers, the JSON of its list of strings;
+/// for other types only whether they decode.
+fn typed(d: &Dataset, sel: Option<&Selection>) -> Option<h5fmt::Result<String>> {
+    let t = d.dtype();
+    match t {
+        Datatype::Integer { size, signed, .. } => match (size, signed) {
+            (1, true) => le(d, sel, i8::to_le_bytes),
+            (1, false) => le(d, sel, u8::to_le_bytes),
+            (2, true) => le(d, sel, i16::to_le_bytes),
+            (2, false) => le(d, sel, u16::to_le_bytes),
+            (4, true) => le(d, sel, i32::to_le_bytes),
+            (4, false) => le(d, sel, u32::to_le_bytes),
+            (8, true) => le(d, sel, i64::to_le_bytes),
+            (8, false) => le(d, sel, u64::to_le_bytes),
+            _ => values(d, sel).err().map(Err),
+        },
+        Datatype::Float { size: 2 | 4, .. } if t.is_ieee_standard() => le(d, sel, f32::to_le_bytes),
+        Datatype::Float { size: 8, .. } if t.is_ieee_standard() => le(d, sel, f64::to_le_bytes),
+        Datatype::String { .. } | Datatype::VarLenString { .. } => Some(values(d, sel).map(|vs| {
+            sha(Json::Array(vs.iter().map(string).collect())
+                .to_string()
+                .as_bytes())
+        })),
+        // The package decodes every other type into values.
+        _ => values(d, sel).err().map(Err),
+    }
+}
+
+/// The values of `d` or of `sel`.
+fn values(d: &Dataset, sel: Option<&Selection>) -> h5fmt::Result<Vec<Value>> {
+    let Some(sel) = sel else {
+        return d.read_values();
+    };
+    let raw = d.read_slice_raw(sel)?;
+    let file = d.file();
+    let count = sel.num_elements().unwrap_or(0);
+    decode_elements(d.dtype(), &raw, count, file.ctx(), &file.heap())
+        .map_err(|e| e.with_path(d.path()))
+}
+
+/// SHA-256 of the little-endian bytes of the numbers of `d` or of `sel`.
+fn le<T: H5Native, const N: usize>(
+    d: &Dataset,
+    sel: Option<&Selection>,
+    bytes: fn(T) -> [u8; N],
 ) -> Option<h5fmt::Result<String>> {
-    Some(values.map(|vs| {
+    let vs = match sel {
+        Some(s) => d.read_slice::<T>(s),
+        None => d.read::<T>(),
+    };
+    Some(vs.map(|vs| {
         let mut h = Sha256::new();
-        for v in &vs {
+        for v in vs {
             h.update(bytes(v));
         }
         hex(&h.finalize())
