@@ -1,7 +1,9 @@
 //! `cargo xtask wasm-pkg` (the npm package of `crates/h5fmt-wasm`) and `cargo xtask wasm-test`
 //! (every testdata file read through it under Node, compared with the native reader).
 
-use super::{cargo, debian_cargo, ensure_wasm_toolchain, output, repo_root, run, wasm_linker, R};
+use super::{
+    cargo, debian_cargo, ensure_venv, ensure_wasm_toolchain, output, repo_root, run, wasm_linker, R,
+};
 use serde_json::Value as Json;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -257,6 +259,29 @@ pub(super) fn task_wasm_test() -> R {
             .args(CORRUPTED.iter().map(|f| Path::new("testdata").join(f))),
     )?;
     print!("wasm-test: {corrupt}");
+    // Lazy reads over HTTP Range requests and from the file system, of a big chunked file
+    // h5py writes (and reads the window of, as the oracle).
+    let big = root.join("target").join("wasm-test");
+    let (big_h5, big_json) = (big.join("big.h5"), big.join("big.json"));
+    let script = root.join("crates/h5fmt-wasm/js/test/make_big.py");
+    if !big_json.exists() || newer(&script, &big_json) {
+        let venv = ensure_venv()?;
+        fs::create_dir_all(&big).map_err(|e| e.to_string())?;
+        run(Command::new(&venv.python)
+            .arg(&script)
+            .arg(&big_h5)
+            .arg(&big_json))?;
+    }
+    let remote = output(
+        Command::new("node")
+            .current_dir(&root)
+            .arg(root.join("crates/h5fmt-wasm/js/test/remote.mjs"))
+            .arg(&pkg)
+            .arg(&big_h5)
+            .arg(&big_json)
+            .arg(Path::new("testdata").join("datasets_v110.h5")),
+    )?;
+    print!("{}", remote.replace("remote: ", "wasm-test: remote: "));
     println!(
         "wasm-test: {} files, {objects} objects, {datasets} datasets' bytes: the package under Node \
          ({}) matches the native reader",
@@ -264,6 +289,12 @@ pub(super) fn task_wasm_test() -> R {
         output(Command::new("node").arg("--version"))?.trim()
     );
     Ok(())
+}
+
+/// Whether `a` was modified after `b`.
+fn newer(a: &Path, b: &Path) -> bool {
+    let t = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+    t(a) > t(b)
 }
 
 /// The HDF5 files (`.h5`, `.hdf5`, `.nc`) below `dir` (relative to `root`).

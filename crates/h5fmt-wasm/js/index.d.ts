@@ -43,11 +43,59 @@ export interface AttrInfo {
   value: Data | null;
 }
 
+/** Options of `H5File.fromUrl` and `H5File.fromFile`. */
+export interface RemoteOptions {
+  /** Bytes per block fetched (and the size of the first request). Default 65536. */
+  blockSize?: number;
+  /** Bytes of blocks kept between operations (one operation may hold more). Default 64 MiB. */
+  cacheBytes?: number;
+  /** Requests in flight at once. Default 6. */
+  concurrency?: number;
+  /** The largest single request (adjacent blocks are merged up to it). Default 16 MiB. */
+  maxRequestBytes?: number;
+  /** Per-request timeout (fromUrl). Default 30 000. */
+  timeoutMs?: number;
+  /** Download the whole file when the server ignores `Range` (fromUrl). Default false. */
+  wholeFileFallback?: boolean;
+  /** The fetch to use (fromUrl). Default `globalThis.fetch`. */
+  fetch?: typeof globalThis.fetch;
+}
+
+/**
+ * A file read lazily: only the blocks an operation touches are fetched (the chunks of a
+ * selection together, concurrently). Every method returns a promise, rejected with an
+ * `Error` carrying the reader's or the transport's message.
+ */
+export interface RemoteFile {
+  tree(): Promise<TreeNode>;
+  get(path: string): Promise<RemoteObject>;
+  readonly transferredBytes: number;
+  readonly requests: number;
+  readonly cachedBytes: number;
+  free(): Promise<void>;
+}
+
+export interface RemoteObject {
+  readonly kind: "group" | "dataset" | "datatype";
+  readonly path: string;
+  readonly shape: Shape | undefined;
+  readonly dtype: Dtype | undefined;
+  readonly attrs: Promise<{ [name: string]: AttrInfo }>;
+  read(): Promise<Data>;
+  readSlice(selection: string): Promise<Data>;
+  readRaw(): Promise<Uint8Array>;
+  free(): void;
+}
+
 /** An open HDF5 file. Errors are thrown as `Error`s carrying the reader's message. */
 export class H5File {
   private constructor();
   /** Open a file held in memory (the bytes are copied). */
   static fromBytes(bytes: Uint8Array): H5File;
+  /** Open a file on an HTTP server with `Range` support, fetching only what reads touch. */
+  static fromUrl(url: string | URL, options?: RemoteOptions): Promise<RemoteFile>;
+  /** Open a file on the local file system (Node), reading only what reads touch. */
+  static fromFile(path: string, options?: RemoteOptions): Promise<RemoteFile>;
   /** The objects below `/`, nested. */
   tree(): TreeNode;
   /** The group, dataset or committed datatype at `path`. */

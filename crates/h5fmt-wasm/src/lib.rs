@@ -36,6 +36,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
+mod remote;
+pub use remote::RangeCache;
+
 /// The most bytes one read may produce: a wasm32 module has at most 4 GiB of memory, and a
 /// clear `Limit` error beats a failed allocation far into a read.
 const MAX_READ_BYTES: u64 = 1 << 30;
@@ -66,6 +69,17 @@ impl H5File {
     #[wasm_bindgen(js_name = fromBytes)]
     pub fn from_bytes(bytes: &[u8]) -> Result<H5File, JsError> {
         let file = File::from_source(Arc::new(bytes.to_vec()), limits()).map_err(|e| js_err(&e))?;
+        Ok(H5File { file })
+    }
+
+    /// Open a remote file through its block cache (see `remote`): the JS side runs this
+    /// again after fetching what the cache reports missing.
+    ///
+    /// # Errors
+    /// As [`H5File::from_bytes`], and a read of blocks not fetched yet.
+    #[wasm_bindgen(js_name = fromCache)]
+    pub fn from_cache(cache: &RangeCache) -> Result<H5File, JsError> {
+        let file = File::from_source(cache.blocks.clone(), limits()).map_err(|e| js_err(&e))?;
         Ok(H5File { file })
     }
 
@@ -213,6 +227,19 @@ impl H5Object {
         let d = self.dataset()?;
         let sel = Selection::parse(selection, d.shape()).map_err(|e| js_err(&e))?;
         read_js(d, Some(&sel))
+    }
+
+    /// The absolute byte ranges (`[start, end, …]`) of the stored chunks a selection (`""`
+    /// for all) touches, for a remote file to fetch them together before the read.
+    ///
+    /// # Errors
+    /// Thrown when this is not a dataset, for a selection that does not parse, and when the
+    /// chunk index does not decode.
+    #[wasm_bindgen(js_name = chunkRanges)]
+    pub fn chunk_ranges(&self, selection: &str) -> Result<Vec<f64>, JsError> {
+        let d = self.dataset()?;
+        let sel = Selection::parse(selection, d.shape()).map_err(|e| js_err(&e))?;
+        remote::chunk_ranges(d, &sel).map_err(|e| js_err(&e))
     }
 
     /// A dataset's raw bytes: file element layout and byte order, row-major.
