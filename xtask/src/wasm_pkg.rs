@@ -26,6 +26,9 @@ const WASM_OPT_FLAGS: &[&str] = &[
     "-O3",
 ];
 
+/// The TypeScript that checks `index.d.ts` (wasm-test).
+const TYPESCRIPT: &str = "typescript@5";
+
 /// The binaryen release on npm whose wasm-opt shrinks the module.
 const BINARYEN: &str = "binaryen@132.0.0";
 
@@ -282,12 +285,52 @@ pub(super) fn task_wasm_test() -> R {
             .arg(Path::new("testdata").join("datasets_v110.h5")),
     )?;
     print!("{}", remote.replace("remote: ", "wasm-test: remote: "));
+    check_types(&root, &pkg)?;
     println!(
         "wasm-test: {} files, {objects} objects, {datasets} datasets' bytes: the package under Node \
          ({}) matches the native reader",
         files.len(),
         output(Command::new("node").arg("--version"))?.trim()
     );
+    Ok(())
+}
+
+/// `tsc --strict` on `js/test/types.ts` next to the package's `index.d.ts` (TypeScript from
+/// npm under `target/wasm-tools`).
+fn check_types(root: &Path, pkg: &Path) -> R {
+    let npm_dir = root.join("target").join("wasm-tools").join("npm");
+    let tsc = npm_dir.join("node_modules/.bin/tsc");
+    if !tsc.exists() {
+        fs::create_dir_all(&npm_dir).map_err(|e| e.to_string())?;
+        run(Command::new("npm").current_dir(&npm_dir).args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            TYPESCRIPT,
+        ]))?;
+    }
+    let dir = root.join("target").join("wasm-test").join("types");
+    fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    for f in ["package.json", "index.d.ts", "h5fmt_wasm.d.ts"] {
+        fs::copy(pkg.join(f), dir.join(f)).map_err(|e| format!("copy {f}: {e}"))?;
+    }
+    fs::copy(
+        root.join("crates/h5fmt-wasm/js/test/types.ts"),
+        dir.join("types.ts"),
+    )
+    .map_err(|e| format!("copy types.ts: {e}"))?;
+    run(Command::new(&tsc).current_dir(&dir).args([
+        "--noEmit",
+        "--strict",
+        "--module",
+        "nodenext",
+        "--moduleResolution",
+        "nodenext",
+        "--target",
+        "es2022",
+        "types.ts",
+    ]))?;
+    println!("wasm-test: index.d.ts: js/test/types.ts type-checks with tsc --strict");
     Ok(())
 }
 

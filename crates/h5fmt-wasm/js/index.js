@@ -267,6 +267,21 @@ async function fromFile(path, opts = {}) {
   return openRemote(size, readRange, undefined, options, () => handle.close());
 }
 
+// The one trap bad input can reach: the copy of a file too big for the module's memory
+// (at most 4 GiB) fails in wasm-bindgen's allocator before any reader code runs, so the
+// module is still sound afterwards.
+const copyFromBytes = H5File.fromBytes;
+H5File.fromBytes = function fromBytes(bytes) {
+  try {
+    return copyFromBytes.call(H5File, bytes);
+  } catch (e) {
+    if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+    throw new Error(
+      `limit: cannot copy ${bytes.length} bytes into the module's memory (${e.message}); ` +
+        "H5File.fromUrl and H5File.fromFile read such files block by block",
+    );
+  }
+};
 H5File.fromUrl = fromUrl;
 H5File.fromFile = fromFile;
 

@@ -2,7 +2,8 @@
 // inverted, at every offset up to LIMIT) of each file given is opened, walked and read
 // through the package under Node; each step must give a value or throw a plain `Error` from
 // the reader. A panic in the module would be a WebAssembly trap (panic=abort), a
-// `WebAssembly.RuntimeError`, which fails the run.
+// `WebAssembly.RuntimeError`, which fails the run. So does a file too big for the module's
+// memory.
 //
 //   node corrupt.mjs PACKAGE_DIR FILE...
 import { readFileSync } from "node:fs";
@@ -57,4 +58,7 @@ for (const path of files) {
     file.free();
   }
 }
-console.log(`corrupt: ${cases} corrupted files (${opened} opened), no trap`);
+// Bytes too many for the module's memory (4 GiB at most; zero pages, never touched).
+const huge = step("fromBytes of 4 GiB", () => H5File.fromBytes(new Uint8Array(2 ** 32 - 16)));
+if (huge !== undefined) throw new Error("fromBytes of 4 GiB of zeros opened a file");
+console.log(`corrupt: ${cases} corrupted files (${opened} opened) and a 4 GiB input, no trap`);
