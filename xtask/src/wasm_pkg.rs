@@ -41,6 +41,12 @@ pub(super) fn task_wasm_pkg() -> R<PathBuf> {
     let target = root.join("target").join("wasm-pkg");
     run(debian_cargo(&krate)
         .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER", wasm_linker())
+        // A panic traps either way (panic=abort); without the panic machinery and its
+        // messages, which nothing shows, the gzipped module is 11 KB (4 %) smaller.
+        .env(
+            "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS",
+            "-Zunstable-options -Cpanic=immediate-abort",
+        )
         .args([
             "build",
             "--release",
@@ -75,7 +81,7 @@ pub(super) fn task_wasm_pkg() -> R<PathBuf> {
     let gz = gzip_size(&wasm)?;
     println!("wasm-pkg: {} (wasm-bindgen {version})", pkg.display());
     println!(
-        "wasm-pkg: h5fmt_wasm_bg.wasm {raw} bytes, {gz} gzipped (-9){}",
+        "wasm-pkg: h5fmt_wasm_bg.wasm {raw} bytes, {gz} gzipped (gzip -9n){}",
         if opt {
             format!("; {bindgen_gz} gzipped before wasm-opt")
         } else {
@@ -166,7 +172,7 @@ fn wasm_opt(root: &Path, wasm: &Path) -> R<bool> {
 
 fn gzip_size(path: &Path) -> R<usize> {
     let out = Command::new("gzip")
-        .args(["-9", "-c"])
+        .args(["-9", "-n", "-c"])
         .arg(path)
         .output()
         .map_err(|e| format!("gzip: {e}"))?;
