@@ -198,6 +198,9 @@ const CORRUPTED: &[&str] = &[
     "datasets_v110.h5",
 ];
 
+/// A HEP001 table file of the shared corpus (h5col) corrupted too, when the corpus is there.
+const CORRUPTED_TABLE: &str = "c25_version_1_10.h5";
+
 /// Build the package, summarize every HDF5 file of `testdata/` through it under Node and
 /// with the native reader (`crates/h5cli/examples/wasm_summary.rs`), and compare.
 pub(super) fn task_wasm_test() -> R {
@@ -258,6 +261,7 @@ pub(super) fn task_wasm_test() -> R {
             diffs.len()
         ));
     }
+    let hep001 = super::shared_dir().join("hep001").join("files");
     // No trap on malformed input: single-byte corruptions of files with every datatype
     // class, attribute storage and chunk index among them.
     let corrupt = output(
@@ -265,7 +269,8 @@ pub(super) fn task_wasm_test() -> R {
             .current_dir(&root)
             .arg(root.join("crates/h5fmt-wasm/js/test/corrupt.mjs"))
             .arg(&pkg)
-            .args(CORRUPTED.iter().map(|f| Path::new("testdata").join(f))),
+            .args(CORRUPTED.iter().map(|f| Path::new("testdata").join(f)))
+            .args(Some(hep001.join(CORRUPTED_TABLE)).filter(|p| p.exists())),
     )?;
     print!("wasm-test: {corrupt}");
     // Lazy reads over HTTP Range requests and from the file system, of a big chunked file
@@ -291,6 +296,23 @@ pub(super) fn task_wasm_test() -> R {
             .arg(Path::new("testdata").join("datasets_v110.h5")),
     )?;
     print!("{}", remote.replace("remote: ", "wasm-test: remote: "));
+    // HEP001 tables against the public conformance corpus (h5col/h5py files, numpy answers).
+    let corpus = hep001;
+    if corpus.is_dir() {
+        let tables = output(
+            Command::new("node")
+                .current_dir(&root)
+                .arg(root.join("crates/h5fmt-wasm/js/test/tables.mjs"))
+                .arg(&pkg)
+                .arg(&corpus),
+        )?;
+        print!("wasm-test: {tables}");
+    } else {
+        println!(
+            "wasm-test: tables: skipped ({} not found)",
+            corpus.display()
+        );
+    }
     check_types(&root, &pkg)?;
     println!(
         "wasm-test: {} files, {objects} objects, {datasets} datasets' bytes: the package under Node \

@@ -69,6 +69,8 @@ export interface RemoteOptions {
 export interface RemoteFile {
   tree(): Promise<TreeNode>;
   get(path: string): Promise<RemoteObject>;
+  tables(): Promise<string[]>;
+  table(path: string): Promise<RemoteTable>;
   readonly transferredBytes: number;
   readonly requests: number;
   readonly cachedBytes: number;
@@ -87,6 +89,49 @@ export interface RemoteObject {
   free(): void;
 }
 
+/** A column of `H5Table.schema()`. */
+export interface ColumnInfo {
+  name: string;
+  kind: "int" | "float" | "string" | "categorical" | "enum" | "opaque" | "compound" | "other";
+  dtype: Dtype;
+  units?: string;
+  description?: string;
+  /** The labels a categorical column's codes index. */
+  categories?: Value[];
+}
+
+/** Options of `H5Table.read`: column names (default all), rows `[start, end)` (default all). */
+export interface TableReadOptions {
+  columns?: string[];
+  rows?: [number, number];
+}
+
+/** Rows of a table: data per column, and `missing[name][i]` = 1 where row `i` is missing. */
+export interface TableRows {
+  columns: { [name: string]: Data };
+  missing: { [name: string]: Uint8Array };
+}
+
+/** A HEP001 column table (list columns are not read yet). */
+export class H5Table {
+  private constructor();
+  readonly path: string;
+  readonly nrows: number | bigint;
+  readonly version: string;
+  schema(): ColumnInfo[];
+  read(options?: TableReadOptions): TableRows;
+  free(): void;
+}
+
+export interface RemoteTable {
+  readonly path: string;
+  readonly nrows: number | bigint;
+  readonly version: string;
+  schema(): Promise<ColumnInfo[]>;
+  read(options?: TableReadOptions): Promise<TableRows>;
+  free(): void;
+}
+
 /** An open HDF5 file. Errors are thrown as `Error`s carrying the reader's message. */
 export class H5File {
   private constructor();
@@ -100,6 +145,10 @@ export class H5File {
   tree(): TreeNode;
   /** The group, dataset or committed datatype at `path`. */
   get(path: string): H5Object;
+  /** The paths of the HEP001 tables in the file. */
+  tables(): string[];
+  /** The HEP001 table at `path`. */
+  table(path: string): H5Table;
   /** Release the file's memory now (otherwise when garbage-collected). */
   free(): void;
 }

@@ -7,7 +7,7 @@
 //
 //   const remote = await H5File.fromUrl(url, { blockSize: 65536, cacheBytes: 64 << 20 });
 //   await (await remote.get("/images")).readSlice("0, :2, :"); // fetches only what it reads
-import init, { initSync, H5File, H5Object, RangeCache } from "./h5fmt_wasm.js";
+import init, { initSync, H5File, H5Object, H5Table, RangeCache } from "./h5fmt_wasm.js";
 
 const wasmUrl = new URL("./h5fmt_wasm_bg.wasm", import.meta.url);
 const isNode = typeof process !== "undefined" && process.versions?.node != null;
@@ -124,6 +124,12 @@ class RemoteFile {
   async get(path) {
     return new RemoteObject(this.remote, await this.remote.run(() => this.raw.get(path)));
   }
+  tables() {
+    return this.remote.run(() => this.raw.tables());
+  }
+  async table(path) {
+    return new RemoteTable(this.remote, await this.remote.run(() => this.raw.table(path)));
+  }
   /** Release the file's memory (and, for `fromFile`, close the file). */
   async free() {
     this.raw.free();
@@ -163,6 +169,31 @@ class RemoteObject {
   }
   readRaw() {
     return this.remote.run(() => this.raw.readRaw(), () => this.raw.chunkRanges(""));
+  }
+  free() {
+    this.raw.free();
+  }
+}
+
+class RemoteTable {
+  constructor(remote, raw) {
+    this.remote = remote;
+    this.raw = raw;
+  }
+  get path() {
+    return this.raw.path;
+  }
+  get nrows() {
+    return this.raw.nrows;
+  }
+  get version() {
+    return this.raw.version;
+  }
+  schema() {
+    return this.remote.run(() => this.raw.schema());
+  }
+  read(options) {
+    return this.remote.run(() => this.raw.read(options), () => this.raw.chunkRanges(options));
   }
   free() {
     this.raw.free();
@@ -285,4 +316,4 @@ H5File.fromBytes = function fromBytes(bytes) {
 H5File.fromUrl = fromUrl;
 H5File.fromFile = fromFile;
 
-export { H5File, H5Object };
+export { H5File, H5Object, H5Table };

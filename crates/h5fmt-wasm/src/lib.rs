@@ -37,7 +37,9 @@ use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
 mod remote;
+mod table;
 pub use remote::RangeCache;
+pub use table::H5Table;
 
 /// The most bytes one read may produce: a wasm32 module has at most 4 GiB of memory, and a
 /// clear `Limit` error beats a failed allocation far into a read.

@@ -274,7 +274,7 @@ fn push_range(out: &mut Vec<f64>, b: &Blocks, first: u64, end: u64) {
 }
 
 /// A non-negative integer from JS (exact below 2^53).
-fn js_u64(v: f64, what: &str) -> Result<u64, JsError> {
+pub(crate) fn js_u64(v: f64, what: &str) -> Result<u64, JsError> {
     if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked above
         Ok(v as u64)

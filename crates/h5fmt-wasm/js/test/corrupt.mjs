@@ -1,9 +1,9 @@
 // The package never traps on a malformed file: every single-byte corruption (each byte
 // inverted, at every offset up to LIMIT) of each file given is opened, walked and read
-// through the package under Node; each step must give a value or throw a plain `Error` from
-// the reader. A panic in the module would be a WebAssembly trap (panic=abort), a
-// `WebAssembly.RuntimeError`, which fails the run. So does a file too big for the module's
-// memory.
+// through the package under Node, HEP001 tables included; each step must give a value or
+// throw a plain `Error` from the reader. A panic in the module would be a WebAssembly trap
+// (panic=abort), a `WebAssembly.RuntimeError`, which fails the run. So does a file too big
+// for the module's memory.
 //
 //   node corrupt.mjs PACKAGE_DIR FILE...
 import { readFileSync } from "node:fs";
@@ -55,6 +55,13 @@ for (const path of files) {
     opened++;
     const tree = step(`${where}: tree`, () => file.tree());
     if (tree !== undefined) visit(file, tree);
+    for (const t of step(`${where}: tables`, () => file.tables()) ?? []) {
+      const table = step(`${where}: table ${t}`, () => file.table(t));
+      if (table === undefined) continue;
+      step(`${where}: ${t} schema`, () => table.schema());
+      step(`${where}: ${t} read`, () => table.read());
+      table.free();
+    }
     file.free();
   }
 }
