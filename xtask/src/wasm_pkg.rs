@@ -226,13 +226,7 @@ pub(super) fn task_wasm_test() -> R {
             ])
             .args(&files),
     )?;
-    let node = output(
-        Command::new("node")
-            .current_dir(&root)
-            .arg(root.join("crates/h5fmt-wasm/js/test/summary.mjs"))
-            .arg(&pkg)
-            .args(&files),
-    )?;
+    let node = output(node_test(&root, "summary.mjs", &pkg).args(&files))?;
     let parse = |what: &str, text: &str| {
         serde_json::from_str::<Json>(text).map_err(|e| format!("{what} summary: {e}"))
     };
@@ -265,10 +259,7 @@ pub(super) fn task_wasm_test() -> R {
     // No trap on malformed input: single-byte corruptions of files with every datatype
     // class, attribute storage and chunk index among them.
     let corrupt = output(
-        Command::new("node")
-            .current_dir(&root)
-            .arg(root.join("crates/h5fmt-wasm/js/test/corrupt.mjs"))
-            .arg(&pkg)
+        node_test(&root, "corrupt.mjs", &pkg)
             .args(CORRUPTED.iter().map(|f| Path::new("testdata").join(f)))
             .args(Some(hep001.join(CORRUPTED_TABLE)).filter(|p| p.exists())),
     )?;
@@ -287,10 +278,7 @@ pub(super) fn task_wasm_test() -> R {
             .arg(&big_json))?;
     }
     let remote = output(
-        Command::new("node")
-            .current_dir(&root)
-            .arg(root.join("crates/h5fmt-wasm/js/test/remote.mjs"))
-            .arg(&pkg)
+        node_test(&root, "remote.mjs", &pkg)
             .arg(&big_h5)
             .arg(&big_json)
             .arg(Path::new("testdata").join("datasets_v110.h5")),
@@ -299,13 +287,7 @@ pub(super) fn task_wasm_test() -> R {
     // HEP001 tables against the public conformance corpus (h5col/h5py files, numpy answers).
     let corpus = hep001;
     if corpus.is_dir() {
-        let tables = output(
-            Command::new("node")
-                .current_dir(&root)
-                .arg(root.join("crates/h5fmt-wasm/js/test/tables.mjs"))
-                .arg(&pkg)
-                .arg(&corpus),
-        )?;
+        let tables = output(node_test(&root, "tables.mjs", &pkg).arg(&corpus))?;
         print!("wasm-test: {tables}");
     } else {
         println!(
@@ -360,6 +342,15 @@ fn check_types(root: &Path, pkg: &Path) -> R {
     ]))?;
     println!("wasm-test: index.d.ts: js/test/types.ts type-checks with tsc --strict");
     Ok(())
+}
+
+/// `node crates/h5fmt-wasm/js/test/SCRIPT PKG …`, run from the repository root.
+fn node_test(root: &Path, script: &str, pkg: &Path) -> Command {
+    let mut c = Command::new("node");
+    c.current_dir(root)
+        .arg(root.join("crates/h5fmt-wasm/js/test").join(script))
+        .arg(pkg);
+    c
 }
 
 /// Whether `a` was modified after `b`.

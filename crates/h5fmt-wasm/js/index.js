@@ -137,16 +137,23 @@ class RemoteFile {
   }
 }
 
-class RemoteObject {
+/** A module object (`raw`) whose reads go through a Remote. */
+class RemoteHandle {
   constructor(remote, raw) {
     this.remote = remote;
     this.raw = raw;
   }
-  get kind() {
-    return this.raw.kind;
-  }
   get path() {
     return this.raw.path;
+  }
+  free() {
+    this.raw.free();
+  }
+}
+
+class RemoteObject extends RemoteHandle {
+  get kind() {
+    return this.raw.kind;
   }
   get shape() {
     return this.raw.shape;
@@ -170,19 +177,9 @@ class RemoteObject {
   readRaw() {
     return this.remote.run(() => this.raw.readRaw(), () => this.raw.chunkRanges(""));
   }
-  free() {
-    this.raw.free();
-  }
 }
 
-class RemoteTable {
-  constructor(remote, raw) {
-    this.remote = remote;
-    this.raw = raw;
-  }
-  get path() {
-    return this.raw.path;
-  }
+class RemoteTable extends RemoteHandle {
   get nrows() {
     return this.raw.nrows;
   }
@@ -194,9 +191,6 @@ class RemoteTable {
   }
   read(options) {
     return this.remote.run(() => this.raw.read(options), () => this.raw.chunkRanges(options));
-  }
-  free() {
-    this.raw.free();
   }
 }
 

@@ -100,12 +100,7 @@ impl H5Table {
         let data = JsObject::new();
         let missing = JsObject::new();
         for c in self.selected(&options)? {
-            let sel = Selection::Hyperslab(vec![SliceDim {
-                start,
-                stride: 1,
-                count: end - start,
-                block: 1,
-            }]);
+            let sel = rows_selection(start, end);
             // Variable-length values are compared with the fill once decoded; fixed-size
             // ones by their bytes, and read as typed arrays.
             let (values, mask) = if c.dtype().is_variable_length() {
@@ -135,12 +130,7 @@ impl H5Table {
         let (start, end) = self.rows(&options)?;
         let mut out = Vec::new();
         for c in self.selected(&options)? {
-            let sel = Selection::Hyperslab(vec![SliceDim {
-                start,
-                stride: 1,
-                count: end - start,
-                block: 1,
-            }]);
+            let sel = rows_selection(start, end);
             out.extend(
                 crate::remote::chunk_ranges(c.dataset(), &sel).map_err(|e| crate::js_err(&e))?,
             );
@@ -186,6 +176,16 @@ impl H5Table {
         }
         Ok(out)
     }
+}
+
+/// Rows `[start, end)` of a column.
+fn rows_selection(start: u64, end: u64) -> Selection {
+    Selection::Hyperslab(vec![SliceDim {
+        start,
+        stride: 1,
+        count: end.saturating_sub(start),
+        block: 1,
+    }])
 }
 
 fn field(options: &JsValue, key: &str) -> JsValue {
