@@ -198,6 +198,9 @@ const CORRUPTED: &[&str] = &[
     "datasets_v110.h5",
 ];
 
+/// The size budget of the gzipped module (issue 17: ≤ 300 KB for the reader).
+const MAX_GZIPPED: usize = 300_000;
+
 /// A HEP001 table file of the shared corpus (h5col) corrupted too, when the corpus is there.
 const CORRUPTED_TABLE: &str = "c25_version_1_10.h5";
 
@@ -205,6 +208,12 @@ const CORRUPTED_TABLE: &str = "c25_version_1_10.h5";
 /// with the native reader (`crates/h5cli/examples/wasm_summary.rs`), and compare.
 pub(super) fn task_wasm_test() -> R {
     let pkg = task_wasm_pkg()?;
+    let gz = gzip_size(&pkg.join("h5fmt_wasm_bg.wasm"))?;
+    if gz > MAX_GZIPPED {
+        return Err(format!(
+            "the gzipped module is {gz} bytes, over the budget of {MAX_GZIPPED} (issue 17)"
+        ));
+    }
     let root = repo_root();
     let mut files = Vec::new();
     hdf5_files(&root, Path::new("testdata"), &mut files)?;

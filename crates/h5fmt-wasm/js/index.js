@@ -230,7 +230,11 @@ async function fromUrl(url, opts = {}) {
   const first = await get(0, options.blockSize);
   if (!first.ok) throw new Error(`${url}: HTTP ${first.status} ${first.statusText}`);
   if (first.status !== 206) {
-    if (!options.wholeFileFallback) {
+    // A server may answer a range covering a small file with the whole file (200): taken
+    // when it says it is no bigger than the block asked for.
+    const size = Number(first.headers.get("content-length") ?? NaN);
+    const small = Number.isSafeInteger(size) && size <= options.blockSize;
+    if (!options.wholeFileFallback && !small) {
       await first.body?.cancel();
       throw new Error(
         `${url}: the server does not support HTTP Range requests (status ${first.status}); ` +
@@ -238,8 +242,11 @@ async function fromUrl(url, opts = {}) {
       );
     }
     const whole = new Uint8Array(await first.arrayBuffer());
-    const size = Math.max(whole.length, 1);
-    const all = { ...options, blockSize: size, cacheBytes: Math.max(options.cacheBytes, size) };
+    if (small && whole.length !== size) {
+      throw new Error(`${url}: Content-Length ${size}, the server sent ${whole.length} bytes`);
+    }
+    const block = Math.max(whole.length, 1);
+    const all = { ...options, blockSize: block, cacheBytes: Math.max(options.cacheBytes, block) };
     return openRemote(whole.length, () => Promise.reject(new Error("unreachable")), whole, all);
   }
   const length = contentRange(url, first, 0, options.blockSize, undefined).total;

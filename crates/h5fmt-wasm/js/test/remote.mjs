@@ -105,8 +105,12 @@ try {
 
   // Servers that cannot or will not serve ranges.
   await assert.rejects(H5File.fromUrl(`${base}/norange/big.h5`), /does not support HTTP Range requests/);
-  const whole = await H5File.fromUrl(`${base}/norange/small.h5`, { wholeFileFallback: true });
+  const whole = await H5File.fromUrl(`${base}/norange/small.h5`, { wholeFileFallback: true, blockSize: 4096 });
   assert.ok((await whole.tree()).children.length > 0);
+  // A file no bigger than a block, sent whole (200) for a range: read without the fallback.
+  const oneBlock = await H5File.fromUrl(`${base}/norange/small.h5`, { blockSize: 1 << 20 });
+  assert.deepEqual(await oneBlock.tree(), await whole.tree());
+  await assert.rejects(H5File.fromUrl(`${base}/norange/small.h5`, { blockSize: 4096 }), /does not support HTTP Range/);
   await assert.rejects(
     (async () => {
       const f = await H5File.fromUrl(`${base}/liar/big.h5`, { blockSize: 4096 });
@@ -123,7 +127,7 @@ try {
   );
   // A malformed file: the error text, as a rejected promise.
   await assert.rejects(H5File.fromUrl(`${base}/ok/missing.h5`), /HTTP 404/);
-  results.push("norange, wholeFileFallback, liar, hang, 404: rejected or read as specified");
+  results.push("norange, wholeFileFallback, a whole small file, liar, hang, 404: rejected or read as specified");
 } finally {
   server.closeAllConnections();
   server.close();
