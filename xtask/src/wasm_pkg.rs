@@ -305,6 +305,17 @@ pub(super) fn task_wasm_test() -> R {
         );
     }
     check_types(&root, &pkg)?;
+    // The browser branch of the loader, in Debian's headless Chromium when it is installed.
+    if Path::new("/usr/bin/chromium").exists() {
+        let browser = output(
+            node_test(&root, "browser.mjs", &pkg)
+                .arg(Path::new("testdata").join("datasets_v110.h5"))
+                .arg("/chunked_gzip_shuffle"),
+        )?;
+        print!("wasm-test: {browser}");
+    } else {
+        println!("wasm-test: browser: skipped (apt-get install chromium to run it)");
+    }
     println!(
         "wasm-test: {} files, {objects} objects, {datasets} datasets' bytes: the package under Node \
          ({}) matches the native reader",
