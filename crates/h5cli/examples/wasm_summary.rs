@@ -18,7 +18,7 @@ use h5fmt::data::hyperslab::Selection;
 use h5fmt::data::Value;
 use h5fmt::format::datatype::Datatype;
 use h5fmt::format::message::SpaceKind;
-use h5fmt::{Dataset, File, Limits, Object};
+use h5fmt::{Attribute, Dataset, File, Limits, Object};
 use serde_json::{json, Map, Value as Json};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -89,40 +89,61 @@ fn object(o: &Object) -> Json {
     Json::Object(m)
 }
 
-/// Attribute types and shapes, once every value has been read as the package reads it (its
-/// `attrs` fails with the first attribute that does not decode).
+/// Attribute types, shapes and the SHA-256 of their values as the package's `attrs` gives
+/// them (which fails with the first attribute that does not decode).
 fn attrs(o: &Object) -> h5fmt::Result<Map<String, Json>> {
     let mut am = Map::new();
     for a in o.attrs()? {
+        let mut m = Map::new();
+        m.insert("dtype".into(), dtype(a.dtype()));
+        m.insert("shape".into(), shape(a.space().kind, a.shape()));
         if a.space().kind != SpaceKind::Null {
-            let t = a.dtype();
-            match t {
-                Datatype::Integer { size, signed, .. } => match (size, signed) {
-                    (1, true) => drop(a.read::<i8>()?),
-                    (1, false) => drop(a.read::<u8>()?),
-                    (2, true) => drop(a.read::<i16>()?),
-                    (2, false) => drop(a.read::<u16>()?),
-                    (4, true) => drop(a.read::<i32>()?),
-                    (4, false) => drop(a.read::<u32>()?),
-                    (8, true) => drop(a.read::<i64>()?),
-                    (8, false) => drop(a.read::<u64>()?),
-                    _ => drop(a.read_values()?),
-                },
-                Datatype::Float { size: 2 | 4, .. } if t.is_ieee_standard() => {
-                    drop(a.read::<f32>()?);
-                }
-                Datatype::Float { size: 8, .. } if t.is_ieee_standard() => {
-                    drop(a.read::<f64>()?);
-                }
-                _ => drop(a.read_values()?),
+            if let Some(h) = typed(&Source::Attr(&a)) {
+                m.insert("value_sha256".into(), h?.into());
             }
         }
-        am.insert(
-            a.name().to_string(),
-            json!({ "dtype": dtype(a.dtype()), "shape": shape(a.space().kind, a.shape()) }),
-        );
+        am.insert(a.name().to_string(), Json::Object(m));
     }
     Ok(am)
+}
+
+/// What the package reads values from.
+enum Source<'a> {
+    /// A dataset, or a selection of it.
+    Dataset(&'a Dataset, Option<&'a Selection>),
+    /// An attribute.
+    Attr(&'a Attribute),
+}
+
+impl Source<'_> {
+    fn dtype(&self) -> &Datatype {
+        match self {
+            Source::Dataset(d, _) => d.dtype(),
+            Source::Attr(a) => a.dtype(),
+        }
+    }
+
+    fn read<T: H5Native>(&self) -> h5fmt::Result<Vec<T>> {
+        match self {
+            Source::Dataset(d, Some(s)) => d.read_slice::<T>(s),
+            Source::Dataset(d, None) => d.read::<T>(),
+            Source::Attr(a) => a.read::<T>(),
+        }
+    }
+
+    fn values(&self) -> h5fmt::Result<Vec<Value>> {
+        match self {
+            Source::Dataset(d, None) => d.read_values(),
+            Source::Dataset(d, Some(sel)) => {
+                let raw = d.read_slice_raw(sel)?;
+                let file = d.file();
+                let count = sel.num_elements().unwrap_or(0);
+                decode_elements(d.dtype(), &raw, count, file.ctx(), &file.heap())
+                    .map_err(|e| e.with_path(d.path()))
+            }
+            Source::Attr(a) => a.read_values(),
+        }
+    }
 }
 
 fn dataset(d: &Dataset, m: &mut Map<String, Json>) {
@@ -137,11 +158,11 @@ fn dataset(d: &Dataset, m: &mut Map<String, Json>) {
             return;
         }
     }
-    put(m, "typed", typed(d, None));
+    put(m, "typed", typed(&Source::Dataset(d, None)));
     // A strided selection along the first dimension, as `readSlice("::2")`.
     if !d.shape().is_empty() {
         match Selection::parse(SLICE, d.shape()) {
-            Ok(sel) => put(m, "slice", typed(d, Some(&sel))),
+            Ok(sel) => put(m, "slice", typed(&Source::Dataset(d, Some(&sel)))),
             Err(e) => put(m, "slice", Some(Err(e))),
         }
     }
@@ -163,58 +184,41 @@ fn put(m: &mut Map<String, Json>, name: &str, r: Option<h5fmt::Result<String>>) 
     }
 }
 
-/// The SHA-256 of the values of `d` (or of `sel`) as the package's `read()` (`readSlice()`)
-/// gives them: the bytes of its typed array for numbers, the JSON of its list of strings;
-/// for other types only whether they decode.
-fn typed(d: &Dataset, sel: Option<&Selection>) -> Option<h5fmt::Result<String>> {
-    let t = d.dtype();
+/// The SHA-256 of the values of `src` as the package gives them: the bytes of its typed
+/// array for numbers, the JSON of its list of strings; for other types only whether they
+/// decode.
+fn typed(src: &Source<'_>) -> Option<h5fmt::Result<String>> {
+    let t = src.dtype();
     match t {
         Datatype::Integer { size, signed, .. } => match (size, signed) {
-            (1, true) => le(d, sel, i8::to_le_bytes),
-            (1, false) => le(d, sel, u8::to_le_bytes),
-            (2, true) => le(d, sel, i16::to_le_bytes),
-            (2, false) => le(d, sel, u16::to_le_bytes),
-            (4, true) => le(d, sel, i32::to_le_bytes),
-            (4, false) => le(d, sel, u32::to_le_bytes),
-            (8, true) => le(d, sel, i64::to_le_bytes),
-            (8, false) => le(d, sel, u64::to_le_bytes),
-            _ => values(d, sel).err().map(Err),
+            (1, true) => le(src, i8::to_le_bytes),
+            (1, false) => le(src, u8::to_le_bytes),
+            (2, true) => le(src, i16::to_le_bytes),
+            (2, false) => le(src, u16::to_le_bytes),
+            (4, true) => le(src, i32::to_le_bytes),
+            (4, false) => le(src, u32::to_le_bytes),
+            (8, true) => le(src, i64::to_le_bytes),
+            (8, false) => le(src, u64::to_le_bytes),
+            _ => src.values().err().map(Err),
         },
-        Datatype::Float { size: 2 | 4, .. } if t.is_ieee_standard() => le(d, sel, f32::to_le_bytes),
-        Datatype::Float { size: 8, .. } if t.is_ieee_standard() => le(d, sel, f64::to_le_bytes),
-        Datatype::String { .. } | Datatype::VarLenString { .. } => Some(values(d, sel).map(|vs| {
+        Datatype::Float { size: 2 | 4, .. } if t.is_ieee_standard() => le(src, f32::to_le_bytes),
+        Datatype::Float { size: 8, .. } if t.is_ieee_standard() => le(src, f64::to_le_bytes),
+        Datatype::String { .. } | Datatype::VarLenString { .. } => Some(src.values().map(|vs| {
             sha(Json::Array(vs.iter().map(string).collect())
                 .to_string()
                 .as_bytes())
         })),
         // The package decodes every other type into values.
-        _ => values(d, sel).err().map(Err),
+        _ => src.values().err().map(Err),
     }
 }
 
-/// The values of `d` or of `sel`.
-fn values(d: &Dataset, sel: Option<&Selection>) -> h5fmt::Result<Vec<Value>> {
-    let Some(sel) = sel else {
-        return d.read_values();
-    };
-    let raw = d.read_slice_raw(sel)?;
-    let file = d.file();
-    let count = sel.num_elements().unwrap_or(0);
-    decode_elements(d.dtype(), &raw, count, file.ctx(), &file.heap())
-        .map_err(|e| e.with_path(d.path()))
-}
-
-/// SHA-256 of the little-endian bytes of the numbers of `d` or of `sel`.
+/// SHA-256 of the little-endian bytes of the numbers of `src`.
 fn le<T: H5Native, const N: usize>(
-    d: &Dataset,
-    sel: Option<&Selection>,
+    src: &Source<'_>,
     bytes: fn(T) -> [u8; N],
 ) -> Option<h5fmt::Result<String>> {
-    let vs = match sel {
-        Some(s) => d.read_slice::<T>(s),
-        None => d.read::<T>(),
-    };
-    Some(vs.map(|vs| {
+    Some(src.read::<T>().map(|vs| {
         let mut h = Sha256::new();
         for v in vs {
             h.update(bytes(v));

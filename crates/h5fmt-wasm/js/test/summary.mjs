@@ -41,7 +41,11 @@ function object(file, path) {
   if (attrs.err !== undefined) m.attrs_error = attrs.err;
   else {
     m.attrs = {};
-    for (const [name, a] of Object.entries(attrs.ok)) m.attrs[name] = { dtype: a.dtype, shape: a.shape };
+    for (const [name, a] of Object.entries(attrs.ok)) {
+      m.attrs[name] = { dtype: a.dtype, shape: a.shape };
+      const h = a.shape === null ? undefined : digest(a.value, a.dtype);
+      if (h !== undefined) m.attrs[name].value_sha256 = h;
+    }
   }
   if (o.kind === "group") return m;
   const dtype = attempt(() => o.dtype);
@@ -65,12 +69,18 @@ function object(file, path) {
 function hash(m, name, dtype, read) {
   const data = attempt(read);
   if (data.err !== undefined) m[`${name}_error`] = data.err;
-  else if (ArrayBuffer.isView(data.ok)) {
-    m[`${name}_sha256`] = sha(new Uint8Array(data.ok.buffer, data.ok.byteOffset, data.ok.byteLength));
-  } else if (dtype?.class === "string") {
-    const strings = data.ok.map((s) => (typeof s === "string" ? s : { hex: hex(s) }));
-    m[`${name}_sha256`] = sha(JSON.stringify(strings));
+  else {
+    const h = digest(data.ok, dtype);
+    if (h !== undefined) m[`${name}_sha256`] = h;
   }
+}
+
+// The SHA-256 of a typed array's bytes, or of the JSON of a list of strings; undefined for
+// other data.
+function digest(data, dtype) {
+  if (ArrayBuffer.isView(data)) return sha(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  if (dtype?.class !== "string") return undefined;
+  return sha(JSON.stringify(data.map((s) => (typeof s === "string" ? s : { hex: hex(s) }))));
 }
 
 function summarize(path) {
