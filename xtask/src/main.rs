@@ -47,6 +47,12 @@ tasks:
   nostd           build h5fmt without default features and check nothing enables `std`
   wasm            build h5fmt for wasm32-unknown-unknown (installs Debian rustc-web if missing),
                   then run the wasm smoke module under node if node is present
+  wasm-pkg        the npm package of crates/h5fmt-wasm in target/wasm-pkg/h5fmt-wasm: release
+                  build with Debian's toolchain, wasm-bindgen-cli of the version in its
+                  Cargo.lock (installed under target/wasm-tools when missing), wasm-opt from
+                  npm binaryen; prints the gzipped .wasm size
+  wasm-test       wasm-pkg, then every HDF5 file of testdata/ read through the package under
+                  Node and compared with the native reader (not part of `test`)
   doc             cargo doc --workspace --no-deps --all-features with RUSTDOCFLAGS=-D warnings
                   (broken intra-doc links fail; builds DataFusion's docs too), then
                   cargo test --doc of h5fmt and h5table (`cargo xtask test` runs the doctests)
@@ -71,6 +77,7 @@ environment:
                   such as /dev/shm keeps disk writeback out of the times)";
 
 mod bench_table;
+mod wasm_pkg;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -88,6 +95,8 @@ fn main() -> ExitCode {
         "pure" => ensure_venv().and_then(|v| task_pure(Some(&v), true)),
         "nostd" => task_nostd(),
         "wasm" => task_wasm(),
+        "wasm-pkg" => wasm_pkg::task_wasm_pkg().map(drop),
+        "wasm-test" => wasm_pkg::task_wasm_test(),
         "crosscheck" => task_crosscheck(rest),
         "doc" => task_doc(),
         "bench" if rest.first().map(String::as_str) == Some("query") => task_bench_query(),
@@ -619,6 +628,15 @@ fn task_wasm() -> R {
     Ok(())
 }
 
+/// The linker of wasm32 modules: Debian's `wasm-ld` (package lld), else rustc's own.
+fn wasm_linker() -> &'static str {
+    if Path::new("/usr/bin/wasm-ld").exists() {
+        "/usr/bin/wasm-ld"
+    } else {
+        "rust-lld"
+    }
+}
+
 /// Build `xtask/wasm-smoke` (a cdylib over h5fmt) and run it under node, if both are there;
 /// whether it ran.
 fn wasm_smoke(root: &Path) -> Result<bool, String> {
@@ -630,13 +648,8 @@ fn wasm_smoke(root: &Path) -> Result<bool, String> {
         println!("wasm smoke: skipped (no node)");
         return Ok(false);
     };
-    let linker = if Path::new("/usr/bin/wasm-ld").exists() {
-        "/usr/bin/wasm-ld"
-    } else {
-        "rust-lld"
-    };
     run(debian_cargo(&smoke)
-        .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER", linker)
+        .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER", wasm_linker())
         .args([
             "build",
             "--release",
