@@ -623,7 +623,10 @@ fn a_heap_segment_over_another_groups_node_is_not_freed() {
     }
     ed.close().expect("close");
     let after = std::fs::read(&path).expect("read");
-    assert!(after[at..at + len] == node[..], "/b's symbol table node changed");
+    assert!(
+        after[at..at + len] == node[..],
+        "/b's symbol table node changed"
+    );
 }
 
 /// An earliest-format file whose last object, the contiguous dataset `d`,
