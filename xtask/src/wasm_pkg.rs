@@ -13,6 +13,9 @@ use std::time::Instant;
 /// The package's files written by hand (the rest is wasm-bindgen's output).
 const JS_FILES: &[&str] = &["package.json", "index.js", "index.d.ts"];
 
+/// The viewer page's files (`js/viewer`, copied to `viewer/` in the package).
+const VIEWER_FILES: &[&str] = &["index.html", "viewer.js", "viewer.css"];
+
 /// wasm-opt flags: the features rustc's wasm32 target emits (wasm-opt would otherwise
 /// refuse bulk-memory or sign-extension instructions), then -O3 (measured smaller than -Oz
 /// after gzip, and faster).
@@ -76,6 +79,13 @@ pub(super) fn task_wasm_pkg() -> R<PathBuf> {
     for f in JS_FILES {
         fs::copy(krate.join("js").join(f), pkg.join(f))
             .map_err(|e| format!("copy {f} into {}: {e}", pkg.display()))?;
+    }
+    // The viewer page (static files loading ../index.js).
+    let viewer = pkg.join("viewer");
+    fs::create_dir_all(&viewer).map_err(|e| format!("{}: {e}", viewer.display()))?;
+    for f in VIEWER_FILES {
+        fs::copy(krate.join("js/viewer").join(f), viewer.join(f))
+            .map_err(|e| format!("copy viewer/{f} into {}: {e}", pkg.display()))?;
     }
     let raw = fs::metadata(&wasm).map_err(|e| e.to_string())?.len();
     let gz = gzip_size(&wasm)?;
