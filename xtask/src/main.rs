@@ -52,7 +52,8 @@ tasks:
                   Cargo.lock (installed under target/wasm-tools when missing), wasm-opt from
                   npm binaryen; prints the gzipped .wasm size
   wasm-test       wasm-pkg, then every HDF5 file of testdata/ read through the package under
-                  Node and compared with the native reader (not part of `test`)
+                  Node and compared with the native reader, range reads, HEP001 tables, and
+                  the viewer page in headless Chromium (not part of `test`)
   doc             cargo doc --workspace --no-deps --all-features with RUSTDOCFLAGS=-D warnings
                   (broken intra-doc links fail; builds DataFusion's docs too), then
                   cargo test --doc of h5fmt and h5table (`cargo xtask test` runs the doctests)

@@ -323,6 +323,7 @@ pub(super) fn task_wasm_test() -> R {
                 .arg("/chunked_gzip_shuffle"),
         )?;
         print!("wasm-test: {browser}");
+        viewer_test(&root, &pkg, &big_h5, &corpus)?;
     } else {
         println!("wasm-test: browser: skipped (apt-get install chromium to run it)");
     }
@@ -331,6 +332,46 @@ pub(super) fn task_wasm_test() -> R {
          ({}) matches the native reader",
         files.len(),
         output(Command::new("node").arg("--version"))?.trim()
+    );
+    Ok(())
+}
+
+/// The viewer page (`js/viewer`) in headless Chromium (`js/test/viewer.mjs`) against h5py's
+/// answers (`js/test/viewer_oracle.py`) and the HEP001 corpus; screenshots in
+/// `target/wasm-test/viewer`.
+fn viewer_test(root: &Path, pkg: &Path, big_h5: &Path, corpus: &Path) -> R {
+    if !corpus.is_dir() {
+        println!(
+            "wasm-test: viewer: skipped ({} not found)",
+            corpus.display()
+        );
+        return Ok(());
+    }
+    let out = root.join("target").join("wasm-test").join("viewer");
+    fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let (tree_file, line) = (Path::new("testdata").join("dtypes_v110.h5"), "/random_f64");
+    let oracle = output(
+        Command::new(&ensure_venv()?.python)
+            .current_dir(root)
+            .arg(root.join("crates/h5fmt-wasm/js/test/viewer_oracle.py"))
+            .arg(big_h5)
+            .arg(&tree_file)
+            .arg(line),
+    )?;
+    let oracle_json = out.join("oracle.json");
+    fs::write(&oracle_json, oracle).map_err(|e| format!("{}: {e}", oracle_json.display()))?;
+    let viewer = output(
+        node_test(root, "viewer.mjs", pkg)
+            .arg(big_h5)
+            .arg(&tree_file)
+            .arg(corpus)
+            .arg(&oracle_json)
+            .arg(&out),
+    )?;
+    print!("{}", viewer.replace("viewer: ", "wasm-test: viewer: "));
+    println!(
+        "wasm-test: viewer: screenshots in {}",
+        out.strip_prefix(root).unwrap_or(&out).display()
     );
     Ok(())
 }

@@ -9,41 +9,10 @@ import { readFileSync, readdirSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import assert from "node:assert/strict";
+import { parseCsv } from "./csv.mjs";
 
 const [pkgDir, dir] = process.argv.slice(2);
 const { H5File } = await import(pathToFileURL(join(pkgDir, "index.js")).href);
-
-// RFC 4180 fields: quotes, doubled quotes, commas and newlines inside quotes.
-function parseCsv(text) {
-  const rows = [];
-  let row = [];
-  let field = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      row.push(field);
-      field = "";
-    } else if (ch === "\n") {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = "";
-    } else if (ch !== "\r") field += ch;
-  }
-  if (field !== "" || row.length > 0) {
-    row.push(field);
-    rows.push(row);
-  }
-  return rows;
-}
 
 const number = (t) => (t === "inf" ? Infinity : t === "-inf" ? -Infinity : t === "nan" ? NaN : Number(t));
 

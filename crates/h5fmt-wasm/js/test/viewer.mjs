@@ -1,0 +1,269 @@
+// The viewer page (js/viewer) in Debian's headless Chromium (`cargo xtask wasm-test`), driven
+// over the DevTools protocol on a pipe (--remote-debugging-pipe: no driver, no npm package). A
+// local HTTP server with Range support serves the package, the big chunked file and the HEP001
+// corpus, and counts the bytes it sends of each file. Checks, each against h5py or the corpus
+// CSV (ORACLE is viewer_oracle.py's output):
+//   - the big file opened by URL: the 2-D preview's window min/max (and where they are) equal
+//     h5py's, for the default window and a chosen one, and the pixels at the min and max have
+//     the colour map's end colours; less than 1 % of the file transferred (server count);
+//   - a testdata file opened with the file input (fromBytes): the tree lists h5py's objects;
+//     a 1-D dataset plotted with h5py's min and max;
+//   - a HEP001 table by URL: the grid's cells equal the corpus CSV, page 1 and page 2, and the
+//     filter keeps exactly the CSV rows of the page it should;
+//   - a URL that does not exist and a file that is not HDF5: the error is shown in the page.
+// Screenshots go to OUT_DIR.
+//
+//   node viewer.mjs PACKAGE_DIR BIG.h5 TREE.h5 CORPUS_FILES_DIR ORACLE.json OUT_DIR
+import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import { mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, extname, normalize, resolve } from "node:path";
+import assert from "node:assert/strict";
+import { parseCsv } from "./csv.mjs";
+
+const [pkgDir, bigPath, treePath, corpusDir, oraclePath, outDir] = process.argv.slice(2);
+const oracle = JSON.parse(readFileSync(oraclePath, "utf8"));
+const TABLE_FILE = "c11_categorical.h5";
+const TABLE_CSV = "c11_categorical__matches.csv";
+
+// ---- The server: /pkg/… the package, /data/big.h5, /hep/… the corpus; bytes counted per path.
+const served = new Map();
+const types = { ".js": "text/javascript", ".wasm": "application/wasm", ".json": "application/json", ".html": "text/html", ".css": "text/css" };
+const safe = (dir, rest) => join(dir, normalize(rest).replace(/^(\.\.[/\\])+/, ""));
+const server = createServer((req, res) => {
+  const url = new URL(req.url, "http://x");
+  let path;
+  if (url.pathname === "/data/big.h5") path = bigPath;
+  else if (url.pathname.startsWith("/pkg/")) path = safe(pkgDir, url.pathname.slice(5));
+  else if (url.pathname.startsWith("/hep/")) path = safe(corpusDir, url.pathname.slice(5));
+  let size;
+  try {
+    size = statSync(path).size;
+  } catch {
+    return res.writeHead(404).end();
+  }
+  const type = types[extname(path)] ?? "application/octet-stream";
+  const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? "");
+  const [start, last] = m ? [Number(m[1]), Math.min(Number(m[2]), size - 1)] : [0, size - 1];
+  const buf = Buffer.alloc(Math.max(0, last - start + 1));
+  const fd = openSync(path, "r");
+  readSync(fd, buf, 0, buf.length, start);
+  closeSync(fd);
+  served.set(url.pathname, (served.get(url.pathname) ?? 0) + buf.length);
+  const head = { "content-type": type, "content-length": buf.length, "accept-ranges": "bytes" };
+  if (m) res.writeHead(206, { ...head, "content-range": `bytes ${start}-${last}/${size}` }).end(buf);
+  else res.writeHead(200, head).end(buf);
+});
+await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+const base = `http://127.0.0.1:${server.address().port}`;
+
+// ---- Chromium over the DevTools protocol (messages are NUL-terminated JSON on fds 3 and 4).
+const profile = mkdtempSync(join(tmpdir(), "h5fmt-viewer-"));
+const chrome = spawn(
+  process.env.CHROMIUM ?? "/usr/bin/chromium",
+  ["--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", `--user-data-dir=${profile}`, "--no-first-run", "about:blank"],
+  { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] },
+);
+let stderr = "";
+chrome.stdio[2].on("data", (d) => (stderr = (stderr + d).slice(-4000)));
+const pending = new Map();
+const logs = [];
+let nextId = 0;
+let inbox = Buffer.alloc(0);
+chrome.stdio[4].on("data", (chunk) => {
+  inbox = Buffer.concat([inbox, chunk]);
+  for (let i; (i = inbox.indexOf(0)) >= 0; inbox = inbox.subarray(i + 1)) {
+    const msg = JSON.parse(inbox.subarray(0, i).toString("utf8"));
+    if (msg.id !== undefined && pending.has(msg.id)) {
+      const { ok, fail, method } = pending.get(msg.id);
+      pending.delete(msg.id);
+      if (msg.error) fail(new Error(`${method}: ${msg.error.message}`));
+      else ok(msg.result);
+    } else if (msg.method === "Runtime.consoleAPICalled") {
+      logs.push(`console.${msg.params.type}: ${msg.params.args.map((a) => a.value ?? a.description).join(" ")}`);
+    } else if (msg.method === "Runtime.exceptionThrown") {
+      logs.push(`exception: ${msg.params.exceptionDetails.exception?.description ?? msg.params.exceptionDetails.text}`);
+    }
+  }
+});
+const exited = new Promise((ok) => chrome.on("exit", ok));
+function send(method, params = {}, sessionId = undefined) {
+  const id = ++nextId;
+  chrome.stdio[3].write(`${JSON.stringify({ id, method, params, sessionId })}\0`);
+  return new Promise((ok, fail) => pending.set(id, { ok, fail, method }));
+}
+
+const results = [];
+try {
+  const { targetId } = await send("Target.createTarget", { url: "about:blank" });
+  const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
+  const cdp = (method, params) => send(method, params, sessionId);
+  await cdp("Runtime.enable");
+  await cdp("Page.enable");
+  await cdp("Emulation.setDeviceMetricsOverride", { width: 1280, height: 900, deviceScaleFactor: 1, mobile: false });
+
+  /** Evaluate an expression in the page (awaiting a promise); its JSON value. */
+  const js = async (expression) => {
+    const r = await cdp("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true });
+    if (r.exceptionDetails) throw new Error(`in the page: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`);
+    return r.result.value;
+  };
+  /** Wait until the page's state is one of `states` after `action` (which starts a task). */
+  const settle = async (what, states = ["ready"]) => {
+    const t0 = Date.now();
+    for (;;) {
+      const s = await js("document.body?.dataset.state ?? \"loading\"");
+      if (s !== "busy" && s !== "loading") {
+        if (!states.includes(s)) {
+          const err = await js("document.getElementById('error').textContent");
+          throw new Error(`${what}: the page is ${s}: ${err}\n${logs.join("\n")}`);
+        }
+        return;
+      }
+      if (Date.now() - t0 > 60_000) throw new Error(`${what}: still ${s} after 60 s\n${logs.join("\n")}`);
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+  };
+  const act = async (what, expression, states) => {
+    await js(`document.body.dataset.state = "busy"; ${expression}; undefined`);
+    await settle(what, states);
+  };
+  const click = (selector) => `document.querySelector(${JSON.stringify(selector)}).click()`;
+  const setValue = (id, v) => `document.getElementById(${JSON.stringify(id)}).value = ${JSON.stringify(String(v))}`;
+  const shot = async (name) => {
+    const { data } = await cdp("Page.captureScreenshot", { format: "png" });
+    writeFileSync(join(outDir, name), Buffer.from(data, "base64"));
+  };
+  const stats = () => js("Object.assign({}, document.getElementById('stats').dataset)");
+
+  await cdp("Page.navigate", { url: `${base}/pkg/viewer/index.html` });
+  await settle("loading the viewer", ["idle"]);
+
+  // 1. The big file by URL; the default window, then a chosen one.
+  const big = statSync(bigPath).size;
+  await act("opening big.h5", `${setValue("url", "/data/big.h5")}; ${click("#open")}`);
+  await act("selecting /run1/data", click('.node[data-path="/run1/data"]'));
+  const checkWindow = async (w, name) => {
+    const got = await stats();
+    const [h, wd] = w.shape;
+    assert.equal(Number(got.min), w.min, `${name}: min`);
+    assert.equal(Number(got.max), w.max, `${name}: max`);
+    assert.equal(Number(got.argmin), w.argmin[0] * wd + w.argmin[1], `${name}: where the min is`);
+    assert.equal(Number(got.argmax), w.argmax[0] * wd + w.argmax[1], `${name}: where the max is`);
+    const px = await js(`(() => {
+      const c = document.getElementById("image");
+      const g = c.getContext("2d");
+      const at = (r, col) => Array.from(g.getImageData(col, r, 1, 1).data);
+      return { w: c.width, h: c.height, lo: at(${w.argmin[0]}, ${w.argmin[1]}), hi: at(${w.argmax[0]}, ${w.argmax[1]}) };
+    })()`);
+    assert.deepEqual([px.h, px.w], [h, wd], `${name}: image size`);
+    assert.deepEqual(px.lo, [0, 0, 0, 255], `${name}: the min pixel is not the map's first colour`);
+    assert.deepEqual(px.hi, [255, 255, 255, 255], `${name}: the max pixel is not the map's last colour`);
+  };
+  await checkWindow(oracle.windows.first, "default window");
+  const first = served.get("/data/big.h5");
+  await shot("viewer-big.png");
+  const c = oracle.windows.chosen;
+  await act(
+    "showing a chosen window",
+    [setValue("row0", c.row0), setValue("col0", c.col0), setValue("height", c.shape[0]), setValue("width", c.shape[1]), click("#show")].join("; "),
+  );
+  await checkWindow(c, "chosen window");
+  const sent = served.get("/data/big.h5");
+  const shown = await js("document.getElementById('status').textContent");
+  assert.match(shown, new RegExp(`${sent.toLocaleString("en")} bytes transferred`), "the page's count differs from the server's");
+  const share = sent / big;
+  results.push(
+    `big.h5 (${(big / 2 ** 20).toFixed(0)} MiB) by URL: a 512×512 window shown after ${first} bytes, a second ` +
+      `${c.shape.join("×")} window after ${sent} in all (${(share * 100).toFixed(2)} % of the file, counted at the server); ` +
+      "min, max and their pixels as h5py",
+  );
+  assert.ok(share < 0.01, `transferred ${(share * 100).toFixed(2)} % of the file (limit 1 %)`);
+
+  // 2. A testdata file through the file input (fromBytes): the tree, then a line plot.
+  const { root } = await cdp("DOM.getDocument", {});
+  const { nodeId } = await cdp("DOM.querySelector", { nodeId: root.nodeId, selector: "#file" });
+  await js('document.body.dataset.state = "busy"');
+  await cdp("DOM.setFileInputFiles", { nodeId, files: [resolve(treePath)] });
+  await settle("opening the testdata file");
+  const nodes = await js('Array.from(document.querySelectorAll("#tree .node"), (b) => [b.dataset.path, b.dataset.kind])');
+  const sorted = (a) => a.map((x) => x.join(" ")).sort();
+  assert.deepEqual(sorted(nodes), sorted(oracle.objects), "the tree differs from h5py's objects");
+  await act(`selecting ${oracle.line.path}`, click(`#tree .node[data-path="${oracle.line.path}"]`));
+  const line = await stats();
+  assert.equal(Number(line.min), oracle.line.min, "line plot: min");
+  assert.equal(Number(line.max), oracle.line.max, "line plot: max");
+  assert.ok(await js("document.getElementById('plot') instanceof HTMLCanvasElement"), "no line plot");
+  await shot("viewer-tree.png");
+  results.push(`${treePath}: the tree lists h5py's ${oracle.objects.length} objects; ${oracle.line.path} plotted, min/max as h5py`);
+
+  // 3. A HEP001 table by URL: pages 1 and 2 against the corpus CSV, then the filter.
+  const csv = parseCsv(readFileSync(join(corpusDir, TABLE_CSV), "utf8"));
+  const [header, ...body] = csv;
+  await act("opening the table file", `${setValue("url", `/hep/${TABLE_FILE}`)}; ${click("#open")}`);
+  await act("selecting the table", click('#tables .node[data-path="/matches"]'));
+  const grid = () =>
+    js(`({ head: Array.from(document.querySelectorAll("#table-grid th"), (t) => t.textContent).slice(1),
+           rows: Array.from(document.querySelectorAll("#table-grid tr[data-row]"))
+             .filter((r) => !r.hidden)
+             .map((r) => [Number(r.dataset.row), Array.from(r.children).slice(1).map((t) => t.dataset.missing ? "" : t.textContent)]) })`);
+  const same = (got, want, at) => {
+    assert.equal(got.length, want.length, `${at}: cells`);
+    for (let k = 0; k < want.length; k++) {
+      const [g, w] = [got[k], want[k]];
+      const numeric = w !== "" && !Number.isNaN(Number(w));
+      if (numeric) assert.equal(Math.fround(Number(g)), Math.fround(Number(w)), `${at} ${header[k]}: ${g} vs ${w}`);
+      else assert.equal(g, w, `${at} ${header[k]}`);
+    }
+  };
+  const checkPage = async (lo, hi, keep = () => true) => {
+    const g = await grid();
+    assert.deepEqual(g.head, header, "the grid's columns");
+    const want = body.map((r, i) => [i, r]).slice(lo, hi).filter(([, r]) => keep(r));
+    assert.deepEqual(g.rows.map(([i]) => i), want.map(([i]) => i), `rows shown of ${lo}–${hi}`);
+    for (const [k, [i, r]] of want.entries()) same(g.rows[k][1], r, `row ${i}`);
+    return want.length;
+  };
+  await checkPage(0, 100);
+  await act("next page", click("#next"));
+  await checkPage(100, 200);
+  await js(`${setValue("filter", "home_team = Basel")}; document.getElementById("filter").dispatchEvent(new Event("input"))`);
+  const kept = await checkPage(100, 200, (r) => r[0] === "Basel");
+  // Years are categorical labels (1999, 2005, 2020, 2024), compared as numbers; missing never match.
+  await js(`${setValue("filter", "year >= 2020")}; document.getElementById("filter").dispatchEvent(new Event("input"))`);
+  const kept2 = await checkPage(100, 200, (r) => r[3] !== "" && Number(r[3]) >= 2020);
+  // Numbers compared as numbers ("9.5" < "20", not as text).
+  await js(`${setValue("filter", "score < 20")}; document.getElementById("filter").dispatchEvent(new Event("input"))`);
+  const kept3 = await checkPage(100, 200, (r) => r[4] !== "" && Number(r[4]) < 20);
+  assert.ok(kept3 > 0, "no score < 20 on page 2");
+  await shot("viewer-table.png");
+  results.push(
+    `${TABLE_FILE} /matches by URL: pages 1 and 2 of ${body.length} rows equal the corpus CSV; filters ` +
+      `"home_team = Basel", "year >= 2020" and "score < 20" keep the ${kept}, ${kept2} and ${kept3} CSV rows of page 2 they should`,
+  );
+
+  // 4. Errors are shown in the page, not a hung page.
+  await act("a missing URL", `${setValue("url", "/hep/no-such-file.h5")}; ${click("#open")}`, ["error"]);
+  assert.match(await js("document.getElementById('error').textContent"), /HTTP 404/);
+  const junk = join(profile, "not-hdf5.h5");
+  writeFileSync(junk, "this is not an HDF5 file".repeat(100));
+  await js('document.body.dataset.state = "busy"');
+  await cdp("DOM.setFileInputFiles", { nodeId, files: [junk] });
+  await settle("a file that is not HDF5", ["error"]);
+  const err = await js("document.getElementById('error').textContent");
+  assert.ok(err.length > 0 && (await js("!document.getElementById('error').hidden")), "no error shown");
+  await shot("viewer-error.png");
+  results.push(`errors shown in the page: a 404 URL, a file that is not HDF5 ("${err.slice(0, 60)}")`);
+} catch (e) {
+  e.message += stderr && !e.message.includes("\n") ? `\nchromium: ${stderr.slice(-1000)}` : "";
+  throw e;
+} finally {
+  chrome.kill();
+  await Promise.race([exited, new Promise((ok) => setTimeout(ok, 5000))]);
+  server.closeAllConnections();
+  server.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(results.map((r) => `viewer: ${r}`).join("\n"));
+
