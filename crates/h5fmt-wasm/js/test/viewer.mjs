@@ -7,10 +7,12 @@
 //     h5py's, for the default window and a chosen one, and the pixels at the min and max have
 //     the colour map's end colours; less than 1 % of the file transferred (server count);
 //   - a testdata file opened with the file input (fromBytes): the tree lists h5py's objects;
-//     a 1-D dataset plotted with h5py's min and max;
+//     every dataset gets a preview and no error, 1-D strings shown as h5py reads them, a 1-D
+//     dataset plotted with h5py's min and max;
 //   - a HEP001 table by URL: the grid's cells equal the corpus CSV, page 1 and page 2, and the
 //     filter keeps exactly the CSV rows of the page it should;
-//   - a URL that does not exist and a file that is not HDF5: the error is shown in the page.
+//   - a URL that does not exist, a file that is not HDF5, a package without its .wasm: the
+//     error is shown in the page.
 // Screenshots go to OUT_DIR.
 //
 //   node viewer.mjs PACKAGE_DIR BIG.h5 TREE.h5 CORPUS_FILES_DIR ORACLE.json OUT_DIR
@@ -36,6 +38,8 @@ const server = createServer((req, res) => {
   let path;
   if (url.pathname === "/data/big.h5") path = bigPath;
   else if (url.pathname.startsWith("/pkg/")) path = safe(pkgDir, url.pathname.slice(5));
+  // The package without its module: the page must say so.
+  else if (url.pathname.startsWith("/broken/") && extname(url.pathname) !== ".wasm") path = safe(pkgDir, url.pathname.slice(8));
   else if (url.pathname.startsWith("/hep/")) path = safe(corpusDir, url.pathname.slice(5));
   let size;
   try {
@@ -190,13 +194,31 @@ try {
   const nodes = await js('Array.from(document.querySelectorAll("#tree .node"), (b) => [b.dataset.path, b.dataset.kind])');
   const sorted = (a) => a.map((x) => x.join(" ")).sort();
   assert.deepEqual(sorted(nodes), sorted(oracle.objects), "the tree differs from h5py's objects");
+  // Every dataset of the file gets a preview, none an error.
+  const previews = {};
+  for (const [path, kind] of oracle.objects) {
+    if (kind !== "dataset") continue;
+    await act(`previewing ${path}`, click(`#tree .node[data-path="${path}"]`));
+    const what = await js(`(() => { const p = document.getElementById("preview");
+      const e = p.querySelector("canvas") ?? p.querySelector("table, #scalar, .muted");
+      return e === null ? "none" : e.id || e.textContent; })()`);
+    previews[what] = (previews[what] ?? 0) + 1;
+    if (what === "none") throw new Error(`${path}: no preview`);
+    if (oracle.strings[path] !== undefined) {
+      const cells = await js('Array.from(document.querySelectorAll("#rows td:not(.index)"), (t) => t.textContent)');
+      assert.deepEqual(cells, oracle.strings[path], `${path}: the strings shown`);
+    }
+  }
   await act(`selecting ${oracle.line.path}`, click(`#tree .node[data-path="${oracle.line.path}"]`));
   const line = await stats();
   assert.equal(Number(line.min), oracle.line.min, "line plot: min");
   assert.equal(Number(line.max), oracle.line.max, "line plot: max");
   assert.ok(await js("document.getElementById('plot') instanceof HTMLCanvasElement"), "no line plot");
   await shot("viewer-tree.png");
-  results.push(`${treePath}: the tree lists h5py's ${oracle.objects.length} objects; ${oracle.line.path} plotted, min/max as h5py`);
+  results.push(
+    `${treePath}: the tree lists h5py's ${oracle.objects.length} objects; each dataset previewed without an error ` +
+      `(${JSON.stringify(previews)}), the strings of ${Object.keys(oracle.strings).length} as h5py's; ${oracle.line.path} plotted, min/max as h5py`,
+  );
 
   // 3. A HEP001 table by URL: pages 1 and 2 against the corpus CSV, then the filter.
   const csv = parseCsv(readFileSync(join(corpusDir, TABLE_CSV), "utf8"));
@@ -254,7 +276,14 @@ try {
   const err = await js("document.getElementById('error').textContent");
   assert.ok(err.length > 0 && (await js("!document.getElementById('error').hidden")), "no error shown");
   await shot("viewer-error.png");
-  results.push(`errors shown in the page: a 404 URL, a file that is not HDF5 ("${err.slice(0, 60)}")`);
+  await cdp("Page.navigate", { url: `${base}/broken/viewer/index.html` });
+  await settle("the viewer without its module", ["error"]);
+  const noModule = await js("document.getElementById('error').textContent");
+  assert.ok(noModule.length > 0, "no error shown without the module");
+  results.push(
+    `errors shown in the page: a 404 URL, a file that is not HDF5 ("${err.slice(0, 60)}"), ` +
+      `the module missing ("${noModule.slice(0, 60)}")`,
+  );
 } catch (e) {
   e.message += stderr && !e.message.includes("\n") ? `\nchromium: ${stderr.slice(-1000)}` : "";
   throw e;

@@ -1,6 +1,6 @@
 """What h5py reads, for the viewer's browser test (viewer.mjs): the min, max and where they
-are of two windows of the big chunked file, the objects of a testdata file, and the values of
-one of its 1-D datasets.
+are of two windows of the big chunked file; the objects of a testdata file, the min and max of
+one of its 1-D datasets, and the values of its 1-D string datasets.
 
     python viewer_oracle.py BIG.h5 TREE.h5 LINE_DATASET
 """
@@ -35,8 +35,24 @@ with h5py.File(tree_path, "r") as f:
     kinds = {h5py.Group: "group", h5py.Dataset: "dataset", h5py.Datatype: "datatype"}
     f.visititems(lambda name, o: objects.append(["/" + name, kinds[type(o)]]))
     line = f[line_path][()]
+    # The 1-D string datasets (not space-padded: numpy keeps the spaces), decoded.
+    strings = {}
+    for path, kind in objects:
+        d = f[path]
+        if kind != "dataset" or d.ndim != 1 or h5py.check_string_dtype(d.dtype) is None:
+            continue
+        if d.id.get_type().get_strpad() == h5py.h5t.STR_SPACEPAD:
+            continue
+        strings[path] = [
+            (v.decode("utf-8") if isinstance(v, bytes) else v) for v in d[()].tolist()
+        ]
 
 json.dump(
-    {"windows": windows, "objects": objects, "line": {"path": line_path, **stats(line)}},
+    {
+        "windows": windows,
+        "objects": objects,
+        "line": {"path": line_path, **stats(line)},
+        "strings": strings,
+    },
     sys.stdout,
 )

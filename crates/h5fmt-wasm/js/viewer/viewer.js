@@ -45,8 +45,8 @@ function showError(e) {
   document.body.dataset.state = "error";
 }
 
+// (index.html shows uncaught errors, also those before this module runs.)
 window.addEventListener("unhandledrejection", (ev) => showError(ev.reason));
-window.addEventListener("error", (ev) => showError(ev.error ?? ev.message));
 
 function status(text) {
   $("status").textContent = text;
@@ -126,6 +126,7 @@ function openUrl(url, path) {
 }
 
 function openLocal(blob) {
+  $("url").value = "";
   return openWith(blob.name, false, async () => H5File.fromBytes(new Uint8Array(await blob.arrayBuffer())));
 }
 
