@@ -10,7 +10,8 @@
 //     every dataset gets a preview and no error, 1-D strings shown as h5py reads them, a 1-D
 //     dataset plotted with h5py's min and max;
 //   - a HEP001 table by URL: the grid's cells equal the corpus CSV, page 1 and page 2, and the
-//     filter keeps exactly the CSV rows of the page it should;
+//     filter keeps exactly the CSV rows of the page it should; page 1 of every corpus table
+//     equals its CSV;
 //   - a URL that does not exist, a file that is not HDF5, a package without its .wasm: the
 //     error is shown in the page.
 // Screenshots go to OUT_DIR.
@@ -18,7 +19,7 @@
 //   node viewer.mjs PACKAGE_DIR BIG.h5 TREE.h5 CORPUS_FILES_DIR ORACLE.json OUT_DIR
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, openSync, readdirSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, extname, normalize, resolve } from "node:path";
 import assert from "node:assert/strict";
@@ -27,7 +28,6 @@ import { parseCsv } from "./csv.mjs";
 const [pkgDir, bigPath, treePath, corpusDir, oraclePath, outDir] = process.argv.slice(2);
 const oracle = JSON.parse(readFileSync(oraclePath, "utf8"));
 const TABLE_FILE = "c11_categorical.h5";
-const TABLE_CSV = "c11_categorical__matches.csv";
 
 // ---- The server: /pkg/… the package, /data/big.h5, /hep/… the corpus; bytes counted per path.
 const served = new Map();
@@ -99,6 +99,7 @@ function send(method, params = {}, sessionId = undefined) {
 }
 
 const results = [];
+let compared = 0; // grid cells compared with the corpus CSV
 try {
   const { targetId } = await send("Target.createTarget", { url: "about:blank" });
   const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
@@ -221,49 +222,70 @@ try {
   );
 
   // 3. A HEP001 table by URL: pages 1 and 2 against the corpus CSV, then the filter.
-  const csv = parseCsv(readFileSync(join(corpusDir, TABLE_CSV), "utf8"));
-  const [header, ...body] = csv;
-  await act("opening the table file", `${setValue("url", `/hep/${TABLE_FILE}`)}; ${click("#open")}`);
-  await act("selecting the table", click('#tables .node[data-path="/matches"]'));
   const grid = () =>
     js(`({ head: Array.from(document.querySelectorAll("#table-grid th"), (t) => t.textContent).slice(1),
            rows: Array.from(document.querySelectorAll("#table-grid tr[data-row]"))
              .filter((r) => !r.hidden)
              .map((r) => [Number(r.dataset.row), Array.from(r.children).slice(1).map((t) => t.dataset.missing ? "" : t.textContent)]) })`);
-  const same = (got, want, at) => {
-    assert.equal(got.length, want.length, `${at}: cells`);
-    for (let k = 0; k < want.length; k++) {
-      const [g, w] = [got[k], want[k]];
-      const numeric = w !== "" && !Number.isNaN(Number(w));
-      if (numeric) assert.equal(Math.fround(Number(g)), Math.fround(Number(w)), `${at} ${header[k]}: ${g} vs ${w}`);
-      else assert.equal(g, w, `${at} ${header[k]}`);
-    }
-  };
-  const checkPage = async (lo, hi, keep = () => true) => {
+  const expected = (file) => JSON.parse(readFileSync(join(corpusDir, file.replace(/\.h5$/, ".expected.json")), "utf8"));
+  /** The shown rows lo..hi (those `keep` accepts) of a table against its CSV, column by column. */
+  const checkPage = async (t, lo, hi, keep = () => true) => {
+    const [header, ...body] = parseCsv(readFileSync(join(corpusDir, t.csv), "utf8"));
     const g = await grid();
-    assert.deepEqual(g.head, header, "the grid's columns");
     const want = body.map((r, i) => [i, r]).slice(lo, hi).filter(([, r]) => keep(r));
-    assert.deepEqual(g.rows.map(([i]) => i), want.map(([i]) => i), `rows shown of ${lo}–${hi}`);
-    for (const [k, [i, r]] of want.entries()) same(g.rows[k][1], r, `row ${i}`);
+    assert.deepEqual(g.rows.map(([i]) => i), want.map(([i]) => i), `${t.path}: rows shown of ${lo}–${hi}`);
+    for (const col of t.columns) {
+      const [k, j] = [header.indexOf(col.name), g.head.indexOf(col.name)];
+      if (k < 0 || !["int", "float", "string", "categorical"].includes(col.kind)) continue;
+      assert.ok(j >= 0, `${t.path}: no column ${col.name} in the grid`);
+      for (const [n, [i, r]] of want.entries()) {
+        const [got, text] = [g.rows[n][1][j], r[k]];
+        const at = `${t.path} ${col.name}[${i}]: ${got} vs ${text}`;
+        if (col.kind !== "float" || text === "") assert.equal(got, text, at);
+        else assert.ok(sameFloat(Number(got), text, col.dtype), at);
+        compared++;
+      }
+    }
     return want.length;
   };
-  await checkPage(0, 100);
+  const matches = expected(TABLE_FILE).tables["/matches"];
+  await act("opening the table file", `${setValue("url", `/hep/${TABLE_FILE}`)}; ${click("#open")}`);
+  await act("selecting the table", click('#tables .node[data-path="/matches"]'));
+  assert.deepEqual((await grid()).head, matches.column_order, "the grid's columns");
+  const csvRows = matches.nrows;
+  await checkPage(matches, 0, 100);
   await act("next page", click("#next"));
-  await checkPage(100, 200);
+  await checkPage(matches, 100, 200);
   await js(`${setValue("filter", "home_team = Basel")}; document.getElementById("filter").dispatchEvent(new Event("input"))`);
-  const kept = await checkPage(100, 200, (r) => r[0] === "Basel");
+  const kept = await checkPage(matches, 100, 200, (r) => r[0] === "Basel");
   // Years are categorical labels (1999, 2005, 2020, 2024), compared as numbers; missing never match.
   await js(`${setValue("filter", "year >= 2020")}; document.getElementById("filter").dispatchEvent(new Event("input"))`);
-  const kept2 = await checkPage(100, 200, (r) => r[3] !== "" && Number(r[3]) >= 2020);
+  const kept2 = await checkPage(matches, 100, 200, (r) => r[3] !== "" && Number(r[3]) >= 2020);
   // Numbers compared as numbers ("9.5" < "20", not as text).
   await js(`${setValue("filter", "score < 20")}; document.getElementById("filter").dispatchEvent(new Event("input"))`);
-  const kept3 = await checkPage(100, 200, (r) => r[4] !== "" && Number(r[4]) < 20);
+  const kept3 = await checkPage(matches, 100, 200, (r) => r[4] !== "" && Number(r[4]) < 20);
   assert.ok(kept3 > 0, "no score < 20 on page 2");
   await shot("viewer-table.png");
   results.push(
-    `${TABLE_FILE} /matches by URL: pages 1 and 2 of ${body.length} rows equal the corpus CSV; filters ` +
+    `${TABLE_FILE} /matches by URL: pages 1 and 2 of ${csvRows} rows equal the corpus CSV; filters ` +
       `"home_team = Basel", "year >= 2020" and "score < 20" keep the ${kept}, ${kept2} and ${kept3} CSV rows of page 2 they should`,
   );
+
+  // Every table of the conformant corpus files: page 1 shown without an error, equal to the CSV.
+  let swept = 0;
+  const before = compared;
+  for (const name of readdirSync(corpusDir).filter((f) => /^c\d+.*\.expected\.json$/.test(f)).sort()) {
+    const exp = JSON.parse(readFileSync(join(corpusDir, name), "utf8"));
+    await act(`opening ${exp.file}`, `${setValue("url", `/hep/${exp.file}`)}; ${click("#open")}`);
+    for (const [path, t] of Object.entries(exp.tables)) {
+      await act(`showing ${exp.file} ${path}`, click(`#tables .node[data-path="${path}"]`));
+      const n = await js('document.querySelectorAll("#table-grid tr[data-row]").length');
+      assert.equal(n, Math.min(100, t.nrows), `${exp.file} ${path}: rows on page 1`);
+      if (t.csv != null) await checkPage(t, 0, 100);
+      swept++;
+    }
+  }
+  results.push(`${swept} tables of the corpus: page 1 shown without an error, its ${compared - before} int, float, string and categorical cells equal to the CSV`);
 
   // 4. Errors are shown in the page, not a hung page.
   await act("a missing URL", `${setValue("url", "/hep/no-such-file.h5")}; ${click("#open")}`, ["error"]);
@@ -296,3 +318,13 @@ try {
 }
 console.log(results.map((r) => `viewer: ${r}`).join("\n"));
 
+// A float shown in the grid against the CSV's text (numpy's repr): float16 to its precision,
+// float32 both rounded to float32 (the grid shows the shortest text of the float32), float64
+// exactly.
+function sameFloat(got, text, dtype) {
+  const want = text === "inf" ? Infinity : text === "-inf" ? -Infinity : text === "nan" ? NaN : Number(text);
+  if (Number.isNaN(want)) return Number.isNaN(got);
+  if (dtype.startsWith("float16")) return got === want || Math.abs(got - want) <= Math.abs(want) * 1e-3;
+  if (dtype.startsWith("float32")) return Math.fround(got) === Math.fround(want);
+  return got === want;
+}
