@@ -12,8 +12,8 @@
 //   - a HEP001 table by URL: the grid's cells equal the corpus CSV, page 1 and page 2, and the
 //     filter keeps exactly the CSV rows of the page it should; page 1 of every corpus table
 //     equals its CSV;
-//   - a URL that does not exist, a file that is not HDF5, a package without its .wasm: the
-//     error is shown in the page.
+//   - a URL that does not exist, a file that is not HDF5 dropped on the page (drag events),
+//     a package without its .wasm: the error is shown in the page.
 // Screenshots go to OUT_DIR.
 //
 //   node viewer.mjs PACKAGE_DIR BIG.h5 TREE.h5 CORPUS_FILES_DIR ORACLE.json OUT_DIR
@@ -293,7 +293,12 @@ try {
   const junk = join(profile, "not-hdf5.h5");
   writeFileSync(junk, "this is not an HDF5 file".repeat(100));
   await js('document.body.dataset.state = "busy"');
-  await cdp("DOM.setFileInputFiles", { nodeId, files: [junk] });
+  // Dropped on the page this time.
+  const drag = (type) =>
+    cdp("Input.dispatchDragEvent", { type, x: 600, y: 400, data: { items: [], files: [junk], dragOperationsMask: 1 } });
+  await drag("dragEnter");
+  await drag("dragOver");
+  await drag("drop");
   await settle("a file that is not HDF5", ["error"]);
   const err = await js("document.getElementById('error').textContent");
   assert.ok(err.length > 0 && (await js("!document.getElementById('error').hidden")), "no error shown");
@@ -303,7 +308,7 @@ try {
   const noModule = await js("document.getElementById('error').textContent");
   assert.ok(noModule.length > 0, "no error shown without the module");
   results.push(
-    `errors shown in the page: a 404 URL, a file that is not HDF5 ("${err.slice(0, 60)}"), ` +
+    `errors shown in the page: a 404 URL, a file that is not HDF5 dropped on the page ("${err.slice(0, 60)}"), ` +
       `the module missing ("${noModule.slice(0, 60)}")`,
   );
 } catch (e) {
