@@ -80,7 +80,7 @@ async function task(label, fn) {
   } catch (e) {
     if (current()) {
       status(fileStatus());
-      showError(e);
+      showError(new Error(`${label}: ${messageOf(e)}`));
     }
   }
 }
@@ -148,7 +148,10 @@ document.addEventListener("drop", (ev) => {
   ev.preventDefault();
   document.body.classList.remove("drop");
   const f = ev.dataTransfer?.files?.[0];
-  if (f) openLocal(f);
+  if (f) {
+    $("file").value = "";
+    openLocal(f);
+  }
 });
 
 // ---------------------------------------------------------------------------------------
@@ -370,14 +373,14 @@ async function showLine(obj, n, view) {
     if (view !== state.view) return;
     const s = minMax(data);
     const canvas = el("canvas", { className: "plot", id: "plot", width: 900, height: 300 });
-    plotLine(canvas, data, s);
+    plotLine(canvas, data, s, start);
     out.replaceChildren(canvas, statsLine("stats", `indices ${start}–${end - 1}: min ${s.min}, max ${s.max} (at ${start + s.argmin}, ${start + s.argmax})`, s));
   };
   go.addEventListener("click", () => task("Reading", draw));
   await draw();
 }
 
-function plotLine(canvas, data, s) {
+function plotLine(canvas, data, s, start) {
   const g = canvas.getContext("2d");
   const [w, h, pad] = [canvas.width, canvas.height, 30];
   g.fillStyle = "#fff";
@@ -388,6 +391,9 @@ function plotLine(canvas, data, s) {
   g.font = "11px sans-serif";
   g.fillText(String(s.max), 2, 14);
   g.fillText(String(s.min), 2, h - pad);
+  g.fillText(String(start), pad, h - 10);
+  const last = String(start + data.length - 1);
+  g.fillText(last, w - 6 - g.measureText(last).width, h - 10);
   if (!(s.max >= s.min)) return; // all NaN
   const span = s.max - s.min || 1;
   const x = (i) => pad + ((w - pad - 6) * i) / Math.max(1, data.length - 1);
