@@ -12,6 +12,7 @@
 //   - a HEP001 table by URL: the grid's cells equal the corpus CSV, page 1 and page 2, and the
 //     filter keeps exactly the CSV rows of the page it should; page 1 of every corpus table
 //     equals its CSV;
+//   - a server ignoring Range: its error, then the whole file when the box is ticked;
 //   - a URL that does not exist, a file that is not HDF5 dropped on the page (drag events),
 //     a package without its .wasm: the error is shown in the page.
 // Screenshots go to OUT_DIR.
@@ -41,6 +42,8 @@ const server = createServer((req, res) => {
   // The package without its module: the page must say so.
   else if (url.pathname.startsWith("/broken/") && extname(url.pathname) !== ".wasm") path = safe(pkgDir, url.pathname.slice(8));
   else if (url.pathname.startsWith("/hep/")) path = safe(corpusDir, url.pathname.slice(5));
+  // The corpus from a server that ignores Range.
+  else if (url.pathname.startsWith("/norange/")) path = safe(corpusDir, url.pathname.slice(9));
   let size;
   try {
     size = statSync(path).size;
@@ -48,7 +51,7 @@ const server = createServer((req, res) => {
     return res.writeHead(404).end();
   }
   const type = types[extname(path)] ?? "application/octet-stream";
-  const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? "");
+  const m = url.pathname.startsWith("/norange/") ? null : /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? "");
   const [start, last] = m ? [Number(m[1]), Math.min(Number(m[2]), size - 1)] : [0, size - 1];
   const buf = Buffer.alloc(Math.max(0, last - start + 1));
   const fd = openSync(path, "r");
@@ -286,6 +289,14 @@ try {
     }
   }
   results.push(`${swept} tables of the corpus: page 1 shown without an error, its ${compared - before} int, float, string and categorical cells equal to the CSV`);
+
+  // A server without Range: an error, unless the whole file is asked for.
+  await act("a server without Range", `${setValue("url", "/norange/c02_ints.h5")}; ${click("#open")}`, ["error"]);
+  assert.match(await js("document.getElementById('error').textContent"), /does not support HTTP Range/);
+  await act("the whole file", `document.getElementById("whole").checked = true; ${click("#open")}`);
+  assert.deepEqual(await js('Array.from(document.querySelectorAll("#tables .node"), (b) => b.dataset.path)'), ["/ints"]);
+  await js('document.getElementById("whole").checked = false');
+  results.push("a server without Range: the error, then the whole file when the box is ticked");
 
   // 4. Errors are shown in the page, not a hung page.
   await act("a missing URL", `${setValue("url", "/hep/no-such-file.h5")}; ${click("#open")}`, ["error"]);

@@ -122,7 +122,8 @@ async function openWith(name, remote, open, path) {
 
 function openUrl(url, path) {
   const href = new URL(url, location.href).href;
-  return openWith(url, true, () => H5File.fromUrl(href, { timeoutMs: TIMEOUT_MS }), path);
+  const options = { timeoutMs: TIMEOUT_MS, wholeFileFallback: $("whole").checked };
+  return openWith(url, true, () => H5File.fromUrl(href, options), path);
 }
 
 function openLocal(blob) {
