@@ -271,6 +271,42 @@ impl Session {
         }
     }
 
+    /// Keys of the known objects reachable by hard links from `path` (the
+    /// object itself included), in the file as the editor sees it; `None`
+    /// when more than a bounded number of objects lie below it.
+    fn reachable_keys(&self, path: &str) -> Option<Vec<String>> {
+        let f = self.ed.reader();
+        let start = f.object(path).ok()?.addr().0;
+        let mut seen = std::collections::BTreeSet::from([start]);
+        let mut queue = vec![start];
+        while let Some(a) = queue.pop() {
+            let Ok(Object::Group(g)) = f.object_at(h5fmt::Addr(a), "") else {
+                continue;
+            };
+            for l in g.links().unwrap_or_default() {
+                if let LinkTarget::Hard(t) = l.target {
+                    if seen.insert(t.0) {
+                        if seen.len() > 4 * MAX_OBJECTS {
+                            return None;
+                        }
+                        queue.push(t.0);
+                    }
+                }
+            }
+        }
+        let addr_of = |m: &Obj| match m.key.strip_prefix('@') {
+            Some(a) => a.parse().ok(),
+            None => f.object(&m.path).ok().map(|o| o.addr().0),
+        };
+        Some(
+            self.objs
+                .iter()
+                .filter(|m| addr_of(m).is_some_and(|a| seen.contains(&a)))
+                .map(|m| m.key.clone())
+                .collect(),
+        )
+    }
+
     fn op(&mut self, i: usize, b: u8) {
         let sel = b >> 4;
         let any = |_: &Obj| true;
@@ -495,6 +531,11 @@ impl Session {
                     return;
                 };
                 let parent = if parent.is_empty() { "/" } else { parent };
+                // Everything reachable from the object goes with it when
+                // the file understates reference counts or lets two groups
+                // share a symbol table (a corrupt file; libhdf5 deletes them
+                // too): nothing is expected of those any more.
+                let doomed = self.reachable_keys(&o.path);
                 if {
                     let r = self.ed.delete_link(parent, name);
                     self.ok(r)
@@ -506,12 +547,17 @@ impl Session {
                     // with it when the file understates its reference count
                     // (a corrupt file; libhdf5 deletes it too): nothing is
                     // expected of it any more.
-                    let shared: Vec<String> = self
-                        .objs
-                        .iter()
-                        .filter(|m| m.aliases.iter().any(|a| under(a, &gone)))
-                        .map(|m| m.key.clone())
-                        .collect();
+                    let Some(mut shared) = doomed else {
+                        // Too much below it to tell: expect nothing.
+                        self.all_ok = false;
+                        return;
+                    };
+                    shared.extend(
+                        self.objs
+                            .iter()
+                            .filter(|m| m.aliases.iter().any(|a| under(a, &gone)))
+                            .map(|m| m.key.clone()),
+                    );
                     let of = |slot: &str, k: &str| {
                         slot.get(1..)
                             .and_then(|r| r.strip_prefix(k))

@@ -54,6 +54,10 @@ tasks:
   wasm-test       wasm-pkg, then every HDF5 file of testdata/ read through the package under
                   Node and compared with the native reader, range reads, HEP001 tables, and
                   the viewer page in headless Chromium (not part of `test`)
+  embedded        build xtask/embedded (h5fmt reading a dataset from an HDF5 image in flash)
+                  for thumbv7em-none-eabihf with Debian's toolchain, print its flash and RAM
+                  use, run it in QEMU's netduinoplus2 (Cortex-M4F) and check its result
+                  against h5py (installs qemu-system-arm; not part of `test`)
   doc             cargo doc --workspace --no-deps --all-features with RUSTDOCFLAGS=-D warnings
                   (broken intra-doc links fail; builds DataFusion's docs too), then
                   cargo test --doc of h5fmt and h5table (`cargo xtask test` runs the doctests)
@@ -78,6 +82,7 @@ environment:
                   such as /dev/shm keeps disk writeback out of the times)";
 
 mod bench_table;
+mod embedded;
 mod wasm_pkg;
 
 fn main() -> ExitCode {
@@ -98,6 +103,7 @@ fn main() -> ExitCode {
         "wasm" => task_wasm(),
         "wasm-pkg" => wasm_pkg::task_wasm_pkg().map(drop),
         "wasm-test" => wasm_pkg::task_wasm_test(),
+        "embedded" => embedded::task_embedded(),
         "crosscheck" => task_crosscheck(rest),
         "doc" => task_doc(),
         "bench" if rest.first().map(String::as_str) == Some("query") => task_bench_query(),
