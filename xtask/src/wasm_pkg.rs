@@ -364,6 +364,7 @@ fn viewer_test(root: &Path, pkg: &Path, big_h5: &Path, corpus: &Path) -> R {
         node_test(root, "viewer.mjs", pkg)
             .arg(big_h5)
             .arg(&tree_file)
+            .arg(Path::new("testdata").join("datasets_v110.h5"))
             .arg(corpus)
             .arg(&oracle_json)
             .arg(&out),

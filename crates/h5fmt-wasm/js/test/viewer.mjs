@@ -8,7 +8,7 @@
 //     the colour map's end colours; less than 1 % of the file transferred (server count);
 //   - a testdata file opened with the file input (fromBytes): the tree lists h5py's objects;
 //     every dataset gets a preview and no error, 1-D strings shown as h5py reads them, a 1-D
-//     dataset plotted with h5py's min and max;
+//     dataset plotted with h5py's min and max; every dataset of SWEEP.h5 previewed too;
 //   - a HEP001 table by URL: the grid's cells equal the corpus CSV, page 1 and page 2, and the
 //     filter keeps exactly the CSV rows of the page it should; page 1 of every corpus table
 //     equals its CSV;
@@ -17,7 +17,7 @@
 //     a package without its .wasm: the error is shown in the page.
 // Screenshots go to OUT_DIR.
 //
-//   node viewer.mjs PACKAGE_DIR BIG.h5 TREE.h5 CORPUS_FILES_DIR ORACLE.json OUT_DIR
+//   node viewer.mjs PACKAGE_DIR BIG.h5 TREE.h5 SWEEP.h5 CORPUS_FILES_DIR ORACLE.json OUT_DIR
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { mkdtempSync, openSync, readdirSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -26,7 +26,7 @@ import { join, extname, normalize, resolve } from "node:path";
 import assert from "node:assert/strict";
 import { parseCsv } from "./csv.mjs";
 
-const [pkgDir, bigPath, treePath, corpusDir, oraclePath, outDir] = process.argv.slice(2);
+const [pkgDir, bigPath, treePath, sweepPath, corpusDir, oraclePath, outDir] = process.argv.slice(2);
 const oracle = JSON.parse(readFileSync(oraclePath, "utf8"));
 const TABLE_FILE = "c11_categorical.h5";
 
@@ -200,14 +200,17 @@ try {
   assert.deepEqual(sorted(nodes), sorted(oracle.objects), "the tree differs from h5py's objects");
   // Every dataset of the file gets a preview, none an error.
   const previews = {};
-  for (const [path, kind] of oracle.objects) {
-    if (kind !== "dataset") continue;
+  const preview = async (path) => {
     await act(`previewing ${path}`, click(`#tree .node[data-path="${path}"]`));
     const what = await js(`(() => { const p = document.getElementById("preview");
       const e = p.querySelector("canvas") ?? p.querySelector("table, #scalar, .muted");
       return e === null ? "none" : e.id || e.textContent; })()`);
     previews[what] = (previews[what] ?? 0) + 1;
     if (what === "none") throw new Error(`${path}: no preview`);
+  };
+  for (const [path, kind] of oracle.objects) {
+    if (kind !== "dataset") continue;
+    await preview(path);
     if (oracle.strings[path] !== undefined) {
       const cells = await js('Array.from(document.querySelectorAll("#rows td:not(.index)"), (t) => t.textContent)');
       assert.deepEqual(cells, oracle.strings[path], `${path}: the strings shown`);
@@ -223,6 +226,16 @@ try {
     `${treePath}: the tree lists h5py's ${oracle.objects.length} objects; each dataset previewed without an error ` +
       `(${JSON.stringify(previews)}), the strings of ${Object.keys(oracle.strings).length} as h5py's; ${oracle.line.path} plotted, min/max as h5py`,
   );
+
+  // Another file's datasets (null, scalar, zero-sized, 3-D, chunked vlen strings …): each
+  // previewed without an error.
+  for (const k of Object.keys(previews)) delete previews[k];
+  await js('document.body.dataset.state = "busy"');
+  await cdp("DOM.setFileInputFiles", { nodeId, files: [resolve(sweepPath)] });
+  await settle(`opening ${sweepPath}`);
+  const sweep = await js('Array.from(document.querySelectorAll("#tree .node[data-kind=dataset]"), (b) => b.dataset.path)');
+  for (const path of sweep) await preview(path);
+  results.push(`${sweepPath}: its ${sweep.length} datasets previewed without an error (${JSON.stringify(previews)})`);
 
   // 3. A HEP001 table by URL: pages 1 and 2 against the corpus CSV, then the filter.
   const grid = () =>
