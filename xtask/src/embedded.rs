@@ -5,7 +5,9 @@
 //! runs it in QEMU's `netduinoplus2` (an STM32F405; Debian's `qemu-system-arm`, installed
 //! when missing) and checks the sum it leaves in RAM against h5py's sum of the same dataset.
 
-use super::{debian_cargo, ensure_apt, ensure_venv, ensure_wasm_toolchain, output, repo_root, R};
+use super::{
+    debian_build_std, ensure_apt, ensure_venv, ensure_wasm_toolchain, output, repo_root, run, R,
+};
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -22,26 +24,13 @@ pub(crate) fn task_embedded() -> R {
     let dir = root.join("xtask").join("embedded");
     let target_dir = root.join("target").join("embedded");
     let script = dir.join("memory.x");
-    run_in(
-        debian_cargo(&dir)
-            .env(
-                "RUSTFLAGS",
-                format!(
-                    "-C link-arg=-T{} -C linker=ld.lld -C linker-flavor=ld.lld",
-                    script.display()
-                ),
-            )
-            .args([
-                "build",
-                "--release",
-                "-Z",
-                "build-std=core,alloc",
-                "--target",
-                TARGET,
-            ])
-            .arg("--target-dir")
-            .arg(&target_dir),
-    )?;
+    run(debian_build_std(&dir, TARGET, &target_dir).env(
+        "RUSTFLAGS",
+        format!(
+            "-C link-arg=-T{} -C linker=ld.lld -C linker-flavor=ld.lld",
+            script.display()
+        ),
+    ))?;
     let elf = target_dir
         .join(TARGET)
         .join("release")
@@ -88,15 +77,6 @@ pub(crate) fn task_embedded() -> R {
          allocator high-water mark {peak} bytes"
     );
     Ok(())
-}
-
-fn run_in(cmd: &mut Command) -> R {
-    let st = cmd.status().map_err(|e| e.to_string())?;
-    if st.success() {
-        Ok(())
-    } else {
-        Err(format!("{cmd:?}: {st}"))
-    }
 }
 
 /// Run the ELF in QEMU, read `PEAK` (u32 at 0x2000_0000) and `SUM` (i64 at 0x2000_0008)

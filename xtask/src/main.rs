@@ -586,6 +586,23 @@ fn ensure_wasm_toolchain() -> R {
     }
 }
 
+/// `cargo build --release -Z build-std=core,alloc --target TARGET --target-dir DIR` of the
+/// crate at `dir` with Debian's toolchain.
+fn debian_build_std(dir: &Path, target: &str, target_dir: &Path) -> Command {
+    let mut c = debian_cargo(dir);
+    c.args([
+        "build",
+        "--release",
+        "-Z",
+        "build-std=core,alloc",
+        "--target",
+        target,
+    ])
+    .arg("--target-dir")
+    .arg(target_dir);
+    c
+}
+
 /// A `/usr/bin/cargo` command with the environment of the outer (rustup) cargo removed.
 fn debian_cargo(root: &Path) -> Command {
     let mut c = Command::new("/usr/bin/cargo");
@@ -655,18 +672,12 @@ fn wasm_smoke(root: &Path) -> Result<bool, String> {
         println!("wasm smoke: skipped (no node)");
         return Ok(false);
     };
-    run(debian_cargo(&smoke)
-        .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER", wasm_linker())
-        .args([
-            "build",
-            "--release",
-            "-Z",
-            "build-std=core,alloc",
-            "--target",
-            "wasm32-unknown-unknown",
-            "--target-dir",
-        ])
-        .arg(root.join("target").join("wasm")))?;
+    run(debian_build_std(
+        &smoke,
+        "wasm32-unknown-unknown",
+        &root.join("target").join("wasm"),
+    )
+    .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER", wasm_linker()))?;
     let wasm = root.join("target/wasm/wasm32-unknown-unknown/release/h5fmt_wasm_smoke.wasm");
     let sample = root.join("testdata").join("wasm_smoke.h5");
     eprintln!("wasm smoke: node {}", node.trim());
