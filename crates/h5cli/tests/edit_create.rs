@@ -629,6 +629,58 @@ fn a_heap_segment_over_another_groups_node_is_not_freed() {
     );
 }
 
+/// An earliest-format file whose root heap's data size is raised to run to
+/// the end of file, over the object headers of the root's members written
+/// after it (a corrupt file the reader still reads: the names lie at the
+/// start of the segment).
+const GEN_HEAP_OVER_HEADERS: &str = r#"
+import sys, struct, h5py, numpy as np
+path = sys.argv[1]
+with h5py.File(path, 'w', libver='earliest') as f:
+    f.create_group('a')
+    f.create_dataset('d', data=np.arange(4, dtype='<i4'))
+b = bytearray(open(path, 'rb').read())
+heap = struct.unpack_from('<Q', b, 0x58)[0]
+assert b[heap:heap + 4] == b'HEAP'
+data = struct.unpack_from('<Q', b, heap + 24)[0]
+struct.pack_into('<Q', b, heap + 8, len(b) - data)
+open(path, 'wb').write(b)
+with h5py.File(path, 'r') as f:
+    print(sorted(f), f['d'][...].tolist())
+"#;
+
+/// A symbol-table group whose heap data covers its members' object headers:
+/// a new name moves the heap and frees the old segment, and the next
+/// allocations went over the headers (a fuzz finding: `/dset` unreadable
+/// after the edits). The insertion is refused as `Corrupt` and the file is
+/// unchanged; h5py reads the same members as before.
+#[test]
+fn a_heap_segment_over_member_headers_is_refused() {
+    let path = scratch("heap_over_headers.h5");
+    let p = path.to_str().expect("utf-8");
+    let Some(before) = run_py(GEN_HEAP_OVER_HEADERS, &[p]) else {
+        return;
+    };
+    assert_eq!(before.trim(), "['a', 'd'] [0, 1, 2, 3]");
+    let bytes = std::fs::read(&path).expect("read");
+    let mut ed = FileEditor::open(&path).expect("open");
+    let err = ed
+        .create_group("/", "new")
+        .expect_err("a heap over member headers");
+    assert_eq!(err.kind(), h5fmt::ErrorKind::Corrupt, "{err}");
+    ed.close().expect("close");
+    assert!(
+        std::fs::read(&path).expect("read") == bytes,
+        "the file changed"
+    );
+    let listed = run_py(
+        "import sys, h5py\nwith h5py.File(sys.argv[1], 'r') as f: print(sorted(f), f['d'][...].tolist())",
+        &[p],
+    )
+    .expect("h5py");
+    assert_eq!(listed.trim(), "['a', 'd'] [0, 1, 2, 3]");
+}
+
 /// An earliest-format file whose last object, the contiguous dataset `d`,
 /// is cut in half: the file and its end-of-file address end inside `d`'s
 /// data. Prints what libhdf5 gives reading `d` and listing the root.

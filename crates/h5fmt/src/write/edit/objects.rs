@@ -979,8 +979,12 @@ impl FileEditor {
         }
         let hl = LocalHeapHeader::encoded_len(self.ctx.sizes) as u64;
         extents.push((heap_addr, hl, "local heap"));
-        if let Some(d) = heap_hdr.data_addr.defined().filter(|_| !heap_moves) {
-            extents.push((d.get(), heap_hdr.data_size, "local heap data"));
+        let heap_data = heap_hdr
+            .data_addr
+            .defined()
+            .map(|d| (d.get(), heap_hdr.data_size, "local heap data"));
+        if let Some(d) = heap_data.filter(|_| !heap_moves) {
+            extents.push(d);
         }
         extents.retain(|e| e.1 > 0);
         extents.sort_unstable();
@@ -996,6 +1000,10 @@ impl FileEditor {
                 }
             }
         }
+        // A member's header inside the heap data is corrupt whether or not
+        // the heap moves: the old segment would be freed over the header (a
+        // fuzz finding: a root heap's data size grown over `/dset`'s header).
+        extents.extend(heap_data.filter(|d| heap_moves && d.1 > 0));
         for (_, node) in snods {
             for e in &node.entries {
                 let h = e.header.get();
