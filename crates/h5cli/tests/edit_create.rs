@@ -681,6 +681,60 @@ fn a_heap_segment_over_member_headers_is_refused() {
     assert_eq!(listed.trim(), "['a', 'd'] [0, 1, 2, 3]");
 }
 
+/// An earliest-format file where `/g`'s heap data size is raised by 64
+/// bytes, over the object header libhdf5 wrote right after it: `/d`'s, a
+/// member of the root, not of `/g` (a version 1 header: no signature).
+/// Prints the tree h5py lists and `/d`'s values.
+const GEN_HEAP_SIZE_RAISED: &str = r#"
+import sys, struct, h5py, numpy as np
+path = sys.argv[1]
+with h5py.File(path, 'w', libver='earliest') as f:
+    f.create_group('a')
+    f.create_group('g')
+    f.create_dataset('d', data=np.arange(4, dtype='<i4'))
+b = bytearray(open(path, 'rb').read())
+heaps = [i for i in range(0, len(b), 8) if b[i:i + 4] == b'HEAP']
+g_heap = heaps[2]
+size, _, data = struct.unpack_from('<QQQ', b, g_heap + 8)
+assert b[data + size] == 1, 'a version 1 object header follows the heap data'
+struct.pack_into('<Q', b, g_heap + 8, size + 64)
+open(path, 'wb').write(b)
+with h5py.File(path, 'r') as f:
+    names = []
+    f.visit(names.append)
+    print(' '.join(names), f['d'][...].tolist())
+"#;
+
+/// A heap whose data size is larger than its names and free list account
+/// for (a fuzz finding: a root heap's size raised over a member's header
+/// continuation) must not be freed by that size when a new name moves the
+/// heap: the bytes past the real segment belong to other structures. After
+/// three groups are created in `/g`, h5py reads `/d` and the root's links.
+#[test]
+fn a_heap_size_beyond_its_names_and_free_list_is_not_freed() {
+    let path = scratch("heap_size_raised.h5");
+    let p = path.to_str().expect("utf-8");
+    let Some(before) = run_py(GEN_HEAP_SIZE_RAISED, &[p]) else {
+        return;
+    };
+    assert_eq!(before.trim(), "a d g [0, 1, 2, 3]");
+    let mut ed = FileEditor::open(&path).expect("open");
+    for i in 0..3 {
+        // Refused (`Corrupt`) or made: either way the rest must survive.
+        let _ = ed.create_group("/g", &format!("n{i}"));
+    }
+    ed.close().expect("close");
+    let after = run_py(
+        "import sys, h5py\nwith h5py.File(sys.argv[1], 'r') as f: print(f['d'][...].tolist(), sorted(f))",
+        &[p],
+    )
+    .expect("h5py");
+    assert!(
+        after.starts_with("[0, 1, 2, 3] ['a', 'd', 'g']"),
+        "/d or a link lost: {after}"
+    );
+}
+
 /// An earliest-format file whose last object, the contiguous dataset `d`,
 /// is cut in half: the file and its end-of-file address end inside `d`'s
 /// data. Prints what libhdf5 gives reading `d` and listing the root.

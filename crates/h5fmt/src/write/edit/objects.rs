@@ -49,6 +49,54 @@ fn holds_signature(seg: &[u8]) -> bool {
         .any(|c| c.get(..4).is_some_and(|h| SIGS.iter().any(|s| h == *s)))
 }
 
+/// Whether a local heap's data size is accounted for by its names (each
+/// with its NUL, padded to 8 bytes) and its free list, as libhdf5 keeps it.
+/// A larger size (a corrupt file; a fuzz finding: a root heap's size raised
+/// over a member's header continuation, which has no signature) is not
+/// trusted as the extent to free when the heap moves: the old segment is
+/// left allocated (a leak) instead.
+fn heap_accounted(
+    seg: &[u8],
+    hdr: &LocalHeapHeader,
+    names: impl Iterator<Item = u64>,
+    len_size: usize,
+) -> bool {
+    let mut covered = 8u64.min(hdr.data_size);
+    for off in names {
+        let Some(rest) = usize::try_from(off).ok().and_then(|o| seg.get(o..)) else {
+            return false;
+        };
+        let Some(nul) = rest.iter().position(|&b| b == 0) else {
+            return false;
+        };
+        covered = covered.max((off + nul as u64 + 1).div_ceil(8) * 8);
+    }
+    let read_len = |o: u64| -> Option<u64> {
+        let o = usize::try_from(o).ok()?;
+        let b = seg.get(o..o.checked_add(len_size)?)?;
+        Some(b.iter().rev().fold(0u64, |a, &x| (a << 8) | u64::from(x)))
+    };
+    let mut at = hdr.free_list.filter(|&o| o != 1);
+    let mut blocks = 0;
+    while let Some(o) = at {
+        blocks += 1;
+        let (Some(next), Some(size)) = (read_len(o), read_len(o + len_size as u64)) else {
+            return false;
+        };
+        if blocks > 4096 {
+            return false;
+        }
+        covered = covered.max(o.saturating_add(size));
+        let undefined = if len_size >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * len_size)) - 1
+        };
+        at = (next != 1 && next != undefined).then_some(next);
+    }
+    hdr.data_size <= covered
+}
+
 /// A symbol-table group as found in the file.
 struct Stab {
     btree_addr: u64,
@@ -1558,7 +1606,14 @@ impl FileEditor {
         .encode(&mut he, ctx);
         self.stage_in_place(stab.heap_addr, he.into_vec());
         if let Some(old) = stab.heap_hdr.data_addr.defined() {
-            if !holds_signature(&stab.heap) {
+            let names = stab
+                .snods
+                .iter()
+                .flat_map(|(_, n)| n.entries.iter().map(|e| e.name_offset));
+            let len_size = usize::from(self.ctx.sizes.lengths);
+            if !holds_signature(&stab.heap)
+                && heap_accounted(&stab.heap, &stab.heap_hdr, names, len_size)
+            {
                 self.pending_free.push((old.get(), stab.heap_hdr.data_size));
             }
         }
@@ -1792,6 +1847,7 @@ impl FileEditor {
             self.check_stab_extents(&btree, &refs, stm.heap.get(), &heap_hdr, add.is_some())?;
         }
         let mut entries = crate::read::btree_v1::group_entries(&st, ctx, stm.btree)?;
+        let old_names: Vec<u64> = entries.iter().map(|e| e.name_offset).collect();
         let name_at = |heap: &[u8], off: u64| -> Vec<u8> {
             let rest = usize::try_from(off)
                 .ok()
@@ -1895,7 +1951,11 @@ impl FileEditor {
             self.stage_in_place(stm.heap.get(), he.into_vec());
             if let Some(old) = heap_hdr.data_addr.defined() {
                 let old_len = usize::try_from(heap_hdr.data_size).unwrap_or(usize::MAX);
-                if !holds_signature(heap.get(..old_len).unwrap_or(&heap)) {
+                let old_seg = heap.get(..old_len).unwrap_or(&heap);
+                let names = old_names.iter().copied();
+                let len_size = usize::from(ctx.sizes.lengths);
+                if !holds_signature(old_seg) && heap_accounted(old_seg, &heap_hdr, names, len_size)
+                {
                     self.pending_free.push((old.get(), heap_hdr.data_size));
                 }
             }
