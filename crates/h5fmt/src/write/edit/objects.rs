@@ -80,7 +80,8 @@ fn heap_accounted(
     let mut blocks = 0;
     while let Some(o) = at {
         blocks += 1;
-        let (Some(next), Some(size)) = (read_len(o), read_len(o + len_size as u64)) else {
+        let (Some(next), Some(size)) = (read_len(o), read_len(o.saturating_add(len_size as u64)))
+        else {
             return false;
         };
         if blocks > 4096 {
