@@ -50,8 +50,6 @@ struct Obj {
     key: String,
     kind: Kind,
     attrs: Vec<String>,
-    /// Other paths found to the same object (further hard links to it).
-    aliases: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -90,8 +88,6 @@ fn discover(f: &h5fmt::File) -> Vec<Obj> {
     let mut seen = std::collections::BTreeSet::new();
     let mut queue = std::collections::VecDeque::from([(String::from("/"), root.addr().0)]);
     seen.insert(root.addr().0);
-    // Every path a hard link gives each address, the first one included.
-    let mut paths: BTreeMap<u64, Vec<String>> = BTreeMap::new();
     while let Some((path, addr)) = queue.pop_front() {
         if out.len() >= MAX_OBJECTS {
             break;
@@ -119,10 +115,6 @@ fn discover(f: &h5fmt::File) -> Vec<Obj> {
             Object::Group(g) => {
                 for l in g.links().unwrap_or_default() {
                     if let LinkTarget::Hard(a) = l.target {
-                        let v = paths.entry(a.0).or_default();
-                        if v.len() < 8 {
-                            v.push(child(&path, &l.name));
-                        }
                         if seen.len() < 4 * MAX_OBJECTS && seen.insert(a.0) {
                             queue.push_back((child(&path, &l.name), a.0));
                         }
@@ -164,18 +156,7 @@ fn discover(f: &h5fmt::File) -> Vec<Obj> {
             key: format!("@{addr}"),
             kind,
             attrs,
-            aliases: Vec::new(),
         });
-    }
-    for o in &mut out {
-        if let Some(v) = o
-            .key
-            .strip_prefix('@')
-            .and_then(|a| a.parse().ok())
-            .and_then(|a: u64| paths.get(&a))
-        {
-            o.aliases = v.iter().filter(|p| **p != o.path).cloned().collect();
-        }
     }
     out
 }
@@ -379,7 +360,6 @@ impl Session {
                         path,
                         kind: Kind::Group,
                         attrs: vec![],
-                        aliases: vec![],
                     });
                 }
             }
@@ -424,7 +404,6 @@ impl Session {
                         path,
                         kind,
                         attrs: vec![],
-                        aliases: vec![],
                     });
                 }
             }
@@ -543,21 +522,11 @@ impl Session {
                 .is_some()
                 {
                     let gone = o.path.clone();
-                    // An object also linked from under the deleted path goes
-                    // with it when the file understates its reference count
-                    // (a corrupt file; libhdf5 deletes it too): nothing is
-                    // expected of it any more.
-                    let Some(mut shared) = doomed else {
+                    let Some(shared) = doomed else {
                         // Too much below it to tell: expect nothing.
                         self.all_ok = false;
                         return;
                     };
-                    shared.extend(
-                        self.objs
-                            .iter()
-                            .filter(|m| m.aliases.iter().any(|a| under(a, &gone)))
-                            .map(|m| m.key.clone()),
-                    );
                     let of = |slot: &str, k: &str| {
                         slot.get(1..)
                             .and_then(|r| r.strip_prefix(k))
